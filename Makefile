@@ -1,0 +1,26 @@
+# Two entry points on a fresh machine: `make demo` and `make test`.  Each creates its own venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+
+.PHONY: demo test venv clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	# torch first and pinned: an unpinned torch would pull a multi-GB CUDA build
+	$(PIP) install --quiet "torch==2.13.0"
+	$(PIP) install --quiet -e ".[test,plot]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	$(PY) examples/run_all.py
+
+test: venv
+	$(PY) -m pytest -q -n 2 tests
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,1 @@
+"""Backends consuming the tile IR: ``interp`` (numpy reference), later ``cpu`` and ``sim``."""

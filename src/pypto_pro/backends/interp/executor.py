@@ -1,0 +1,361 @@
+"""Sequential, per-core execution of a :class:`~pypto_pro.ir.nodes.KernelIR` on numpy.
+
+Each core runs as a Python generator over the structured IR; a core only yields when it waits on
+another one (cross-core events, ``sync_all``), so ping-pong pipelines between the cube core and
+the vector cores of a block progress exactly as on hardware.  If every unfinished core waits, the
+launch raises :class:`KernelDeadlockError`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ...dtypes import DataType
+from ...errors import KernelDeadlockError, KernelError, KernelRuntimeError
+from ...ir import nodes as ir
+from ...ir.layout import element_offsets
+from ...ir.optable import Wait
+from ...ir.types import MemorySpace
+from .memory import CoreMemory, TileView
+
+_BREAK = "break"
+_CONTINUE = "continue"
+
+
+@dataclass
+class CoreState:
+    """One AI core of the launch: identity, scalar variables, memories, valid windows."""
+
+    kind: str  # "cube" or "vector"
+    block: int
+    sub: int
+    block_idx: int
+    block_num: int
+    subblock_idx: int
+    subblock_num: int
+    memory: CoreMemory
+    vars: Dict[int, Any] = field(default_factory=dict)
+    valid: Dict[int, List[int]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"block {self.block} {'AIC' if self.kind == 'cube' else f'AIV{self.sub}'}"
+
+
+class LaunchState:
+    """State shared by all cores of one launch: arguments, cross-core flags, barriers, output."""
+
+    def __init__(self, kernel: ir.KernelIR, tensors: Dict[int, np.ndarray], block_dim: int,
+                 log: Optional[Callable[[str], None]] = None):
+        self.kernel = kernel
+        self.tensors = tensors
+        self.block_dim = block_dim
+        self.cores: List[CoreState] = []
+        self.flags: Dict[Tuple, int] = {}
+        self.barriers: Dict[Tuple, int] = {}
+        self.log = log or (lambda text: print(text, end=""))
+        self.hook = None  # access hook for tracing backends (simulator)
+
+    def cores_of_block(self, block: int, kind: Optional[str] = None) -> List[CoreState]:
+        return [c for c in self.cores if c.block == block and (kind is None or c.kind == kind)]
+
+
+class ExecCtx:
+    """What an op's reference ``run`` sees: the executing core, the statement and helpers."""
+
+    __slots__ = ("interp", "core", "stmt", "launch")
+
+    def __init__(self, interp: "Interpreter", core: CoreState, stmt: ir.OpStmt):
+        self.interp = interp
+        self.core = core
+        self.stmt = stmt
+        self.launch = interp.launch
+
+    @property
+    def arch(self):
+        return self.launch.kernel.arch
+
+    def error(self, message: str) -> KernelRuntimeError:
+        return KernelRuntimeError(f"{message} (on {self.core.label})", loc=self.stmt.loc,
+                                  kernel=self.launch.kernel.name)
+
+    def scalar(self, value):
+        return self.interp.eval(value, self.core) if isinstance(value, ir.Expr) else value
+
+    def tensor(self, param: ir.TensorParam) -> np.ndarray:
+        return self.launch.tensors[param.index]
+
+    def tile(self, ref: ir.TileRef, core: Optional[CoreState] = None) -> TileView:
+        return self.interp.resolve_tile(ref, core or self.core, self.stmt)
+
+    def decl_of(self, ref: ir.TileRef) -> Optional[ir.TileDecl]:
+        """The declaration a whole-tile reference denotes now (``None`` for subviews)."""
+        if isinstance(ref, ir.DeclRef):
+            return ref.tile
+        if isinstance(ref, ir.SlotRef):
+            return ref.group.slots[self.scalar(ref.index) % ref.group.depth]
+        return None
+
+    def set_valid(self, decl: ir.TileDecl, rows: int, cols: int, core: Optional[CoreState] = None) -> None:
+        (core or self.core).valid[decl.uid] = [rows, cols]
+
+    def peers(self, kind: str) -> List[CoreState]:
+        """The cores of the executing core's block of the given kind ("cube"/"vector")."""
+        return self.launch.cores_of_block(self.core.block, kind)
+
+
+class Interpreter:
+    """Runs one launch of a kernel."""
+
+    def __init__(self, kernel: ir.KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any],
+                 block_dim: int, log: Optional[Callable[[str], None]] = None):
+        self.kernel = kernel
+        self.launch = LaunchState(kernel, tensors, block_dim, log)
+        self.scalars = scalars  # Var uid -> value (scalar params and dynamic dims)
+        self._make_cores(block_dim)
+
+    # ------------------------------------------------------------------ setup
+    def _make_cores(self, block_dim: int) -> None:
+        arch = self.kernel.arch
+        kind = self.kernel.kind
+        for b in range(block_dim):
+            if kind in ("cube", "mix"):
+                self._add_core("cube", b, 0, b, block_dim, 0, 1)
+            if kind == "vector":
+                self._add_core("vector", b, 0, b, block_dim, 0, 1)
+            elif kind == "mix":
+                n = arch.vector_per_block
+                for s in range(n):
+                    self._add_core("vector", b, s, b * n + s, block_dim, s, n)
+
+    def _add_core(self, kind, block, sub, block_idx, block_num, subblock_idx, subblock_num) -> None:
+        core = CoreState(kind, block, sub, block_idx, block_num, subblock_idx, subblock_num,
+                         CoreMemory(self.kernel.arch.capacity))
+        core.vars.update(self.scalars)
+        for t in self.kernel.tiles:
+            vs = t.ttype.valid_shape or [-1, -1]
+            core.valid[t.uid] = [t.shape[0] if vs[0] == -1 else vs[0], t.shape[1] if vs[1] == -1 else vs[1]]
+        for g in self.kernel.groups:
+            core.vars[g.cursor.uid] = g.depth - 1
+        self.launch.cores.append(core)
+
+    # ------------------------------------------------------------------ scheduling
+    def run(self) -> None:
+        """Run every core to completion, interleaving them only where they wait on each other."""
+        pending = [(core, self._exec_body(core, self.kernel.body)) for core in self.launch.cores]
+        waiting: Dict[int, Wait] = {}
+        while pending:
+            progressed = False
+            still = []
+            for core, gen in pending:
+                w = waiting.get(id(gen))
+                if w is not None:
+                    if not w.ready():
+                        still.append((core, gen))
+                        continue
+                    del waiting[id(gen)]  # the core re-checks ready() and consumes the event itself
+                    progressed = True
+                try:
+                    w = next(gen)
+                    waiting[id(gen)] = w
+                    still.append((core, gen))
+                    progressed = True
+                except StopIteration:
+                    progressed = True
+            pending = still
+            if pending and not progressed:
+                lines = [f"  {core.label} waits for {waiting[id(gen)].what}" for core, gen in pending]
+                raise KernelDeadlockError("every remaining core is blocked:\n" + "\n".join(lines),
+                                          kernel=self.kernel.name)
+
+    # ------------------------------------------------------------------ statements
+    def _exec_body(self, core: CoreState, stmts: List[ir.Stmt]):
+        for s in stmts:
+            t = type(s)
+            if t is ir.OpStmt:
+                ctx = ExecCtx(self, core, s)
+                try:
+                    result = s.op.run(ctx, s.args)
+                    if isinstance(result, Wait):
+                        while not result.ready():
+                            yield result
+                        result = result.done()
+                except KernelError as e:
+                    raise e.attach(loc=s.loc, kernel=self.kernel.name)
+                if s.result is not None:
+                    core.vars[s.result.uid] = result
+            elif t is ir.Assign:
+                core.vars[s.var.uid] = self._coerce(self.eval(s.value, core), s.var.dtype)
+            elif t is ir.For:
+                start, stop, step = (self.eval(e, core) for e in (s.start, s.stop, s.step))
+                if step == 0:
+                    raise KernelRuntimeError("pl.range step is 0", loc=s.loc, kernel=self.kernel.name)
+                i = start
+                while (i < stop) if step > 0 else (i > stop):
+                    core.vars[s.var.uid] = i
+                    sig = yield from self._exec_body(core, s.body)
+                    if sig == _BREAK:
+                        break
+                    i += step
+            elif t is ir.If:
+                body = s.then_body if self.eval(s.cond, core) else s.else_body
+                sig = yield from self._exec_body(core, body)
+                if sig:
+                    return sig
+            elif t is ir.While:
+                while True:
+                    yield from self._exec_body(core, s.pre)
+                    if not self.eval(s.cond, core):
+                        break
+                    sig = yield from self._exec_body(core, s.body)
+                    if sig == _BREAK:
+                        break
+            elif t is ir.Section:
+                if s.kind == core.kind:
+                    sig = yield from self._exec_body(core, s.body)
+                    if sig:
+                        return sig
+            elif t is ir.Break:
+                return _BREAK
+            elif t is ir.Continue:
+                return _CONTINUE
+            else:  # pragma: no cover - the parser emits nothing else
+                raise TypeError(f"unknown statement {s!r}")
+        return None
+
+    # ------------------------------------------------------------------ expressions
+    @staticmethod
+    def _coerce(value, dtype: DataType):
+        if dtype.kind == "float":
+            return float(np.float32(value))
+        if dtype.kind == "bool":
+            return bool(value)
+        return int(value)
+
+    def eval(self, e, core: CoreState):
+        t = type(e)
+        if t is ir.Const:
+            return e.value
+        if t is ir.Var:
+            try:
+                return core.vars[e.uid]
+            except KeyError:
+                raise KernelRuntimeError(f"variable '{e.name}' is read before it is assigned",
+                                         kernel=self.kernel.name) from None
+        if t is ir.BinOp:
+            a = self.eval(e.lhs, core)
+            if e.op == "and":
+                return bool(a) and bool(self.eval(e.rhs, core))
+            if e.op == "or":
+                return bool(a) or bool(self.eval(e.rhs, core))
+            return _binop(e.op, a, self.eval(e.rhs, core), e.dtype)
+        if t is ir.UnOp:
+            v = self.eval(e.operand, core)
+            if e.op == "-":
+                return -v
+            if e.op == "not":
+                return not v
+            if e.op == "~":
+                return ~int(v)
+            if e.op == "float":
+                return float(np.float32(v))
+            if e.op == "int":
+                return int(v)
+            raise TypeError(e.op)
+        if t is ir.Select:
+            return self.eval(e.if_true if self.eval(e.cond, core) else e.if_false, core)
+        if t is ir.CoreQuery:
+            return getattr(core, e.what)
+        raise TypeError(f"cannot evaluate {e!r}")
+
+    # ------------------------------------------------------------------ tiles
+    def resolve_tile(self, ref: ir.TileRef, core: CoreState, stmt: Optional[ir.Stmt] = None) -> TileView:
+        t = type(ref)
+        if t is ir.DeclRef:
+            return self._view(ref.tile, core)
+        if t is ir.SlotRef:
+            slot = self.eval(ref.index, core) % ref.group.depth
+            return self._view(ref.group.slots[slot], core)
+        if t is ir.SubRef:
+            base = self.resolve_tile(ref.base, core, stmt)
+            r0, r1, c0, c1 = (self.eval(x, core) for x in (ref.r0, ref.r1, ref.c0, ref.c1))
+            rows, cols = base.shape
+            if not (0 <= r0 < r1 <= rows and 0 <= c0 < c1 <= cols):
+                raise KernelRuntimeError(
+                    f"subview [{r0}:{r1}, {c0}:{c1}] is outside tile {base.name} of shape [{rows}, {cols}]",
+                    loc=stmt.loc if stmt else None, kernel=self.kernel.name)
+            vr, vc = base.valid
+            valid = (max(0, min(r1, vr) - r0), max(0, min(c1, vc) - c0))
+            return TileView(base.buf, base.space, base.addr, base.dtype, base.offsets[r0:r1, c0:c1], valid,
+                            f"{base.name}[{r0}:{r1}, {c0}:{c1}]", base.hook)
+        raise TypeError(f"not a tile reference: {ref!r}")
+
+    def _view(self, decl: ir.TileDecl, core: CoreState) -> TileView:
+        offsets = element_offsets(decl.shape[0], decl.shape[1], decl.layout, decl.dtype.nbytes,
+                                  decl.space == MemorySpace.Acc)
+        vr, vc = core.valid[decl.uid]
+        return TileView(core.memory.buffer(decl.space), decl.space, decl.addr, decl.dtype, offsets, (vr, vc),
+                        decl.name, self.launch.hook)
+
+
+def _binop(op: str, a, b, dtype: DataType):
+    if op == "+":
+        r = a + b
+    elif op == "-":
+        r = a - b
+    elif op == "*":
+        r = a * b
+    elif op == "/":
+        if b == 0:
+            raise KernelRuntimeError("scalar division by zero")
+        return float(np.float32(a / b))
+    elif op == "//":
+        if b == 0:
+            raise KernelRuntimeError("scalar division by zero")
+        r = math.floor(a / b) if isinstance(a, float) or isinstance(b, float) else a // b
+    elif op == "%":
+        if b == 0:
+            raise KernelRuntimeError("scalar modulo by zero")
+        r = a % b
+    elif op == "<<":
+        r = int(a) << int(b)
+    elif op == ">>":
+        r = int(a) >> int(b)
+    elif op == "&":
+        r = int(a) & int(b)
+    elif op == "|":
+        r = int(a) | int(b)
+    elif op == "^":
+        r = int(a) ^ int(b)
+    elif op == "min":
+        r = min(a, b)
+    elif op == "max":
+        r = max(a, b)
+    elif op == "==":
+        return a == b
+    elif op == "!=":
+        return a != b
+    elif op == "<":
+        return a < b
+    elif op == "<=":
+        return a <= b
+    elif op == ">":
+        return a > b
+    elif op == ">=":
+        return a >= b
+    else:
+        raise TypeError(op)
+    if dtype.kind == "float":
+        return float(np.float32(r))
+    return r
+
+
+def run_kernel(kernel: ir.KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
+               log: Optional[Callable[[str], None]] = None) -> Interpreter:
+    """Execute one launch; returns the finished interpreter (for inspection by tools)."""
+    interp = Interpreter(kernel, tensors, scalars, block_dim, log)
+    interp.run()
+    return interp

@@ -1,0 +1,154 @@
+"""Data types of PyPTO (``pl.DT_*``) and their numpy / C++ counterparts.
+
+bf16 and the fp8/fp4 formats come from ml_dtypes.  Types without a numpy counterpart (HF4/HF8,
+FP4E1M2) exist as names so kernels can declare them, but ops that need their values raise
+``NotImplementedError``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import ml_dtypes
+import numpy as np
+
+
+class DataType:
+    """A PyPTO element type: name, width in bits, category and storage numpy dtype."""
+
+    __slots__ = ("name", "_bits", "kind", "np_dtype", "c_type")
+
+    def __init__(self, name: str, bits: int, kind: str, np_dtype: Optional[np.dtype], c_type: str):
+        self.name = name
+        self._bits = bits
+        self.kind = kind  # "float", "int", "uint", "bool", "index"
+        self.np_dtype = np.dtype(np_dtype) if np_dtype is not None else None
+        self.c_type = c_type
+
+    # --- official accessor spellings -------------------------------------------------
+    def get_bit(self) -> int:
+        return self._bits
+
+    def bits(self) -> int:
+        return self._bits
+
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint", "index")
+
+    def is_signed_int(self) -> bool:
+        return self.kind in ("int", "index")
+
+    def is_unsigned_int(self) -> bool:
+        return self.kind == "uint"
+
+    def to_string(self) -> str:
+        return self.name
+
+    def to_c_type_string(self) -> str:
+        return self.c_type
+
+    # --- helpers used across the project ----------------------------------------------
+    @property
+    def nbytes(self) -> int:
+        """Storage bytes of one element (sub-byte types round up to one byte)."""
+        return max(1, (self._bits + 7) // 8)
+
+    @property
+    def is_half(self) -> bool:
+        """fp16/bf16: stored narrow, computed in fp32, rounded once per op."""
+        return self.name in ("FP16", "BF16")
+
+    @property
+    def compute_np_dtype(self) -> np.dtype:
+        """The numpy dtype arithmetic is done in (fp32 for 16-bit and 8-bit floats)."""
+        if self.kind == "float" and self._bits < 32:
+            return np.dtype(np.float32)
+        if self.kind == "bool":
+            return np.dtype(np.bool_)
+        return self.require_numpy()
+
+    def require_numpy(self) -> np.dtype:
+        if self.np_dtype is None:
+            raise NotImplementedError(f"values of dtype {self.name} (storage-only format)")
+        return self.np_dtype
+
+    def __repr__(self) -> str:
+        return f"pl.DT_{self.name}"
+
+    def __reduce__(self):
+        return (by_name, (self.name,))
+
+
+def _mk(name: str, bits: int, kind: str, np_dtype, c_type: str) -> DataType:
+    return DataType(name, bits, kind, np_dtype, c_type)
+
+
+DT_BOOL = _mk("BOOL", 8, "bool", np.bool_, "bool")
+DT_INT4 = _mk("INT4", 4, "int", ml_dtypes.int4, "int4b_t")
+DT_INT8 = _mk("INT8", 8, "int", np.int8, "int8_t")
+DT_INT16 = _mk("INT16", 16, "int", np.int16, "int16_t")
+DT_INT32 = _mk("INT32", 32, "int", np.int32, "int32_t")
+DT_INT64 = _mk("INT64", 64, "int", np.int64, "int64_t")
+DT_UINT4 = _mk("UINT4", 4, "uint", ml_dtypes.uint4, "uint4b_t")
+DT_UINT8 = _mk("UINT8", 8, "uint", np.uint8, "uint8_t")
+DT_UINT16 = _mk("UINT16", 16, "uint", np.uint16, "uint16_t")
+DT_UINT32 = _mk("UINT32", 32, "uint", np.uint32, "uint32_t")
+DT_UINT64 = _mk("UINT64", 64, "uint", np.uint64, "uint64_t")
+DT_FP16 = _mk("FP16", 16, "float", np.float16, "half")
+DT_BF16 = _mk("BF16", 16, "float", ml_dtypes.bfloat16, "bfloat16_t")
+DT_FP32 = _mk("FP32", 32, "float", np.float32, "float")
+DT_FP8E4M3FN = _mk("FP8E4M3FN", 8, "float", ml_dtypes.float8_e4m3fn, "float8_e4m3_t")
+DT_FP8E5M2 = _mk("FP8E5M2", 8, "float", ml_dtypes.float8_e5m2, "float8_e5m2_t")
+DT_FP8E8M0 = _mk("FP8E8M0", 8, "float", getattr(ml_dtypes, "float8_e8m0fnu", None), "float8_e8m0_t")
+DT_FP4E2M1 = _mk("FP4E2M1", 4, "float", getattr(ml_dtypes, "float4_e2m1fn", None), "float4_e2m1x2_t")
+DT_FP4E1M2 = _mk("FP4E1M2", 4, "float", None, "float4_e1m2x2_t")
+DT_FP4 = _mk("FP4", 4, "float", getattr(ml_dtypes, "float4_e2m1fn", None), "float4_e2m1x2_t")
+DT_FP8 = DT_FP8E4M3FN
+DT_HF4 = _mk("HF4", 4, "float", None, "hifloat4x2_t")
+DT_HF8 = _mk("HF8", 8, "float", None, "hifloat8_t")
+#: Type of loop variables and index arithmetic (not a ``pl.DT_*`` name).
+DT_INDEX = _mk("INDEX", 64, "index", np.int64, "int64_t")
+
+ALL_DTYPES = [
+    DT_BOOL, DT_INT4, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT4, DT_UINT8, DT_UINT16, DT_UINT32,
+    DT_UINT64, DT_FP16, DT_BF16, DT_FP32, DT_FP4, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP8E8M0, DT_FP4E2M1,
+    DT_FP4E1M2, DT_HF4, DT_HF8,
+]
+_BY_NAME = {dt.name: dt for dt in ALL_DTYPES + [DT_INDEX]}
+
+#: Storage-only formats: no vector arithmetic on them (API.md A2).
+STORAGE_ONLY = frozenset(
+    ["INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP4E2M1", "FP4E1M2", "HF4", "HF8"]
+)
+
+FLOAT_VECTOR = (DT_FP16, DT_BF16, DT_FP32)
+INT_VECTOR = (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
+
+
+def by_name(name: str) -> DataType:
+    return _BY_NAME[name]
+
+
+def from_numpy(dtype: np.dtype) -> Optional[DataType]:
+    """The PyPTO dtype whose storage is ``dtype`` (``None`` if there is none)."""
+    dtype = np.dtype(dtype)
+    for dt in ALL_DTYPES:
+        if dt.np_dtype is not None and dt.np_dtype == dtype and dt.name not in ("FP4",):
+            return dt
+    return None
+
+
+def from_python_scalar(value) -> DataType:
+    """Type of a bare literal in kernel code: bool -> BOOL, int -> INT64, float -> FP32."""
+    if isinstance(value, (bool, np.bool_)):
+        return DT_BOOL
+    if isinstance(value, (int, np.integer)):
+        return DT_INT64
+    return DT_FP32
+
+
+def round_to(value: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Convert computed values (fp32 / wide ints) to ``dtype`` storage, rounding once (RNE)."""
+    return np.asarray(value).astype(dtype.require_numpy())

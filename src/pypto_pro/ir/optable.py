@@ -1,0 +1,223 @@
+"""The op table: every tile op is declared exactly once here (DESIGN.md "One op table").
+
+An :class:`OpDef` names the op, its parameters (with operand kinds and data-flow roles), the
+pipe that executes it, a static ``check`` (dtype/shape/space rules, raising ``KernelTypeError``)
+and its reference semantics ``run`` (numpy, used by the interpreter).  The parser binds calls
+with :meth:`OpDef.bind`, the public ``pl.<op>`` names are generated from the table, and later
+backends attach their emission and cost to the same entries.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from ..dtypes import DataType
+from ..errors import KernelTypeError
+from .nodes import TileRef
+from .types import CUBE_SPACES, MemorySpace
+
+REQUIRED = inspect.Parameter.empty
+
+#: Operand kinds understood by the parser.
+#:   tile            a tile reference                    tensor   a GM tensor parameter
+#:   tile_or_scalar  tile, or a runtime/compile-time number
+#:   tile_or_group   a tile or a whole tile group        tile_or_tensor  either
+#:   scalar          a runtime or compile-time number    index_list  list of scalars
+#:   const           any compile-time Python value (enum, dtype, int, list)
+#:   tile_list       list of tiles                      scalars  *args of scalars
+KINDS = ("tile", "tensor", "tile_or_scalar", "tile_or_group", "tile_or_tensor", "scalar", "index_list", "const",
+         "tile_list", "scalars", "any")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an op: ``role`` is "in", "out" or "inout" for tiles/tensors, "" otherwise."""
+
+    name: str
+    kind: str
+    role: str = ""
+    default: Any = REQUIRED
+    kw_only: bool = False
+    #: collects the remaining positional arguments (``*args``), e.g. printf's values.
+    var: bool = False
+
+
+def In(name: str, kind: str = "tile", **kw) -> Param:
+    return Param(name, kind, "in", **kw)
+
+
+def Out(name: str, kind: str = "tile", **kw) -> Param:
+    return Param(name, kind, "out", **kw)
+
+
+def InOut(name: str, kind: str = "tile", **kw) -> Param:
+    return Param(name, kind, "inout", **kw)
+
+
+def Arg(name: str, kind: str = "const", **kw) -> Param:
+    return Param(name, kind, "", **kw)
+
+
+CheckFn = Callable[["CheckCtx", Dict[str, Any]], Optional[DataType]]
+RunFn = Callable[[Any, Dict[str, Any]], Any]
+
+
+@dataclass
+class OpDef:
+    """A tile op: signature, pipe, static rule, reference semantics."""
+
+    name: str
+    params: Tuple[Param, ...]
+    pipe: Union[str, Callable[[Dict[str, Any]], str]]
+    check: CheckFn
+    run: RunFn
+    doc: str = ""
+    #: the public names under ``pl`` (defaults to ``name``); ``pl.system.*`` names use a "system." prefix.
+    aliases: Tuple[str, ...] = ()
+    #: ops that only describe tiles (set_validshape) never take part in sync or data hazards.
+    descriptor_only: bool = False
+    #: per-backend attachments (C++ emission, cost model) keyed by backend name.
+    extras: Dict[str, Any] = field(default_factory=dict)
+    signature: inspect.Signature = field(init=False, repr=False)
+
+    def __post_init__(self):
+        parameters = []
+        for p in self.params:
+            if p.var:
+                parameters.append(inspect.Parameter(p.name, inspect.Parameter.VAR_POSITIONAL))
+                continue
+            kind = inspect.Parameter.KEYWORD_ONLY if p.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+            parameters.append(inspect.Parameter(p.name, kind, default=p.default))
+        self.signature = inspect.Signature(parameters)
+        self.param_map = {p.name: p for p in self.params}
+
+    def bind(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+        """Bind call arguments to parameter names (defaults applied); raises ``TypeError``."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def pipe_of(self, args: Dict[str, Any]) -> str:
+        return self.pipe(args) if callable(self.pipe) else self.pipe
+
+    def tile_operands(self, args: Dict[str, Any], roles=("in", "out", "inout")) -> List[Tuple[str, TileRef]]:
+        """(role, tile) pairs of the tile operands in ``args`` with one of ``roles``."""
+        found = []
+        for p in self.params:
+            if p.role not in roles:
+                continue
+            value = args.get(p.name)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            for v in values:
+                if isinstance(v, TileRef):
+                    found.append((p.role, v))
+        return found
+
+    def side(self, args: Dict[str, Any]) -> Optional[str]:
+        """Which core executes the op: "vector", "cube", or ``None`` for scalar-only ops.
+
+        All-Vec operands -> vector; all cube-space operands -> cube; a transfer between the two
+        sides runs on the side of its source (Acc->Vec on the cube's FIX pipe, Vec->Mat on MTE3)."""
+        tiles = self.tile_operands(args)
+        if not tiles:
+            return None
+        sides = {"cube" if t.space in CUBE_SPACES else "vector" for _, t in tiles}
+        if len(sides) == 1:
+            return sides.pop()
+        sources = [t for role, t in tiles if role == "in"]
+        return "cube" if sources and sources[0].space in CUBE_SPACES else "vector"
+
+
+class Wait:
+    """Returned by an op's ``run`` when the core must block (cross-core events, barriers).
+
+    Executors poll ``ready()`` (no side effects) and, once it holds, the waiting core calls
+    ``done()`` to consume what it waited for."""
+
+    def __init__(self, ready: Callable[[], bool], done: Callable[[], Any] = lambda: None, what: str = ""):
+        self.ready = ready
+        self.done = done
+        self.what = what
+
+
+OPS: Dict[str, OpDef] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    if op.name in OPS:
+        raise RuntimeError(f"op {op.name} registered twice")
+    if not op.aliases:
+        op.aliases = (op.name,)
+    OPS[op.name] = op
+    return op
+
+
+def op(name: str, params: Sequence[Param], pipe, doc: str = "", aliases: Sequence[str] = (), **kw):
+    """Decorator form: ``@op("add", [...], "V")`` on a class with ``check`` and ``run`` staticmethods,
+    or on a ``run`` function when ``check=`` is passed as a keyword."""
+
+    def wrap(obj):
+        if isinstance(obj, type):
+            check, run = obj.check, obj.run
+            text = doc or (obj.__doc__ or "")
+        else:
+            check, run = kw.pop("check"), obj
+            text = doc or (obj.__doc__ or "")
+        register(OpDef(name, tuple(params), pipe, check, run, doc=text.strip(), aliases=tuple(aliases), **kw))
+        return obj
+
+    return wrap
+
+
+# ----------------------------------------------------------------------------------------------
+# Static checking helpers
+# ----------------------------------------------------------------------------------------------
+class CheckCtx:
+    """What a ``check`` function may ask: the op being checked and the arch."""
+
+    def __init__(self, opdef: OpDef, arch):
+        self.op = opdef
+        self.arch = arch
+
+    def fail(self, message: str) -> "None":
+        raise KernelTypeError(f"pl.{self.op.aliases[0]}: {message}")
+
+    # -- common rules --------------------------------------------------------------------
+    def space(self, name: str, tile: TileRef, *spaces: MemorySpace) -> None:
+        if tile.space not in spaces:
+            allowed = "/".join(s.name for s in spaces)
+            self.fail(f"'{name}' must be a {allowed} tile, got a {tile.space.name} tile ({tile!r})")
+
+    def dtype_in(self, name: str, tile, dtypes: Sequence[DataType]) -> None:
+        if tile.dtype not in dtypes:
+            allowed = ", ".join(d.name for d in dtypes)
+            self.fail(f"'{name}' has dtype {tile.dtype.name}; supported: {allowed}")
+
+    def same_dtype(self, **tiles) -> None:
+        items = [(n, t) for n, t in tiles.items() if isinstance(t, TileRef)]
+        first_name, first = items[0]
+        for n, t in items[1:]:
+            if t.dtype != first.dtype:
+                self.fail(f"'{n}' has dtype {t.dtype.name} but '{first_name}' has {first.dtype.name}; "
+                          f"vector ops do not promote — insert pl.cast")
+
+    def same_shape(self, **tiles) -> None:
+        items = [(n, t.static_shape) for n, t in tiles.items() if isinstance(t, TileRef)]
+        known = [(n, s) for n, s in items if s is not None]
+        if not known:
+            return
+        first_name, first = known[0]
+        for n, s in known[1:]:
+            if tuple(s) != tuple(first):
+                self.fail(f"'{n}' has shape {list(s)} but '{first_name}' has {list(first)}; "
+                          f"vector ops do not broadcast (use pl.expand_* for row/column operands)")
+
+    def shape_is(self, name: str, tile: TileRef, shape: Sequence[int], why: str = "") -> None:
+        s = tile.static_shape
+        if s is not None and tuple(s) != tuple(shape):
+            self.fail(f"'{name}' must have shape {list(shape)}, got {list(s)}" + (f" ({why})" if why else ""))
+
+    def is_tile(self, name: str, value) -> None:
+        if not isinstance(value, TileRef):
+            self.fail(f"'{name}' must be a tile, got {type(value).__name__}")

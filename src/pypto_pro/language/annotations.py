@@ -1,0 +1,102 @@
+"""Parameter annotations of tile kernels: ``pl.Tensor[[d0, d1], dtype]``, ``pl.Tile``, ``pl.Ptr``."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from ..dtypes import DataType
+from ..ir.types import Layout
+
+
+class _DimMarker:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+
+#: A dimension known only at run time: not part of the cache key, no recompilation.
+DYNAMIC = _DimMarker("DYNAMIC")
+#: A dimension baked into the compiled kernel: each new value compiles a new variant.
+STATIC = _DimMarker("STATIC")
+
+
+class TensorAnnotation:
+    """The value of ``pl.Tensor[[d0, ...], dtype(, layout)]``."""
+
+    def __init__(self, dims: Sequence[Any], dtype: DataType, layout: Layout = Layout.ND):
+        self.dims: List[Any] = list(dims)
+        self.dtype = dtype
+        self.layout = layout
+
+    def __repr__(self) -> str:
+        return f"pl.Tensor[{self.dims!r}, {self.dtype!r}]"
+
+
+class Tensor:
+    """GM tensor annotation: ``pl.Tensor[[64, 64], pl.DT_FP16]`` or ``pl.Tensor[[pl.DYNAMIC, 128], pl.DT_FP32, pl.ND]``.
+
+    Dims are positive ints (fixed), ``pl.DYNAMIC``, ``pl.STATIC``, or a trailing ``...`` (the
+    remaining dims are STATIC)."""
+
+    def __class_getitem__(cls, item) -> TensorAnnotation:
+        if not isinstance(item, tuple) or len(item) not in (2, 3):
+            raise TypeError("use pl.Tensor[[d0, d1, ...], pl.DT_xxx] or pl.Tensor[[...], dtype, layout]")
+        dims, dtype = item[0], item[1]
+        layout = item[2] if len(item) == 3 else Layout.ND
+        if not isinstance(dims, (list, tuple)) or not dims:
+            raise TypeError(f"pl.Tensor dims must be a non-empty list, got {dims!r}")
+        for i, d in enumerate(dims):
+            ok = (isinstance(d, int) and not isinstance(d, bool) and d > 0) or d is DYNAMIC or d is STATIC or (
+                d is Ellipsis and i == len(dims) - 1)
+            if not ok:
+                raise TypeError(f"pl.Tensor dim {i} must be a positive int, pl.DYNAMIC, pl.STATIC or a trailing "
+                                f"..., got {d!r}")
+        if not isinstance(dtype, DataType):
+            raise TypeError(f"pl.Tensor dtype must be a pl.DT_* type, got {dtype!r}")
+        if not isinstance(layout, Layout) or layout not in (Layout.ND, Layout.NZ, Layout.DN):
+            raise TypeError(f"pl.Tensor layout must be pl.ND, pl.NZ or pl.DN, got {layout!r}")
+        return TensorAnnotation(dims, dtype, layout)
+
+
+class TileAnnotation:
+    def __init__(self, shape, dtype):
+        self.shape = list(shape)
+        self.dtype = dtype
+
+
+class Tile:
+    """Annotation for tile-typed locals and helper parameters: ``pl.Tile[[R, C], dtype]``."""
+
+    def __class_getitem__(cls, item) -> TileAnnotation:
+        shape, dtype = item
+        return TileAnnotation(shape, dtype)
+
+
+class Ptr:
+    """Raw pointer parameter ``pl.Ptr[dtype]`` (not implemented yet)."""
+
+    def __class_getitem__(cls, item):
+        raise NotImplementedError("pl.Ptr parameters (raw pointers) are not implemented yet")
+
+
+class Scalar:
+    """Annotation for runtime scalars: ``pl.Scalar[pl.DT_INT32]``."""
+
+    def __class_getitem__(cls, item: DataType) -> DataType:
+        return item
+
+
+def scalar_annotation_dtype(annotation) -> Optional[DataType]:
+    """The dtype of a scalar parameter annotation (``int``/``float``/``bool``/``pl.DT_*``), else None."""
+    from .. import dtypes as dt
+
+    if annotation is int:
+        return dt.DT_INT64
+    if annotation is float:
+        return dt.DT_FP32
+    if annotation is bool:
+        return dt.DT_BOOL
+    if isinstance(annotation, DataType):
+        return annotation
+    return None

@@ -1,0 +1,53 @@
+"""Language functions the parser handles itself (they create declarations or control flow).
+
+Called outside a ``@pl.jit`` kernel they raise :class:`KernelSyntaxError`; inside a kernel the
+parser recognises them by their ``__pto_intrinsic__`` attribute.
+"""
+from __future__ import annotations
+
+from ..errors import KernelSyntaxError
+
+
+def _intrinsic(name: str, doc: str):
+    def stub(*args, **kwargs):
+        raise KernelSyntaxError(f"pl.{name}() can only be used inside a @pl.jit kernel")
+
+    stub.__name__ = name
+    stub.__qualname__ = name
+    stub.__doc__ = doc
+    stub.__pto_intrinsic__ = name
+    return stub
+
+
+make_tile = _intrinsic("make_tile", "make_tile(tile_type, *, addr, size=None): bind a tile at byte `addr` of its memory.")
+make_tile_group = _intrinsic(
+    "make_tile_group",
+    "make_tile_group(*, type, addrs, mutex_ids=None, depth=None, fwd_ids=None, bwd_ids=None): a ring of tiles "
+    "with a runtime cursor; current()/next()/previous()/[i] select slots.")
+range = _intrinsic("range", "range(stop) / range(start, stop, step=1): the runtime loop of tile kernels.")
+section_vector = _intrinsic("section_vector", "with pl.section_vector(): code that runs only on vector cores (AIV).")
+section_cube = _intrinsic("section_cube", "with pl.section_cube(): code that runs only on the cube core (AIC).")
+get_block_idx = _intrinsic("get_block_idx", "Index of the executing logical core (AIV in mix kernels: 2*block+sub).")
+get_block_num = _intrinsic("get_block_num", "The launched block_dim.")
+get_subblock_idx = _intrinsic("get_subblock_idx", "0/1 for the two AIVs of a mix block, 0 elsewhere.")
+get_subblock_num = _intrinsic("get_subblock_num", "2 on AIVs of a mix kernel, 1 elsewhere.")
+min = _intrinsic("min", "min(a, b): scalar minimum (builtin min maps here).")
+max = _intrinsic("max", "max(a, b): scalar maximum (builtin max maps here).")
+const = _intrinsic("const", "const(value, dtype): a typed compile-time scalar.")
+constexpr = _intrinsic("constexpr", "if pl.constexpr(cond): demands a compile-time condition.")
+make_tensor = _intrinsic("make_tensor", "make_tensor(ptr_or_tensor, shape, stride=None, dtype=None): a GM view.")
+make_ptr = _intrinsic("make_ptr", "make_ptr(tensor, dtype=None): a raw pointer.")
+
+
+def inline(fn):
+    """Mark a Python helper to be inlined into the kernels that call it (plain helpers are too)."""
+    fn.__pto_inline__ = True
+    return fn
+
+
+function = inline
+
+
+def vector_function(fn):
+    """Register-level VF helpers (``pl.Vf``) are not implemented yet."""
+    raise NotImplementedError("pl.vector_function (Reg/VF API) is not implemented yet")

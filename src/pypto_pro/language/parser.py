@@ -1,0 +1,1114 @@
+"""Kernel source (Python AST) -> tile IR.
+
+The parser is an abstract interpreter over the kernel's AST.  Module/closure values, literals
+and anything computed from them are compile-time Python values and are folded; loop variables,
+scalar parameters, dynamic dims and ``getval`` results are runtime :class:`~pypto_pro.ir.nodes.Expr`
+values that become IR.  ``pl.range``/``while``/``if`` on runtime values become IR control flow;
+``range(const)``, literal lists and compile-time ``if`` are unrolled/folded here.  Plain Python
+helpers are inlined.  Every rejected construct raises ``KernelSyntaxError`` and every ill-typed op
+``KernelTypeError``, both with ``file:line`` and the source line.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import textwrap
+import types
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
+                      SourceLoc)
+from ..ir import nodes as ir
+from ..ir.layout import footprint_elems
+from ..ir.optable import CheckCtx, OpDef
+from ..ir.types import MemorySpace, TileType, default_layout
+from . import intrinsics
+from .annotations import DYNAMIC, STATIC, TensorAnnotation, scalar_annotation_dtype
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+_CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_PY_BINOP = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+    "//": lambda a, b: a // b, "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "min": builtins.min, "max": builtins.max,
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Compile-time handles for IR objects
+# ----------------------------------------------------------------------------------------------
+class GroupHandle:
+    def __init__(self, decl: ir.TileGroupDecl):
+        self.decl = decl
+
+
+class TensorHandle:
+    def __init__(self, param: ir.TensorParam):
+        self.param = param
+
+
+class BoundMethod:
+    def __init__(self, obj, name: str):
+        self.obj = obj
+        self.name = name
+
+
+class PendingVar:
+    """A name first assigned inside a runtime ``if``: becomes a Var on its first assignment."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.var: Optional[ir.Var] = None
+
+
+class Conflict:
+    """A name bound to different compile-time values in the branches of a runtime ``if``."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+def is_scalar(v) -> bool:
+    return isinstance(v, (bool, int, float, np.number, ir.Expr))
+
+
+def is_runtime(v) -> bool:
+    return isinstance(v, ir.Expr)
+
+
+def scalar_dtype(v) -> dt.DataType:
+    if isinstance(v, ir.Expr):
+        return v.dtype
+    if isinstance(v, np.number):
+        return dt.from_numpy(v.dtype) or dt.DT_FP32
+    return dt.from_python_scalar(v)
+
+
+def to_expr(v) -> ir.Expr:
+    if isinstance(v, ir.Expr):
+        return v
+    if isinstance(v, np.generic):
+        v = v.item()
+    return ir.const(v)
+
+
+class Scope:
+    """Local names of the kernel or of one inlined helper."""
+
+    def __init__(self, fn_globals: Dict[str, Any], closure: Dict[str, Any], filename: str, first_line: int,
+                 lines: List[str]):
+        self.vars: Dict[str, Any] = {}
+        self.globals = fn_globals
+        self.closure = closure
+        self.filename = filename
+        self.first_line = first_line
+        self.lines = lines
+
+
+def _assigned_names(stmts: Sequence[ast.stmt]) -> List[str]:
+    """Names stored anywhere in ``stmts`` (not descending into nested defs), in order."""
+    seen: Dict[str, None] = {}
+    stack = list(stmts)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            seen[node.id] = None
+        stack.extend(ast.iter_child_nodes(node))
+    return list(seen)
+
+
+def function_source(fn) -> tuple:
+    """(FunctionDef node, filename, first line, source lines) of a Python function."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise KernelSyntaxError(f"cannot read the source of {fn.__qualname__}: {e}") from None
+    source = textwrap.dedent("".join(lines))
+    tree = ast.parse(source)
+    node = tree.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise KernelSyntaxError(f"{fn.__qualname__} is not a plain function definition")
+    filename = inspect.getsourcefile(fn) or "<kernel>"
+    return node, filename, first, [ln.rstrip("\n") for ln in lines]
+
+
+def closure_vars(fn) -> Dict[str, Any]:
+    if fn.__closure__ is None:
+        return {}
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# The parser
+# ----------------------------------------------------------------------------------------------
+class KernelParser:
+    """Parses one specialization of a kernel function into a :class:`KernelIR`."""
+
+    def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]]):
+        self.fn = fn
+        self.name = name
+        self.arch = arch
+        self.auto_mutex = auto_mutex
+        self.static_dims = static_dims
+        self.tiles: List[ir.TileDecl] = []
+        self.groups: List[ir.TileGroupDecl] = []
+        self.blocks: List[List[ir.Stmt]] = []
+        self.section: Optional[str] = None
+        self.sections_seen: set = set()
+        self.sides_outside: Dict[str, ir.Stmt] = {}
+        self.runtime_depth = 0
+        self.loop_depth = 0
+        self.unroll_depth = 0
+        self.scope: Optional[Scope] = None
+        self.assign_target: Optional[str] = None
+        self.inline_stack: List[Any] = []
+
+    # ------------------------------------------------------------------ errors and locations
+    def loc(self, node: Optional[ast.AST]) -> Optional[SourceLoc]:
+        if node is None or not hasattr(node, "lineno") or self.scope is None:
+            return None
+        idx = node.lineno - 1
+        text = self.scope.lines[idx] if 0 <= idx < len(self.scope.lines) else ""
+        return SourceLoc(self.scope.filename, self.scope.first_line + idx, text)
+
+    def err(self, cls, message: str, node) -> KernelError:
+        return cls(message, loc=self.loc(node), kernel=self.name)
+
+    # ------------------------------------------------------------------ entry
+    def parse(self) -> ir.KernelIR:
+        fdef, filename, first, lines = function_source(self.fn)
+        self.scope = Scope(self.fn.__globals__, closure_vars(self.fn), filename, first, lines)
+        params = self._parse_params(fdef)
+        self.blocks.append([])
+        try:
+            self.visit_body(fdef.body)
+        except _Return:
+            pass
+        body = self.blocks.pop()
+        kind = self._kernel_kind(fdef)
+        return ir.KernelIR(name=self.name, arch=self.arch, params=params, body=body, tiles=self.tiles,
+                           groups=self.groups, kind=kind, auto_mutex=self.auto_mutex, filename=filename)
+
+    def _parse_params(self, fdef: ast.FunctionDef) -> List[Any]:
+        sig = inspect.signature(self.fn)
+        try:
+            hints = {k: v for k, v in inspect.get_annotations(self.fn, eval_str=True).items()}
+        except Exception as e:  # noqa: BLE001 - report any annotation failure as a syntax error
+            raise self.err(KernelSyntaxError, f"cannot evaluate the parameter annotations: {e}", fdef) from None
+        params: List[Any] = []
+        arg_nodes = {a.arg: a for a in fdef.args.args}
+        for index, (pname, p) in enumerate(sig.parameters.items()):
+            node = arg_nodes.get(pname, fdef)
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                raise self.err(KernelSyntaxError, f"parameter '{pname}': *args/**kwargs/keyword-only parameters "
+                               f"are not allowed in a kernel", node)
+            ann = hints.get(pname, inspect.Parameter.empty)
+            if isinstance(ann, TensorAnnotation):
+                dims: List[Any] = []
+                static = self.static_dims.get(pname)
+                for i, d in enumerate(ann.dims):
+                    if d is Ellipsis:
+                        dims.extend(static[i:] if static else [])
+                        break
+                    if d is DYNAMIC:
+                        dims.append(ir.Var(f"{pname}_dim{i}", dt.DT_INT64))
+                    elif d is STATIC:
+                        dims.append(static[i])
+                    else:
+                        dims.append(d)
+                param = ir.TensorParam(pname, index, ann.dtype, dims, ann.layout, tuple(ann.dims))
+                self.scope.vars[pname] = TensorHandle(param)
+            else:
+                sdt = scalar_annotation_dtype(ann)
+                if sdt is None:
+                    raise self.err(KernelSyntaxError,
+                                   f"parameter '{pname}' needs an annotation: pl.Tensor[[...], dtype], int, float, "
+                                   f"bool or a pl.DT_* scalar type (got {ann!r})", node)
+                if sdt.name in dt.STORAGE_ONLY:
+                    raise self.err(KernelSyntaxError, f"parameter '{pname}': {sdt.name} cannot be a scalar", node)
+                param = ir.ScalarParam(pname, index, ir.Var(pname, sdt))
+                self.scope.vars[pname] = param.var
+            params.append(param)
+        return params
+
+    def _kernel_kind(self, fdef) -> str:
+        if self.sections_seen:
+            if self.sections_seen == {"vector"}:
+                kind = "vector"
+            elif self.sections_seen == {"cube"}:
+                kind = "cube"
+            else:
+                kind = "mix"
+            for side, stmt in self.sides_outside.items():
+                if kind == "mix" or side != kind:
+                    raise KernelTypeError(
+                        f"pl.{stmt.op.aliases[0]} runs on the {side} core but stands outside every section of a "
+                        f"{kind} kernel; wrap it in pl.section_{side}()", loc=stmt.loc, kernel=self.name)
+            return kind
+        sides = set(self.sides_outside)
+        if sides == {"vector", "cube"}:
+            raise self.err(KernelSyntaxError, "the kernel uses both cube and vector tiles without sections; wrap "
+                           "cube code in pl.section_cube() and vector code in pl.section_vector()", fdef)
+        return sides.pop() if sides else "vector"
+
+    # ------------------------------------------------------------------ emission helpers
+    def emit(self, stmt: ir.Stmt) -> None:
+        self.blocks[-1].append(stmt)
+
+    def new_var(self, name: str, value, node) -> ir.Var:
+        var = ir.Var(name, self._var_dtype(value))
+        self.emit(ir.Assign(self.loc(node), var, to_expr(value)))
+        return var
+
+    @staticmethod
+    def _var_dtype(value) -> dt.DataType:
+        d = scalar_dtype(value)
+        return dt.DT_INT64 if d == dt.DT_INDEX else d
+
+    # ------------------------------------------------------------------ name binding
+    def lookup(self, name: str, node):
+        scope = self.scope
+        if name in scope.vars:
+            v = scope.vars[name]
+            if isinstance(v, PendingVar):
+                if v.var is None:
+                    raise self.err(KernelSyntaxError, f"'{name}' may be used before it is assigned", node)
+                return v.var
+            if isinstance(v, Conflict):
+                raise self.err(KernelSyntaxError, f"'{name}' is bound to different tiles or compile-time values in "
+                               f"the branches of a runtime if; it cannot be used after it", node)
+            return v
+        if name in scope.closure:
+            return scope.closure[name]
+        if name in scope.globals:
+            return scope.globals[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
+
+    def assign_name(self, name: str, value, node) -> None:
+        cur = self.scope.vars.get(name)
+        if isinstance(cur, PendingVar):
+            if not is_scalar(value):
+                raise self.err(KernelSyntaxError, f"'{name}' is assigned a {type(value).__name__} inside a runtime "
+                               f"branch; only scalars may be assigned there", node)
+            if cur.var is None:
+                cur.var = ir.Var(name, self._var_dtype(value))
+            self.emit(ir.Assign(self.loc(node), cur.var, to_expr(value)))
+            return
+        if isinstance(cur, ir.Var) and is_scalar(value):
+            self.emit(ir.Assign(self.loc(node), cur, to_expr(value)))
+            return
+        if is_runtime(value):
+            self.scope.vars[name] = self.new_var(name, value, node)
+            return
+        if self.runtime_depth and is_scalar(value) and isinstance(cur, (bool, int, float, np.number)):
+            # rebinding a compile-time scalar inside runtime control flow: must be a runtime var
+            self.scope.vars[name] = self.new_var(name, value, node)
+            return
+        self.scope.vars[name] = value
+
+    def promote(self, names: Sequence[str], node, pending: bool) -> None:
+        """Make scalars assigned inside runtime control flow into runtime Vars."""
+        for name in names:
+            cur = self.scope.vars.get(name)
+            if isinstance(cur, (ir.Var, PendingVar)):
+                continue
+            if cur is None:
+                if pending:
+                    self.scope.vars[name] = PendingVar(name)
+            elif is_scalar(cur):
+                self.scope.vars[name] = self.new_var(name, cur, node)
+
+    # ------------------------------------------------------------------ statements
+    def visit_body(self, stmts: Sequence[ast.stmt]) -> None:
+        for s in stmts:
+            self.visit_stmt(s)
+
+    def visit_stmt(self, node: ast.stmt) -> None:
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            raise self.err(KernelSyntaxError, f"'{type(node).__name__}' statements are not allowed in a kernel", node)
+        try:
+            method(node)
+        except (KernelError, _Return):
+            raise
+        except NotImplementedError as e:
+            raise NotImplementedError(f"{e} (at {self.loc(node)})") from None
+        except (TypeError, ValueError) as e:
+            raise self.err(KernelSyntaxError, str(e), node) from None
+
+    def stmt_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.eval(node.value)
+
+    def stmt_Pass(self, node) -> None:
+        pass
+
+    def stmt_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.assign_target = node.targets[0].id
+        try:
+            value = self.eval(node.value)
+        finally:
+            self.assign_target = None
+        for target in node.targets:
+            self.store(target, value, node)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            return
+        if isinstance(node.target, ast.Name):
+            self.assign_target = node.target.id
+        try:
+            value = self.eval(node.value)
+        finally:
+            self.assign_target = None
+        self.store(node.target, value, node)
+
+    def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise self.err(KernelSyntaxError, f"operator {type(node.op).__name__} is not supported", node)
+        if isinstance(node.target, ast.Name):
+            current = self.lookup(node.target.id, node)
+        else:
+            current = self.eval(ast.Subscript(value=node.target.value, slice=node.target.slice, ctx=ast.Load(),
+                                              lineno=node.lineno, col_offset=node.col_offset))
+        self.store(node.target, self.binop(op, current, self.eval(node.value), node), node)
+
+    def store(self, target: ast.expr, value, node) -> None:
+        if isinstance(target, ast.Name):
+            self.assign_name(target.id, value, node)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                raise self.err(KernelSyntaxError, "tuple unpacking needs a compile-time sequence of the same "
+                               "length", node)
+            for t, v in zip(target.elts, value):
+                self.store(t, v, node)
+        elif isinstance(target, ast.Subscript):
+            obj = self.eval(target.value)
+            index = self.eval_index(target.slice)
+            if isinstance(obj, (ir.TileRef, TensorHandle)):
+                self.call_op(self.op_named("setval"), [obj, self.scalar_index(obj, index, node), value], {}, node)
+            else:
+                raise self.err(KernelSyntaxError, "only tiles and tensors support item assignment in a kernel", node)
+        else:
+            raise self.err(KernelSyntaxError, f"cannot assign to {type(target).__name__}", node)
+
+    def stmt_Return(self, node: ast.Return) -> None:
+        value = None if node.value is None else self.eval(node.value)
+        if not self.inline_stack:
+            if value is not None:
+                raise self.err(KernelSyntaxError, "a kernel cannot return a value; write results into an output "
+                               "tensor", node)
+            if self.runtime_depth or self.unroll_depth:
+                raise self.err(KernelSyntaxError, "return inside a loop or runtime branch is not supported", node)
+            raise _Return(None)
+        if self.runtime_depth > self.inline_stack[-1]:
+            raise self.err(KernelSyntaxError, "return inside runtime control flow of an inlined helper is not "
+                           "supported; compute the value into a variable and return it at the end", node)
+        raise _Return(value)
+
+    def stmt_If(self, node: ast.If) -> None:
+        cond = self.eval(node.test)
+        if not is_runtime(cond):
+            if isinstance(cond, (ir.TileRef, GroupHandle, TensorHandle)):
+                raise self.err(KernelSyntaxError, "a tile or tensor is not a condition", node)
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        self.promote(_assigned_names(node.body + node.orelse), node, pending=True)
+        before = dict(self.scope.vars)
+        then_body = self.runtime_block(node.body)
+        then_env = dict(self.scope.vars)
+        self.scope.vars = dict(before)
+        else_body = self.runtime_block(node.orelse)
+        merged = {}
+        for name in set(then_env) | set(self.scope.vars):
+            a, b = then_env.get(name, Conflict(name)), self.scope.vars.get(name, Conflict(name))
+            merged[name] = a if a is b else Conflict(name)
+        for name, v in merged.items():
+            if isinstance(v, PendingVar) and v.var is not None:
+                merged[name] = v.var
+        self.scope.vars = {k: v for k, v in merged.items() if not (isinstance(v, PendingVar) and v.var is None)}
+        self.emit(ir.If(self.loc(node), cond, then_body, else_body))
+
+    def runtime_block(self, stmts: Sequence[ast.stmt], loop: bool = False) -> List[ir.Stmt]:
+        self.blocks.append([])
+        self.runtime_depth += 1
+        self.loop_depth += loop
+        try:
+            self.visit_body(stmts)
+        finally:
+            self.runtime_depth -= 1
+            self.loop_depth -= loop
+        return self.blocks.pop()
+
+    def stmt_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.err(KernelSyntaxError, "for ... else is not supported in a kernel", node)
+        it = node.iter
+        if isinstance(it, ast.Call) and getattr(self.eval(it.func), "__pto_intrinsic__", None) == "range":
+            self.runtime_for(node, it)
+            return
+        iterable = self.eval(it)
+        if is_runtime(iterable) or isinstance(iterable, (ir.TileRef, GroupHandle, TensorHandle)):
+            raise self.err(KernelSyntaxError, "a kernel for-loop iterates over pl.range(...) (runtime loop) or a "
+                           "compile-time range/list/tuple (unrolled)", node)
+        try:
+            values = list(iterable)
+        except TypeError:
+            raise self.err(KernelSyntaxError, f"cannot iterate over {type(iterable).__name__} at compile time",
+                           node) from None
+        for n in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(n, (ast.Break, ast.Continue)) and not self._inside_nested_loop(node, n):
+                raise self.err(KernelSyntaxError, "break/continue in a compile-time unrolled loop is not supported; "
+                               "use pl.range for a runtime loop", n)
+        self.unroll_depth += 1
+        try:
+            for v in values:
+                self.store(node.target, v, node)
+                self.visit_body(node.body)
+        finally:
+            self.unroll_depth -= 1
+
+    @staticmethod
+    def _inside_nested_loop(outer: ast.For, target: ast.AST) -> bool:
+        for n in ast.walk(ast.Module(body=outer.body, type_ignores=[])):
+            if isinstance(n, (ast.For, ast.While)) and n is not outer:
+                if any(m is target for m in ast.walk(n)):
+                    return True
+        return False
+
+    def runtime_for(self, node: ast.For, call: ast.Call) -> None:
+        if call.keywords and any(k.arg != "step" for k in call.keywords):
+            raise self.err(KernelSyntaxError, "pl.range takes (stop), (start, stop) or (start, stop, step)", node)
+        args = [self.eval(a) for a in call.args] + [self.eval(k.value) for k in call.keywords]
+        if not 1 <= len(args) <= 3 or not all(is_scalar(a) for a in args):
+            raise self.err(KernelSyntaxError, "pl.range takes 1 to 3 scalar arguments", node)
+        if len(args) == 1:
+            args = [0, args[0], 1]
+        elif len(args) == 2:
+            args = [args[0], args[1], 1]
+        if not is_runtime(args[2]) and args[2] == 0:
+            raise self.err(KernelSyntaxError, "pl.range step must not be 0", node)
+        if not isinstance(node.target, ast.Name):
+            raise self.err(KernelSyntaxError, "the loop variable of pl.range must be a single name", node)
+        self.promote(_assigned_names(node.body), node, pending=False)
+        var = ir.Var(node.target.id, dt.DT_INDEX)
+        self.scope.vars[node.target.id] = var
+        body = self.runtime_block(node.body, loop=True)
+        self.emit(ir.For(self.loc(node), var, *(to_expr(a) for a in args), body))
+
+    def stmt_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.err(KernelSyntaxError, "while ... else is not supported in a kernel", node)
+        self.promote(_assigned_names(node.body), node, pending=False)
+        self.blocks.append([])
+        cond = self.eval(node.test)
+        pre = self.blocks.pop()
+        if not is_runtime(cond):
+            if not cond:
+                self.blocks[-1].extend(pre)
+                return
+            cond = ir.const(True)
+        body = self.runtime_block(node.body, loop=True)
+        self.emit(ir.While(self.loc(node), pre, cond, body))
+
+    def stmt_Break(self, node) -> None:
+        if not self.loop_depth:
+            raise self.err(KernelSyntaxError, "break outside a runtime loop", node)
+        self.emit(ir.Break(self.loc(node)))
+
+    def stmt_Continue(self, node) -> None:
+        if not self.loop_depth:
+            raise self.err(KernelSyntaxError, "continue outside a runtime loop", node)
+        self.emit(ir.Continue(self.loc(node)))
+
+    def stmt_With(self, node: ast.With) -> None:
+        if len(node.items) != 1:
+            raise self.err(KernelSyntaxError, "use one section per with statement", node)
+        item = node.items[0]
+        kind = None
+        if isinstance(item.context_expr, ast.Call) and not item.context_expr.args:
+            kind = {"section_vector": "vector", "section_cube": "cube"}.get(
+                getattr(self.eval(item.context_expr.func), "__pto_intrinsic__", None))
+        if kind is None or item.optional_vars is not None:
+            raise self.err(KernelSyntaxError, "the only context managers in a kernel are pl.section_vector() and "
+                           "pl.section_cube()", node)
+        if self.section is not None:
+            raise self.err(KernelSyntaxError, "sections cannot be nested", node)
+        self.section = kind
+        self.sections_seen.add(kind)
+        self.blocks.append([])
+        try:
+            self.visit_body(node.body)
+        finally:
+            self.section = None
+        body = self.blocks.pop()
+        self.emit(ir.Section(self.loc(node), kind, body))
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: ast.expr):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.err(KernelSyntaxError, f"'{type(node).__name__}' expressions are not allowed in a kernel",
+                           node)
+        return method(node)
+
+    def expr_Constant(self, node):
+        return node.value
+
+    def expr_Name(self, node):
+        return self.lookup(node.id, node)
+
+    def expr_List(self, node):
+        return [self.eval(e) for e in node.elts]
+
+    def expr_Tuple(self, node):
+        return tuple(self.eval(e) for e in node.elts)
+
+    def expr_Dict(self, node):
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+
+    def expr_JoinedStr(self, node):
+        parts = []
+        for v in node.values:
+            val = self.eval(v.value) if isinstance(v, ast.FormattedValue) else v.value
+            if is_runtime(val):
+                raise self.err(KernelSyntaxError, "f-strings may only format compile-time values; use pl.printf",
+                               node)
+            parts.append(str(val) if isinstance(v, ast.FormattedValue) else val)
+        return "".join(parts)
+
+    def expr_Attribute(self, node: ast.Attribute):
+        obj = self.eval(node.value)
+        attr = node.attr
+        if isinstance(obj, TensorHandle):
+            p = obj.param
+            if attr == "shape":
+                return tuple(p.dims)
+            if attr == "dtype":
+                return p.dtype
+            if attr == "ndim":
+                return p.ndim
+            raise self.err(KernelSyntaxError, f"tensor '{p.name}' has no attribute '{attr}' in a kernel", node)
+        if isinstance(obj, GroupHandle):
+            if attr in ("current", "next", "previous"):
+                return BoundMethod(obj, attr)
+            if attr == "depth":
+                return obj.decl.depth
+            raise self.err(KernelSyntaxError, f"tile group has no attribute '{attr}'", node)
+        if isinstance(obj, ir.TileRef):
+            if attr == "shape":
+                s = obj.static_shape
+                if s is None:
+                    raise self.err(KernelSyntaxError, "the shape of a subview with runtime bounds is not a "
+                                   "compile-time value", node)
+                return list(s)
+            if attr in ("dtype", "layout"):
+                return getattr(obj, attr)
+            if attr == "tile_type":
+                return obj.ttype
+            raise self.err(KernelSyntaxError, f"tile has no attribute '{attr}' in a kernel", node)
+        if is_runtime(obj):
+            raise self.err(KernelSyntaxError, f"runtime scalars have no attribute '{attr}'", node)
+        try:
+            return getattr(obj, attr)
+        except AttributeError as e:
+            raise self.err(KernelSyntaxError, str(e), node) from None
+
+    def expr_Subscript(self, node: ast.Subscript):
+        obj = self.eval(node.value)
+        index = self.eval_index(node.slice)
+        if isinstance(obj, ir.TileRef):
+            if isinstance(index, tuple) and len(index) == 2 and all(isinstance(i, slice) for i in index):
+                return self.subview(obj, index, node)
+            return self.call_op(self.op_named("getval"), [obj, self.scalar_index(obj, index, node)], {}, node)
+        if isinstance(obj, TensorHandle):
+            if isinstance(index, slice) or (isinstance(index, tuple) and any(isinstance(i, slice) for i in index)):
+                raise self.err(KernelSyntaxError, "tensors cannot be sliced at tile level; load a tile with offsets",
+                               node)
+            return self.call_op(self.op_named("getval"), [obj, self.scalar_index(obj, index, node)], {}, node)
+        if isinstance(obj, GroupHandle):
+            if is_runtime(index) or not isinstance(index, int):
+                raise self.err(KernelSyntaxError, "a tile group index g[i] must be a compile-time int", node)
+            if not 0 <= index < obj.decl.depth:
+                raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
+            return ir.DeclRef(obj.decl.slots[index])
+        if is_runtime(index) or (isinstance(index, tuple) and any(is_runtime(i) for i in index)):
+            raise self.err(KernelSyntaxError, "indexing a compile-time value (list, tuple, tensor shape) needs a "
+                           "compile-time index", node)
+        try:
+            return obj[index]
+        except Exception as e:  # noqa: BLE001 - compile-time evaluation failure
+            raise self.err(KernelSyntaxError, f"compile-time subscript failed: {e}", node) from None
+
+    def eval_index(self, node):
+        if isinstance(node, ast.Slice):
+            if node.step is not None:
+                raise self.err(KernelSyntaxError, "slices with a step are not supported", node)
+            return slice(None if node.lower is None else self.eval(node.lower),
+                         None if node.upper is None else self.eval(node.upper))
+        if isinstance(node, ast.Tuple):
+            return tuple(self.eval_index(e) for e in node.elts)
+        return self.eval(node)
+
+    def scalar_index(self, obj, index, node):
+        items = list(index) if isinstance(index, tuple) else [index]
+        if not all(is_scalar(i) for i in items):
+            raise self.err(KernelSyntaxError, "element access takes scalar indices", node)
+        return items if len(items) > 1 else items[0]
+
+    def subview(self, tile: ir.TileRef, index, node) -> ir.SubRef:
+        shape = tile.static_shape
+        bounds = []
+        for axis, sl in enumerate(index):
+            lo = 0 if sl.start is None else sl.start
+            if sl.stop is None:
+                if shape is None:
+                    raise self.err(KernelSyntaxError, "open-ended slices need a tile of compile-time shape", node)
+                hi = shape[axis]
+            else:
+                hi = sl.stop
+            for b in (lo, hi):
+                if not is_scalar(b):
+                    raise self.err(KernelSyntaxError, "subview bounds must be scalars", node)
+            if not is_runtime(lo) and not is_runtime(hi):
+                if lo < 0 or hi <= lo or (shape is not None and hi > shape[axis]):
+                    extent = shape[axis] if shape else "?"
+                    raise self.err(KernelTypeError, f"subview [{lo}:{hi}] on axis {axis} is outside the tile "
+                                   f"extent {extent}", node)
+            bounds += [to_expr(lo), to_expr(hi)]
+        return ir.SubRef(tile, bounds[0], bounds[1], bounds[2], bounds[3])
+
+    def expr_BinOp(self, node: ast.BinOp):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise self.err(KernelSyntaxError, f"operator {type(node.op).__name__} is not supported", node)
+        return self.binop(op, self.eval(node.left), self.eval(node.right), node)
+
+    def binop(self, op: str, a, b, node):
+        if isinstance(a, (ir.TileRef, GroupHandle)) or isinstance(b, (ir.TileRef, GroupHandle)):
+            raise self.err(KernelSyntaxError, f"operator '{op}' on tiles is not supported; call the tile op with a "
+                           f"destination, e.g. pl.add(dst, lhs, rhs)", node)
+        if not is_runtime(a) and not is_runtime(b):
+            try:
+                return _PY_BINOP[op](a, b)
+            except Exception as e:  # noqa: BLE001
+                raise self.err(KernelSyntaxError, f"compile-time '{op}' failed: {e}", node) from None
+        if not (is_scalar(a) and is_scalar(b)):
+            raise self.err(KernelSyntaxError, f"operator '{op}' needs scalar operands", node)
+        ea, eb = to_expr(a), to_expr(b)
+        return ir.BinOp(op, ea, eb, ir.binop_dtype(op, ea.dtype, eb.dtype))
+
+    def expr_UnaryOp(self, node: ast.UnaryOp):
+        v = self.eval(node.operand)
+        op = {ast.USub: "-", ast.Not: "not", ast.Invert: "~", ast.UAdd: "+"}[type(node.op)]
+        if not is_runtime(v):
+            return {"-": lambda x: -x, "not": lambda x: not x, "~": lambda x: ~x, "+": lambda x: +x}[op](v)
+        if op == "+":
+            return v
+        return ir.UnOp(op, v, dt.DT_BOOL if op == "not" else v.dtype)
+
+    def expr_BoolOp(self, node: ast.BoolOp):
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        result = self.eval(node.values[0])
+        for v in node.values[1:]:
+            if not is_runtime(result):
+                if (op == "and") != bool(result):
+                    return result
+                result = self.eval(v)
+                continue
+            result = ir.BinOp(op, result, to_expr(self.eval(v)), dt.DT_BOOL)
+        return result
+
+    def expr_Compare(self, node: ast.Compare):
+        left = self.eval(node.left)
+        result = None
+        for op_node, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node)
+            if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                if is_runtime(left) or is_runtime(right):
+                    raise self.err(KernelSyntaxError, "is/in comparisons need compile-time values", node)
+                cmp = {ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
+                       ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}[type(op_node)](left, right)
+            else:
+                cmp = self.binop(_CMPOPS[type(op_node)], left, right, node)
+            if result is None:
+                result = cmp
+            elif not is_runtime(result) and not is_runtime(cmp):
+                result = result and cmp
+            else:
+                result = ir.BinOp("and", to_expr(result), to_expr(cmp), dt.DT_BOOL)
+            left = right
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp):
+        cond = self.eval(node.test)
+        if not is_runtime(cond):
+            return self.eval(node.body if cond else node.orelse)
+        a, b = self.eval(node.body), self.eval(node.orelse)
+        if not (is_scalar(a) and is_scalar(b)):
+            raise self.err(KernelSyntaxError, "a runtime conditional expression can only choose between scalars",
+                           node)
+        ea, eb = to_expr(a), to_expr(b)
+        dtype = ir.binop_dtype("+", ea.dtype, eb.dtype) if ea.dtype != eb.dtype else ea.dtype
+        return ir.Select(cond, ea, eb, dtype)
+
+    # ------------------------------------------------------------------ calls
+    def expr_Call(self, node: ast.Call):
+        func = self.eval(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                seq = self.eval(a.value)
+                if not isinstance(seq, (list, tuple)):
+                    raise self.err(KernelSyntaxError, "*args needs a compile-time sequence", node)
+                args.extend(seq)
+            else:
+                args.append(self.eval(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.err(KernelSyntaxError, "**kwargs is not supported in a kernel", node)
+            kwargs[k.arg] = self.eval(k.value)
+        opdef = getattr(func, "__pto_op__", None)
+        if opdef is not None:
+            return self.call_op(opdef, args, kwargs, node)
+        intrinsic = getattr(func, "__pto_intrinsic__", None)
+        if intrinsic is not None:
+            return self.call_intrinsic(intrinsic, args, kwargs, node)
+        if isinstance(func, BoundMethod):
+            return self.call_method(func, args, kwargs, node)
+        if func in (builtins.min, builtins.max) and len(args) == 2 and not kwargs and any(map(is_runtime, args)):
+            return self.binop(func.__name__, args[0], args[1], node)
+        if func in (builtins.int, builtins.float, builtins.bool) and len(args) == 1 and is_runtime(args[0]):
+            target = {int: dt.DT_INT64, float: dt.DT_FP32, bool: dt.DT_BOOL}[func]
+            return ir.UnOp({int: "int", float: "float", bool: "bool"}[func], args[0], target)
+        if func is builtins.print:
+            raise self.err(KernelSyntaxError, "print() is not available in a kernel; use pl.printf", node)
+        if getattr(func, "__pto_jit__", False):
+            raise self.err(KernelSyntaxError, "calling another @pl.jit kernel from a kernel is not supported; call "
+                           "its undecorated helper instead", node)
+        if isinstance(func, types.FunctionType) and not func.__module__.startswith("pypto_pro"):
+            return self.inline_call(func, args, kwargs, node)
+        values = list(args) + list(kwargs.values())
+        if any(is_runtime(v) or isinstance(v, (ir.TileRef, GroupHandle, TensorHandle)) for v in values):
+            raise self.err(KernelSyntaxError, f"{getattr(func, '__name__', func)!s} is evaluated at compile time "
+                           f"and cannot take runtime scalars, tiles or tensors", node)
+        try:
+            return func(*args, **kwargs)
+        except KernelError as e:
+            raise e.attach(loc=self.loc(node), kernel=self.name)
+        except NotImplementedError:
+            raise
+        except ValueError as e:
+            raise self.err(KernelValueError, str(e), node) from None
+        except Exception as e:  # noqa: BLE001 - any compile-time failure is the kernel author's
+            raise self.err(KernelSyntaxError, f"{type(e).__name__}: {e}", node) from None
+
+    def inline_call(self, func, args, kwargs, node):
+        if len(self.inline_stack) > 32:
+            raise self.err(KernelSyntaxError, "helper inlining is too deep (recursion?)", node)
+        fdef, filename, first, lines = function_source(func)
+        try:
+            bound = inspect.signature(func).bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.err(KernelSyntaxError, f"calling {func.__name__}: {e}", node) from None
+        bound.apply_defaults()
+        outer = self.scope
+        self.scope = Scope(func.__globals__, closure_vars(func), filename, first, lines)
+        for name, value in bound.arguments.items():
+            self.scope.vars[name] = value
+        self.inline_stack.append(self.runtime_depth)
+        try:
+            self.visit_body(fdef.body)
+            return None
+        except _Return as r:
+            return r.value
+        finally:
+            self.inline_stack.pop()
+            self.scope = outer
+
+    def call_method(self, m: BoundMethod, args, kwargs, node):
+        if args or kwargs:
+            raise self.err(KernelSyntaxError, f"{m.name}() takes no arguments", node)
+        g = m.obj.decl
+        if g.depth == 1:
+            return ir.DeclRef(g.slots[0])
+        cursor = g.cursor
+        if m.name == "next":
+            self.emit(ir.Assign(self.loc(node), cursor, ir.BinOp("%", ir.BinOp("+", cursor, ir.const(1)),
+                                                                 ir.const(g.depth))))
+            index = cursor
+        elif m.name == "current":
+            index = cursor
+        else:
+            index = ir.BinOp("%", ir.BinOp("+", cursor, ir.const(g.depth - 1)), ir.const(g.depth))
+        snapshot = self.new_var(f"{g.name}_slot", index, node)
+        return ir.SlotRef(g, snapshot)
+
+    def op_named(self, name: str) -> OpDef:
+        from ..ir.optable import OPS
+        return OPS[name]
+
+    def call_op(self, opdef: OpDef, args, kwargs, node):
+        try:
+            bound = opdef.bind(args, kwargs)
+        except TypeError as e:
+            raise self.err(KernelSyntaxError, f"pl.{opdef.aliases[0]}: {e}", node) from None
+        for p in opdef.params:
+            bound[p.name] = self.convert_operand(opdef, p, bound[p.name], node)
+        try:
+            result_dtype = opdef.check(CheckCtx(opdef, self.arch), bound)
+        except KernelError as e:
+            raise e.attach(loc=self.loc(node), kernel=self.name)
+        side = opdef.side(bound)
+        if side is not None:
+            if self.section is not None and side != self.section:
+                raise self.err(KernelTypeError, f"pl.{opdef.aliases[0]} runs on the {side} core; it cannot stand in "
+                               f"pl.section_{self.section}()", node)
+        stmt = ir.OpStmt(self.loc(node), opdef, bound)
+        if side is not None and self.section is None:
+            self.sides_outside.setdefault(side, stmt)
+        if result_dtype is not None:
+            stmt.result = ir.Var(f"{opdef.name}_result", result_dtype)
+        self.emit(stmt)
+        return stmt.result
+
+    def convert_operand(self, opdef: OpDef, p, value, node):
+        kind = p.kind
+        where = f"pl.{opdef.aliases[0]}: '{p.name}'"
+        if value is None and p.default is None:
+            return None
+        if kind == "any":
+            return value.param if isinstance(value, TensorHandle) else value
+        if kind in ("tile", "tile_or_scalar", "tile_or_group", "tile_or_tensor"):
+            if isinstance(value, ir.TileRef):
+                return value
+            if kind == "tile_or_group" and isinstance(value, GroupHandle):
+                return value.decl
+            if kind == "tile_or_tensor" and isinstance(value, TensorHandle):
+                return value.param
+            if kind == "tile_or_scalar" and is_scalar(value):
+                return value.item() if isinstance(value, np.generic) else value
+            if isinstance(value, GroupHandle):
+                raise self.err(KernelTypeError, f"{where} is a tile group; pass one of its tiles "
+                               f"(g.current(), g.next(), g[i])", node)
+            raise self.err(KernelTypeError, f"{where} must be a tile, got {type(value).__name__}", node)
+        if kind == "tensor":
+            if isinstance(value, TensorHandle):
+                return value.param
+            raise self.err(KernelTypeError, f"{where} must be a pl.Tensor parameter, got {type(value).__name__}",
+                           node)
+        if kind == "scalar":
+            if is_scalar(value):
+                return value.item() if isinstance(value, np.generic) else value
+            raise self.err(KernelTypeError, f"{where} must be a scalar, got {type(value).__name__}", node)
+        if kind == "index_list":
+            if isinstance(value, (list, tuple)) and all(is_scalar(v) for v in value):
+                return [v.item() if isinstance(v, np.generic) else v for v in value]
+            raise self.err(KernelTypeError, f"{where} must be a list of scalar offsets, got {value!r}", node)
+        if kind == "scalars":
+            if all(is_scalar(v) for v in value):
+                return [v.item() if isinstance(v, np.generic) else v for v in value]
+            raise self.err(KernelTypeError, f"{where} must be scalars", node)
+        if kind == "tile_list":
+            if isinstance(value, (list, tuple)) and all(isinstance(v, ir.TileRef) for v in value):
+                return list(value)
+            raise self.err(KernelTypeError, f"{where} must be a list of tiles", node)
+        # const
+        if is_runtime(value) or isinstance(value, (ir.TileRef, GroupHandle, TensorHandle)):
+            raise self.err(KernelTypeError, f"{where} must be a compile-time value", node)
+        return value
+
+    # ------------------------------------------------------------------ intrinsics
+    def call_intrinsic(self, name: str, args, kwargs, node):
+        handler = getattr(self, "intrinsic_" + name, None)
+        if handler is None:
+            raise self.err(KernelSyntaxError, f"pl.{name}() cannot be used here", node)
+        return handler(node, *args, **kwargs)
+
+    def intrinsic_range(self, node, *args, **kwargs):
+        raise self.err(KernelSyntaxError, "pl.range can only be the iterator of a for statement", node)
+
+    def intrinsic_section_vector(self, node):
+        raise self.err(KernelSyntaxError, "pl.section_vector() must be used as 'with pl.section_vector():'", node)
+
+    intrinsic_section_cube = intrinsic_section_vector
+
+    def _core_query(what):
+        def handler(self, node, *args, **kwargs):
+            if args or kwargs:
+                raise self.err(KernelSyntaxError, f"pl.get_{what}() takes no arguments", node)
+            return ir.CoreQuery(what)
+        return handler
+
+    intrinsic_get_block_idx = _core_query("block_idx")
+    intrinsic_get_block_num = _core_query("block_num")
+    intrinsic_get_subblock_idx = _core_query("subblock_idx")
+    intrinsic_get_subblock_num = _core_query("subblock_num")
+    del _core_query
+
+    def intrinsic_min(self, node, a, b):
+        return self._minmax("min", a, b, node)
+
+    def intrinsic_max(self, node, a, b):
+        return self._minmax("max", a, b, node)
+
+    def _minmax(self, op, a, b, node):
+        if not (is_scalar(a) and is_scalar(b)):
+            raise self.err(KernelTypeError, f"pl.{op} takes two scalars; for tiles use pl.{op}imum", node)
+        if scalar_dtype(a).is_float() != scalar_dtype(b).is_float():
+            raise self.err(KernelTypeError, f"pl.{op} needs operands of the same category (int/int or "
+                           f"float/float), got {scalar_dtype(a).name} and {scalar_dtype(b).name}", node)
+        return self.binop(op, a, b, node)
+
+    def intrinsic_const(self, node, value, dtype):
+        if is_runtime(value) or not isinstance(dtype, dt.DataType):
+            raise self.err(KernelTypeError, "pl.const(value, dtype) takes a compile-time value and a pl.DT_* type",
+                           node)
+        if dtype.is_float():
+            return float(np.asarray(value, dtype=dtype.require_numpy()).astype(np.float32))
+        if dtype.kind == "bool":
+            return bool(value)
+        return int(np.asarray(value).astype(dtype.require_numpy()))
+
+    def intrinsic_constexpr(self, node, cond):
+        if is_runtime(cond):
+            raise self.err(KernelSyntaxError, "pl.constexpr(...) needs a condition known at compile time", node)
+        return bool(cond)
+
+    def intrinsic_make_tensor(self, node, *args, **kwargs):
+        raise NotImplementedError("pl.make_tensor (GM tensor views) is not implemented yet")
+
+    def intrinsic_make_ptr(self, node, *args, **kwargs):
+        raise NotImplementedError("pl.make_ptr (raw pointers) is not implemented yet")
+
+    def _check_placement(self, ttype: TileType, addr, size: int, what: str, node) -> int:
+        if is_runtime(addr) or not isinstance(addr, int) or isinstance(addr, bool):
+            raise self.err(KernelTypeError, f"{what}: addr must be a compile-time int", node)
+        space = ttype.target_memory.name
+        cap = self.arch.capacity.get(space)
+        if cap is None:
+            raise self.err(KernelMemoryError, f"{what}: memory {space} does not exist on arch {self.arch.name}", node)
+        align = self.arch.addr_align.get(space, 1)
+        if addr < 0 or addr % align:
+            raise self.err(KernelMemoryError, f"{what}: address {addr:#x} of a {space} tile must be a non-negative "
+                           f"multiple of {align} bytes", node)
+        layout = ttype.layout or default_layout(ttype.target_memory, ttype.dtype, self.arch.name)
+        span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
+                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+        end = addr + builtins.max(size, span)
+        if end > cap:
+            raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
+                           f"at {addr:#x} ends at byte {end}, beyond the {cap}-byte {space} of arch "
+                           f"{self.arch.name}", node)
+        if ttype.target_memory == MemorySpace.Vec:
+            if layout.name == "DN":
+                rb = ttype.shape[0] * ttype.dtype.nbytes
+                if rb % 32:
+                    raise self.err(KernelMemoryError, f"{what}: a DN Vec tile needs rows x element bytes to be a "
+                                   f"multiple of 32 (got {ttype.shape[0]} x {ttype.dtype.nbytes})", node)
+            elif layout.name == "ND":
+                cb = ttype.shape[1] * ttype.dtype.nbytes
+                if cb % 32:
+                    raise self.err(KernelMemoryError, f"{what}: an ND Vec tile needs cols x element bytes to be a "
+                                   f"multiple of 32 (got {ttype.shape[1]} x {ttype.dtype.nbytes}); use layout=pl.DN "
+                                   f"for [R, 1] columns", node)
+        return layout
+
+    def _tile_name(self, default: str) -> str:
+        return self.assign_target or default
+
+    def intrinsic_make_tile(self, node, tile_type=None, *, addr=None, size=None, **extra):
+        if extra:
+            raise self.err(KernelSyntaxError, f"pl.make_tile got unexpected arguments {sorted(extra)}", node)
+        if not isinstance(tile_type, TileType):
+            raise self.err(KernelTypeError, "pl.make_tile needs a pl.TileType as first argument", node)
+        if addr is None:
+            raise self.err(KernelSyntaxError, "pl.make_tile needs addr=<byte address>", node)
+        size = tile_type.nbytes if size is None else size
+        layout = self._check_placement(tile_type, addr, size, "pl.make_tile", node)
+        decl = ir.TileDecl(self._tile_name(f"tile{len(self.tiles)}"), tile_type, layout, addr, size, self.loc(node))
+        self.tiles.append(decl)
+        return ir.DeclRef(decl)
+
+    def intrinsic_make_tile_group(self, node, *, type=None, addrs=None, mutex_ids=None, depth=None,  # noqa: A002
+                                  fwd_ids=None, bwd_ids=None):
+        where = "pl.make_tile_group"
+        if not isinstance(type, TileType):
+            raise self.err(KernelTypeError, f"{where} needs type=<pl.TileType>", node)
+        if mutex_ids:
+            if not isinstance(mutex_ids, (list, tuple)):
+                raise self.err(KernelTypeError, f"{where}: mutex_ids must be a list (one entry per slot)", node)
+            slots_ids = []
+            for entry in mutex_ids:
+                ids = list(entry) if isinstance(entry, (list, tuple)) else [entry]
+                if not ids or not all(isinstance(i, int) and 0 <= i <= 31 for i in ids):
+                    raise self.err(KernelTypeError, f"{where}: each mutex_ids entry is an int or a non-empty list of "
+                                   f"ints in [0, 31], got {entry!r}", node)
+                if len(set(ids)) != len(ids):
+                    raise self.err(KernelTypeError, f"{where}: mutex ids repeat within one slot: {entry!r}", node)
+                slots_ids.append(ids)
+            if len({len(s) for s in slots_ids}) != 1:
+                raise self.err(KernelTypeError, f"{where}: every slot needs the same number of mutex ids", node)
+            if depth is not None and depth != len(slots_ids):
+                raise self.err(KernelTypeError, f"{where}: depth={depth} but {len(slots_ids)} mutex_ids entries",
+                               node)
+            depth = len(slots_ids)
+        else:
+            if depth is None:
+                raise self.err(KernelTypeError, f"{where}: depth is required when mutex_ids is not given", node)
+            slots_ids = [[] for _ in builtins.range(depth if isinstance(depth, int) else 0)]
+        if not isinstance(depth, int) or depth < 1:
+            raise self.err(KernelTypeError, f"{where}: depth must be a positive int, got {depth!r}", node)
+        size = type.nbytes
+        if isinstance(addrs, (list, tuple)):
+            if len(addrs) != depth:
+                raise self.err(KernelTypeError, f"{where}: {len(addrs)} addrs for depth {depth}", node)
+            addr_list = list(addrs)
+        elif isinstance(addrs, int) and not isinstance(addrs, bool):
+            addr_list = [addrs + i * size for i in builtins.range(depth)]
+        else:
+            raise self.err(KernelTypeError, f"{where}: addrs must be a base address or a list of addresses", node)
+        name = self._tile_name(f"group{len(self.groups)}")
+        slots = []
+        for i, a in enumerate(addr_list):
+            layout = self._check_placement(type, a, size, f"{where} slot {i}", node)
+            slots.append(ir.TileDecl(f"{name}[{i}]", type, layout, a, size, self.loc(node)))
+        self.tiles.extend(slots)
+        group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
+        for s in slots:
+            s.group = group
+        self.groups.append(group)
+        if depth > 1:
+            self.emit(ir.Assign(self.loc(node), group.cursor, ir.const(depth - 1)))
+        return GroupHandle(group)
+
+
+def parse_kernel(fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]]) -> ir.KernelIR:
+    """Parse ``fn`` into tile IR for one specialization (the values of its STATIC dims)."""
+    return KernelParser(fn, name=name, arch=arch, auto_mutex=auto_mutex, static_dims=static_dims).parse()

@@ -1,0 +1,140 @@
+"""Cube ops (pipe M, inside ``section_cube``; API.md A6).
+
+``dst[M,N] = lhs[M,K] @ rhs[K,N] (+ bias)`` with M/K/N taken from the operands' valid windows.
+The reference accumulates exactly (float64 for float inputs, int64 for int8) and rounds once to the
+FP32/INT32 accumulator; narrowing happens only when the result leaves Acc (store/move fixpipe).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..ir.optable import Arg, In, Out, op
+from ..ir.types import AccPhase, MemorySpace
+
+FP8 = (dt.DT_FP8E4M3FN, dt.DT_FP8E5M2)
+
+
+def acc_dtype_for(lhs, rhs):
+    """The accumulator dtype of a matmul of these operand dtypes, or None if the pair is not supported."""
+    a, b = lhs.name, rhs.name
+    if a == b and a in ("FP16", "BF16", "FP32", "HF8"):
+        return dt.DT_FP32
+    if lhs in FP8 and rhs in FP8:
+        return dt.DT_FP32
+    if a == b == "INT8":
+        return dt.DT_INT32
+    return None
+
+
+def _check_mm(c, a, acc=None):
+    dst, lhs, rhs = a["dst"], a["lhs"], a["rhs"]
+    c.space("dst", dst, MemorySpace.Acc)
+    c.space("lhs", lhs, MemorySpace.Left)
+    c.space("rhs", rhs, MemorySpace.Right)
+    want = acc_dtype_for(lhs.dtype, rhs.dtype)
+    if want is None:
+        c.fail(f"unsupported operand dtypes {lhs.dtype.name} x {rhs.dtype.name} (FP16/BF16/FP32/FP8 pairs -> FP32, "
+               f"INT8 x INT8 -> INT32)")
+    if dst.dtype != want:
+        c.fail(f"{lhs.dtype.name} x {rhs.dtype.name} accumulates in {want.name}, but dst is {dst.dtype.name}")
+    if acc is not None:
+        c.space("acc", acc, MemorySpace.Acc)
+        c.same_dtype(dst=dst, acc=acc)
+    ls, rs, ds = lhs.static_shape, rhs.static_shape, dst.static_shape
+    if ls and rs and ls[1] != rs[0]:
+        c.fail(f"inner dimensions differ: lhs {list(ls)} @ rhs {list(rs)}")
+    if ls and rs and ds and (ds[0] < ls[0] or ds[1] < rs[1]):
+        c.fail(f"dst {list(ds)} cannot hold the [{ls[0]}, {rs[1]}] product")
+    for n in ("lhs", "rhs"):
+        if a[n].dtype.np_dtype is None:
+            raise NotImplementedError(f"pl.matmul on {a[n].dtype.name} operands")
+    if a.get("phase") is not None:
+        a["phase"] = AccPhase(a["phase"])
+
+
+def _product(ctx, a):
+    lhs, rhs = ctx.tile(a["lhs"]), ctx.tile(a["rhs"])
+    m, k = lhs.valid
+    k2, n = rhs.valid
+    if k2 != k:
+        raise ctx.error(f"matmul: lhs valid K={k} differs from rhs valid K={k2}")
+    for name, v in (("M", m), ("K", k), ("N", n)):
+        if not 1 <= v <= 4095:
+            raise ctx.error(f"matmul: {name}={v} is outside [1, 4095]")
+    exact = np.int64 if lhs.dtype == dt.DT_INT8 else np.float64
+    x = lhs.read(m, k).astype(exact)
+    y = rhs.read(k, n).astype(exact)
+    return x @ y, m, n
+
+
+def _finish(ctx, a, prod, m, n, base):
+    d = ctx.tile(a["dst"])
+    if m > d.shape[0] or n > d.shape[1]:
+        raise ctx.error(f"matmul: the {m}x{n} product does not fit {d.name} {list(d.shape)}")
+    total = prod if base is None else prod + base
+    if d.dtype == dt.DT_INT32:
+        d.write(total.astype(np.int64).astype(np.int32), m, n)
+    else:
+        d.write(total.astype(np.float32), m, n)
+
+
+@op("matmul", [Out("dst"), In("lhs"), In("rhs"), In("bias", default=None), Arg("phase", default=None, kw_only=True)],
+    "M")
+class Matmul:
+    """pl.matmul(dst, lhs, rhs, bias=None, *, phase=None): dst = lhs @ rhs (+ bias [1,N] FP32 Bias tile),
+    overwriting dst (Acc); M/K/N from the valid windows."""
+
+    @staticmethod
+    def check(c, a):
+        _check_mm(c, a)
+        if a["bias"] is not None:
+            c.space("bias", a["bias"], MemorySpace.Bias)
+            if a["bias"].dtype != dt.DT_FP32:
+                c.fail("the bias tile must be FP32 (move FP16/BF16 bias from Mat to Bias to upcast)")
+
+    @staticmethod
+    def run(ctx, a):
+        prod, m, n = _product(ctx, a)
+        base = None
+        if a["bias"] is not None:
+            bias = ctx.tile(a["bias"]).read(1, n).astype(np.float64)
+            base = np.broadcast_to(bias, (m, n))
+        _finish(ctx, a, prod, m, n, base)
+
+
+@op("matmul_acc", [Out("dst"), In("acc"), In("lhs"), In("rhs"), Arg("phase", default=None, kw_only=True)], "M")
+class MatmulAcc:
+    """pl.matmul_acc(dst, acc, lhs, rhs, *, phase=None): dst = acc + lhs @ rhs (usually dst is acc)."""
+
+    @staticmethod
+    def check(c, a):
+        _check_mm(c, a, acc=a["acc"])
+
+    @staticmethod
+    def run(ctx, a):
+        prod, m, n = _product(ctx, a)
+        exact = np.int64 if a["acc"].dtype == dt.DT_INT32 else np.float64
+        base = ctx.tile(a["acc"]).read(m, n).astype(exact)
+        _finish(ctx, a, prod, m, n, base)
+
+
+def _mx_not_implemented(name):
+    class MX:
+        __doc__ = f"pl.{name}: MX-format matmul (not implemented yet)."
+
+        @staticmethod
+        def check(c, a):
+            raise NotImplementedError(f"pl.{name} (MX FP8/FP4 matmul)")
+
+        @staticmethod
+        def run(ctx, a):  # pragma: no cover - check always raises
+            raise NotImplementedError(name)
+
+    op(name, [Arg("args", "any", var=True)], "M")(MX)
+
+
+_mx_not_implemented("matmul_mx")
+_mx_not_implemented("matmul_mx_acc")
+
+__all__ = ["acc_dtype_for"]

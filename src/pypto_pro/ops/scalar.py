@@ -1,0 +1,227 @@
+"""Scalar-pipe ops: element access, valid shapes, printf/assert (API.md A3, A5, A9)."""
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..ir.nodes import Expr, TensorParam, TileGroupDecl, TileRef
+from ..ir.optable import Arg, In, Out, op
+from ..ir.types import MemorySpace
+
+
+def _py(value, dtype):
+    """A numpy element as the Python scalar the interpreter computes with."""
+    if dtype.is_float():
+        return float(np.float32(value))
+    if dtype.kind == "bool":
+        return bool(value)
+    return int(value)
+
+
+def _element_index(ctx, target, arr_shape, index):
+    """Row-major (row, col) / N-D position of ``index`` (linear int or multi-index) in ``arr_shape``."""
+    if isinstance(index, (list, tuple)):
+        pos = tuple(int(ctx.scalar(i)) for i in index)
+        if len(pos) != len(arr_shape):
+            raise ctx.error(f"{len(pos)} indices for {target} of rank {len(arr_shape)}")
+        lin = int(np.ravel_multi_index(pos, arr_shape)) if all(0 <= p < s for p, s in zip(pos, arr_shape)) else -1
+    else:
+        lin = int(ctx.scalar(index))
+    total = int(np.prod(arr_shape))
+    if not 0 <= lin < total:
+        raise ctx.error(f"element index {index if not isinstance(index, Expr) else lin} is outside {target} "
+                        f"of shape {list(arr_shape)}")
+    return np.unravel_index(lin, arr_shape)
+
+
+def _access_check(c, a, name):
+    v = a[name]
+    if isinstance(v, TileRef):
+        c.space(name, v, MemorySpace.Vec)
+
+
+@op("getval", [In("src", "tile_or_tensor"), Arg("index", "any")], "S")
+class GetVal:
+    """pl.getval(src, index) / src[i, j]: read one element of a Vec tile or GM tensor (row-major linear index)."""
+
+    @staticmethod
+    def check(c, a):
+        _access_check(c, a, "src")
+        return a["src"].dtype
+
+    @staticmethod
+    def run(ctx, a):
+        src = a["src"]
+        if isinstance(src, TensorParam):
+            arr = ctx.tensor(src)
+            return _py(arr[_element_index(ctx, f"tensor '{src.name}'", arr.shape, a["index"])], src.dtype)
+        view = ctx.tile(src)
+        r, col = _element_index(ctx, f"tile {view.name}", view.shape, a["index"])
+        return _py(view.read(view.shape[0], view.shape[1])[r, col], view.dtype)
+
+
+@op("setval", [Out("dst", "tile_or_tensor"), Arg("index", "any"), Arg("value", "scalar")], "S")
+class SetVal:
+    """pl.setval(dst, index, value) / dst[i, j] = value: write one element of a Vec tile or GM tensor."""
+
+    @staticmethod
+    def check(c, a):
+        _access_check(c, a, "dst")
+
+    @staticmethod
+    def run(ctx, a):
+        dst = a["dst"]
+        value = ctx.scalar(a["value"])
+        if isinstance(dst, TensorParam):
+            arr = ctx.tensor(dst)
+            arr[_element_index(ctx, f"tensor '{dst.name}'", arr.shape, a["index"])] = value
+            return
+        view = ctx.tile(dst)
+        r, col = _element_index(ctx, f"tile {view.name}", view.shape, a["index"])
+        full = view.read(view.shape[0], view.shape[1])
+        with np.errstate(all="ignore"):
+            full[r, col] = np.asarray(value).astype(full.dtype)
+        view.write(full, view.shape[0], view.shape[1])
+
+
+@op("set_validshape", [Arg("tile", "tile_or_group"), Arg("shape", "index_list")], "S", descriptor_only=True)
+class SetValidShape:
+    """pl.set_validshape(tile_or_group, [rows, cols]): set the valid window (runtime values allowed, 1..shape);
+    on a group every slot.  Later loads, vector ops, stores and matmuls use it."""
+
+    @staticmethod
+    def check(c, a):
+        t, shape = a["tile"], a["shape"]
+        if len(shape) != 2:
+            c.fail("the valid shape is [rows, cols]")
+        full = t.slots[0].shape if isinstance(t, TileGroupDecl) else t.static_shape
+        for v, s, axis in zip(shape, full or (None, None), ("rows", "cols")):
+            if isinstance(v, int) and (v < 1 or (s is not None and v > s)):
+                c.fail(f"valid {axis} {v} is outside [1, {s}]")
+
+    @staticmethod
+    def run(ctx, a):
+        t = a["tile"]
+        rows, cols = (int(ctx.scalar(v)) for v in a["shape"])
+        decls = t.slots if isinstance(t, TileGroupDecl) else [ctx.decl_of(t)]
+        if decls == [None]:
+            raise ctx.error("set_validshape needs a whole tile or a tile group, not a subview")
+        for d in decls:
+            if not (1 <= rows <= d.shape[0] and 1 <= cols <= d.shape[1]):
+                raise ctx.error(f"valid shape [{rows}, {cols}] is outside tile {d.name} of shape {d.shape}")
+            ctx.set_valid(d, rows, cols)
+
+
+_FMT = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([a-zA-Z%])")
+
+
+def _check_format(c, fmt, args):
+    if not isinstance(fmt, str):
+        c.fail("the format must be a compile-time string")
+    convs = []
+    for m in _FMT.finditer(fmt):
+        conv = m.group(4)
+        if conv not in "diuxfp":
+            c.fail(f"conversion %{conv} is not supported (use %d %i %u %x %f %p; no %s %c %% or length modifiers)")
+        convs.append(conv)
+    if len(convs) != len(args):
+        c.fail(f"the format has {len(convs)} conversions but {len(args)} values were passed")
+    for conv, v in zip(convs, args):
+        d = v.dtype if isinstance(v, Expr) else dt.from_python_scalar(v)
+        if conv == "f" and not d.is_float():
+            c.fail(f"%f needs an FP32 value, got {d.name}")
+        if conv in "diux" and d.is_float():
+            c.fail(f"%{conv} needs an integer value, got {d.name}")
+
+
+def _format(ctx, fmt, args):
+    values = []
+    for conv, v in zip((m.group(4) for m in _FMT.finditer(fmt)), args):
+        x = ctx.scalar(v)
+        values.append(int(x) & 0xFFFFFFFFFFFFFFFF if conv in "ux" and int(x) < 0 else x)
+    return _FMT.sub(lambda m: m.group(0).replace("i", "d").replace("u", "d").replace("p", "x"), fmt) % tuple(values)
+
+
+def _prefix(ctx, loc):
+    return f"[{ctx.stmt.loc.filename}:{ctx.stmt.loc.lineno}] " if loc and ctx.stmt.loc else ""
+
+
+@op("printf", [Arg("fmt"), Arg("args", "scalars", var=True), Arg("loc", default=False, kw_only=True)], "S")
+class Printf:
+    """pl.printf(fmt, *args, loc=False): device printf (%d %i %u %x %f %p with flags/width/precision)."""
+
+    @staticmethod
+    def check(c, a):
+        _check_format(c, a["fmt"], a["args"])
+
+    @staticmethod
+    def run(ctx, a):
+        ctx.launch.log(_prefix(ctx, a["loc"]) + _format(ctx, a["fmt"], a["args"]))
+
+
+@op("pto_assert", [Arg("cond", "scalar"), Arg("fmt", default=None), Arg("args", "scalars", var=True),
+                   Arg("loc", default=False, kw_only=True)], "S")
+class PtoAssert:
+    """pl.pto_assert(cond, fmt=None, *args, loc=False): on failure print "Assertion failed: <cond source>" and the
+    message, then continue (official behaviour); with PYPTO_STRICT_ASSERT=1 raise KernelRuntimeError instead."""
+
+    @staticmethod
+    def check(c, a):
+        cond = a["cond"]
+        d = cond.dtype if isinstance(cond, Expr) else dt.from_python_scalar(cond)
+        if d != dt.DT_BOOL:
+            c.fail(f"the condition must be a BOOL scalar (a comparison), got {d.name}")
+        if a["fmt"] is not None:
+            _check_format(c, a["fmt"], a["args"])
+
+    @staticmethod
+    def run(ctx, a):
+        if ctx.scalar(a["cond"]):
+            return
+        source = ctx.stmt.loc.source_line.strip() if ctx.stmt.loc else "<condition>"
+        text = f"{_prefix(ctx, a['loc'])}Assertion failed: {source}"
+        if a["fmt"] is not None:
+            text += " " + _format(ctx, a["fmt"], a["args"])
+        if os.environ.get("PYPTO_STRICT_ASSERT", "0") not in ("", "0"):
+            raise ctx.error(text)
+        ctx.launch.log(text + "\n")
+
+
+@op("trap", [], "S", check=lambda c, a: None)
+def _trap(ctx, a):
+    """pl.trap(): abort the kernel (raises KernelRuntimeError)."""
+    raise ctx.error("pl.trap() was executed")
+
+
+@op("dump_data", [In("data", "tile_or_tensor"), Arg("offsets", "any", default=None),
+                  Arg("shapes", "any", default=None), Arg("workspace", "any", default=None, kw_only=True),
+                  Arg("loc", default=False, kw_only=True), Arg("flag", default=None, kw_only=True)], "V")
+class DumpData:
+    """pl.dump_data(data, offsets=None, shapes=None, *, workspace=None, loc=False, flag=None): print a Vec/Acc tile
+    or a GM tensor (or a window of it) to the kernel log."""
+
+    @staticmethod
+    def check(c, a):
+        d = a["data"]
+        if isinstance(d, TileRef) and d.space not in (MemorySpace.Vec, MemorySpace.Acc):
+            c.fail(f"{d.space.name} tiles cannot be printed; move them to Vec first")
+        if (a["offsets"] is None) != (a["shapes"] is None):
+            c.fail("offsets and shapes go together")
+
+    @staticmethod
+    def run(ctx, a):
+        d = a["data"]
+        if isinstance(d, TensorParam):
+            values, name = ctx.tensor(d), d.name
+        else:
+            view = ctx.tile(d)
+            values, name = view.read(), view.name
+        if a["offsets"] is not None:
+            offs = [int(ctx.scalar(o)) for o in a["offsets"]]
+            shp = [int(ctx.scalar(s)) for s in a["shapes"]]
+            values = values[tuple(slice(o, o + s) for o, s in zip(offs, shp))]
+        head = _prefix(ctx, a["loc"]) + (f"{a['flag']}\n" if a["flag"] is not None else "")
+        ctx.launch.log(f"{head}{name} =\n{np.array2string(np.asarray(values))}\n")

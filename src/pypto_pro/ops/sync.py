@@ -1,0 +1,156 @@
+"""Synchronisation ops (``pl.system.*``; API.md A8).
+
+In the reference interpreter each core runs in program order, so flags, barriers and mutexes
+within a core are no-ops (their arguments are still checked); cross-core events and ``sync_all``
+really block, because cores of a block run as cooperating tasks.  Flags are counters: an
+INTRA_BLOCK set by the cube reaches both AIVs, and a cube wait needs a set from every AIV.
+"""
+from __future__ import annotations
+
+from ..ir.optable import Arg, Wait, op
+from ..ir.types import CrossCoreSyncMode, PipeType, SyncAllMode, SyncCoreType
+
+
+def _pipe(c, name, value):
+    if not isinstance(value, PipeType):
+        c.fail(f"'{name}' must be a pl.PipeType, got {value!r}")
+
+
+def _event(c, value, hi=15):
+    if isinstance(value, int) and not 0 <= value <= hi:
+        c.fail(f"event/mutex id {value} is outside [0, {hi}]")
+
+
+def _nop(ctx, a):
+    return None
+
+
+def _flag_check(c, a):
+    _pipe(c, "set_pipe", a["set_pipe"])
+    _pipe(c, "wait_pipe", a["wait_pipe"])
+    _event(c, a["event_id"])
+
+
+_FLAG = [Arg("set_pipe", kw_only=True), Arg("wait_pipe", kw_only=True), Arg("event_id", "scalar", kw_only=True)]
+op("sync_src", _FLAG, lambda a: a["set_pipe"].value, aliases=("system.sync_src",), check=_flag_check,
+   doc="pl.system.sync_src(*, set_pipe, wait_pipe, event_id): set the flag once earlier set_pipe work is done.")(_nop)
+op("sync_dst", _FLAG, lambda a: a["wait_pipe"].value, aliases=("system.sync_dst",), check=_flag_check,
+   doc="pl.system.sync_dst(*, set_pipe, wait_pipe, event_id): wait_pipe blocks until the flag is set.")(_nop)
+
+for _p in ("m", "mte1", "mte2", "mte3", "fix", "all", "v"):
+    op(f"bar_{_p}", [], _p.upper(), aliases=(f"system.bar_{_p}",), check=lambda c, a: None,
+       doc=f"pl.system.bar_{_p}(): later {_p.upper()} work waits for earlier {_p.upper()} work.")(_nop)
+
+
+def _mutex_check(c, a):
+    _pipe(c, "pipe", a["pipe"])
+    _event(c, a["mutex_id"], 31)
+    if a["mutex_ids"] is not None and not all(isinstance(i, int) and 0 <= i <= 31 for i in a["mutex_ids"]):
+        c.fail("mutex_ids must be ints in [0, 31]")
+
+
+_MUTEX = [Arg("pipe", kw_only=True), Arg("mutex_id", "scalar", kw_only=True), Arg("mode", default=0, kw_only=True),
+          Arg("max_mutex_id", default=2, kw_only=True), Arg("mutex_ids", default=None, kw_only=True)]
+op("mutex_lock", _MUTEX, lambda a: a["pipe"].value, aliases=("system.mutex_lock", "mutex.mutex_lock"),
+   check=_mutex_check, doc="pl.system.mutex_lock(*, pipe, mutex_id, ...): acquire a mutex for pipe.")(_nop)
+op("mutex_unlock", _MUTEX, lambda a: a["pipe"].value, aliases=("system.mutex_unlock", "mutex.mutex_unlock"),
+   check=_mutex_check, doc="pl.system.mutex_unlock(*, pipe, mutex_id, ...): release a mutex held by pipe.")(_nop)
+
+
+def _xcore_check(c, a):
+    _pipe(c, "pipe", a["pipe"])
+    _event(c, a["event_id"])
+    a["sync_mode"] = CrossCoreSyncMode(a["sync_mode"])
+    if a["sync_mode"] == CrossCoreSyncMode.UNICAST_BLOCK:
+        raise NotImplementedError("cross-core sync_mode UNICAST_BLOCK")
+
+
+def _sources(ctx, mode):
+    """Cores whose sets the executing core's wait consumes (and, for a set, the cores it reaches)."""
+    core = ctx.core
+    if mode == CrossCoreSyncMode.INTRA_BLOCK:
+        return ctx.peers("vector" if core.kind == "cube" else "cube")
+    if mode == CrossCoreSyncMode.INTER_SUBBLOCK:
+        if core.kind != "vector":
+            raise ctx.error("INTER_SUBBLOCK events are between the AIVs of a block")
+        return ctx.peers("vector")
+    return [c for c in ctx.launch.cores if c.kind == core.kind]
+
+
+def _set_cross_core(ctx, a):
+    mode = a["sync_mode"]
+    event = int(ctx.scalar(a["event_id"]))
+    targets = _sources(ctx, mode)
+    if not targets:
+        raise ctx.error(f"set_cross_core({mode.name}) has no core to reach in this kernel")
+    flags = ctx.launch.flags
+    for t in targets:
+        key = (id(t), mode, event, id(ctx.core))
+        flags[key] = flags.get(key, 0) + 1
+
+
+def _wait_cross_core(ctx, a):
+    mode = a["sync_mode"]
+    event = int(ctx.scalar(a["event_id"]))
+    sources = _sources(ctx, mode)
+    if not sources:
+        raise ctx.error(f"wait_cross_core({mode.name}) has no core that could set it in this kernel")
+    flags = ctx.launch.flags
+    keys = [(id(ctx.core), mode, event, id(s)) for s in sources]
+
+    def ready():
+        return all(flags.get(k, 0) > 0 for k in keys)
+
+    def done():
+        for k in keys:
+            flags[k] -= 1
+
+    return Wait(ready, done, f"wait_cross_core(event_id={event}, {mode.name}) at line "
+                             f"{ctx.stmt.loc.lineno if ctx.stmt.loc else '?'}")
+
+
+_XCORE = [Arg("pipe", kw_only=True), Arg("event_id", "scalar", kw_only=True),
+          Arg("sync_mode", default=CrossCoreSyncMode.INTRA_BLOCK, kw_only=True)]
+op("set_cross_core", _XCORE, lambda a: a["pipe"].value, aliases=("system.set_cross_core",), check=_xcore_check,
+   doc="pl.system.set_cross_core(*, pipe, event_id, sync_mode=INTRA_BLOCK): signal other cores.")(_set_cross_core)
+op("wait_cross_core", _XCORE, lambda a: a["pipe"].value, aliases=("system.wait_cross_core",), check=_xcore_check,
+   doc="pl.system.wait_cross_core(*, pipe, event_id, sync_mode=INTRA_BLOCK): block until signalled.")(
+    _wait_cross_core)
+
+
+def _sync_all_check(c, a):
+    a["core_type"] = SyncCoreType(a["core_type"])
+    a["mode"] = SyncAllMode(a["mode"])
+
+
+def _sync_all(ctx, a):
+    launch = ctx.launch
+    core_type = a["core_type"]
+    if launch.kernel.kind == "vector" and core_type != SyncCoreType.AIV_ONLY:
+        raise ctx.error("sync_all in a vector-only kernel needs core_type=pl.SyncCoreType.AIV_ONLY")
+    kinds = {SyncCoreType.AIV_ONLY: ("vector",), SyncCoreType.AIC_ONLY: ("cube",),
+             SyncCoreType.MIX: ("vector", "cube")}[core_type]
+    if ctx.core.kind not in kinds:
+        raise ctx.error(f"a {ctx.core.kind} core cannot join sync_all(core_type={core_type.name})")
+    participants = sum(1 for c in launch.cores if c.kind in kinds)
+    gen_key = ("sync_all_gen", core_type, id(ctx.core))
+    gen = launch.barriers.get(gen_key, 0)
+    launch.barriers[gen_key] = gen + 1
+    key = ("sync_all", core_type, gen)
+    launch.barriers[key] = launch.barriers.get(key, 0) + 1
+    return Wait(lambda: launch.barriers[key] >= participants, what=f"sync_all #{gen} ({core_type.name})")
+
+
+op("sync_all", [Arg("workspaces", "any", default=None), Arg("core_type", default=SyncCoreType.MIX, kw_only=True),
+                Arg("mode", default=SyncAllMode.HARD, kw_only=True), Arg("used_cores", "any", default=None,
+                                                                          kw_only=True)],
+   "ALL", aliases=("system.sync_all",), check=_sync_all_check,
+   doc="pl.system.sync_all(workspaces=None, *, core_type=MIX, mode=HARD): barrier over every core of the launch.")(
+    _sync_all)
+
+op("set_mm_layout_transform", [Arg("enabled", kw_only=True)], "M", aliases=("system.set_mm_layout_transform",),
+   check=lambda c, a: None,
+   doc="pl.system.set_mm_layout_transform(*, enabled): hardware layout transform around phased matmuls "
+       "(no effect on values).")(_nop)
+op("dcci", [Arg("target", "any"), Arg("args", "any", var=True)], "S", aliases=("system.dcci",),
+   check=lambda c, a: None, doc="pl.system.dcci(target, ...): cache clean/invalidate (no effect on values).")(_nop)

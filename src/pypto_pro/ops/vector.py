@@ -1,0 +1,680 @@
+"""Vector ops (pipe V, Vec tiles, destination first; API.md A5).
+
+Elementwise ops iterate over the destination's valid window; operands must be Vec tiles of the
+same dtype (no broadcasting, no promotion).  16-bit floats are computed in fp32 and rounded once
+per op; integers wrap like C.  Row reductions (``dim=0``) are sequential left-to-right sums in the
+compute dtype so every backend can reproduce them exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..ir.nodes import TileRef
+from ..ir.optable import Arg, In, InOut, Out, op
+from ..ir.types import MemorySpace, RoundMode, TilePad
+from .casting import cast_values
+from .common import as_compute, operand, scalar_value, window, write_result
+
+V = MemorySpace.Vec
+INTS = (dt.DT_INT8, dt.DT_INT16, dt.DT_INT32, dt.DT_INT64, dt.DT_UINT8, dt.DT_UINT16, dt.DT_UINT32, dt.DT_UINT64)
+FLOATS = (dt.DT_FP16, dt.DT_BF16, dt.DT_FP32)
+ARITH = INTS + FLOATS
+NO_8BIT = tuple(d for d in ARITH if d.bits() > 8)
+DIV_TYPES = tuple(d for d in NO_8BIT if d != dt.DT_BF16)
+BIT_TYPES = (dt.DT_INT8, dt.DT_INT16, dt.DT_INT32, dt.DT_UINT8, dt.DT_UINT16, dt.DT_UINT32)
+F16_F32 = (dt.DT_FP16, dt.DT_FP32)
+
+
+def _vec_tiles(c, args, names):
+    for n in names:
+        v = args[n]
+        if isinstance(v, TileRef):
+            c.space(n, v, V)
+
+
+def _c_div(ctx, a, b, dtype):
+    if dtype.is_float():
+        return a / b
+    if np.any(np.asarray(b) == 0):
+        raise ctx.error("integer division by zero in pl.div")
+    q = np.floor_divide(a, b)
+    fix = (np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
+    return np.where(fix, q + 1, q).astype(np.asarray(a).dtype)
+
+
+def _shift(left: bool):
+    def f(ctx, a, b, dtype):
+        b = np.asarray(b)
+        if np.any((b < 0) | (b >= dtype.bits())):
+            raise ctx.error(f"shift amount outside [0, {dtype.bits()})")
+        return np.left_shift(a, b) if left else np.right_shift(a, b)
+    return f
+
+
+_BINARY = {
+    # name: (function(ctx, a, b, dtype), dtypes, rhs may be a scalar)
+    "add": (lambda ctx, a, b, d: a + b, ARITH, True),
+    "sub": (lambda ctx, a, b, d: a - b, ARITH, True),
+    "mul": (lambda ctx, a, b, d: a * b, NO_8BIT, True),
+    "div": (_c_div, DIV_TYPES, True),
+    "and_": (lambda ctx, a, b, d: np.bitwise_and(a, b), BIT_TYPES, True),
+    "or_": (lambda ctx, a, b, d: np.bitwise_or(a, b), BIT_TYPES, True),
+    "shl": (_shift(True), BIT_TYPES, False),
+    "shr": (_shift(False), BIT_TYPES, False),
+}
+
+
+def binary_values(ctx, name, a, b, dtype):
+    fn = _BINARY[name][0] if name in _BINARY else _MINMAX[name]
+    with np.errstate(all="ignore"):
+        return fn(ctx, a, b, dtype)
+
+
+def _register_binary(name, fn, dtypes, scalar_ok):
+    kind = "tile_or_scalar" if scalar_ok else "tile"
+
+    class Binary:
+        __doc__ = (f"pl.{name}(dst, lhs, rhs): dst = lhs {name} rhs over dst's valid window"
+                   + (" (rhs: tile or scalar)." if scalar_ok else " (rhs: tile)."))
+
+        @staticmethod
+        def check(c, a):
+            _vec_tiles(c, a, ("dst", "lhs", "rhs"))
+            c.dtype_in("lhs", a["lhs"], dtypes)
+            c.same_dtype(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+            c.same_shape(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+
+        @staticmethod
+        def run(ctx, a):
+            d = ctx.tile(a["dst"])
+            lhs = ctx.tile(a["lhs"])
+            rows, cols = window(ctx, d, lhs, *([ctx.tile(a["rhs"])] if isinstance(a["rhs"], TileRef) else []))
+            x = lhs.read_compute(rows, cols)
+            y = operand(ctx, a["rhs"], d.dtype, rows, cols)
+            write_result(d, binary_values(ctx, name, x, y, d.dtype), rows, cols)
+
+    op(name, [Out("dst"), In("lhs"), In("rhs", kind)], "V")(Binary)
+
+
+for _name, (_fn, _dtypes, _scalar) in _BINARY.items():
+    _register_binary(_name, _fn, _dtypes, _scalar)
+
+
+@op("xor", [Out("dst"), In("lhs"), In("rhs"), Arg("tmp", "tile")], "V")
+class Xor:
+    """pl.xor(dst, lhs, rhs, tmp): bitwise xor; tmp is a scratch tile of the same type."""
+
+    @staticmethod
+    def check(c, a):
+        _vec_tiles(c, a, ("dst", "lhs", "rhs", "tmp"))
+        c.dtype_in("lhs", a["lhs"], BIT_TYPES)
+        c.same_dtype(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"], tmp=a["tmp"])
+        c.same_shape(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+
+    @staticmethod
+    def run(ctx, a):
+        d = ctx.tile(a["dst"])
+        lhs, rhs = ctx.tile(a["lhs"]), ctx.tile(a["rhs"])
+        rows, cols = window(ctx, d, lhs, rhs)
+        write_result(d, np.bitwise_xor(lhs.read(rows, cols), rhs.read(rows, cols)), rows, cols)
+
+
+# --------------------------------------------------------------------------- maximum / minimum
+def _nan_max(ctx, a, b, d):
+    return np.maximum(a, b)
+
+
+def _nan_min(ctx, a, b, d):
+    return np.minimum(a, b)
+
+
+_MINMAX = {"maximum": _nan_max, "minimum": _nan_min}
+
+
+def reduce_values(kind: str, x: np.ndarray, axis: int, dtype) -> np.ndarray:
+    """Sequential reduction along ``axis`` with keepdims (sum: left to right in the compute dtype)."""
+    with np.errstate(all="ignore"):
+        if kind == "sum":
+            acc_dtype = dtype.compute_np_dtype
+            return np.take(np.cumsum(x, axis=axis, dtype=acc_dtype), [-1], axis=axis)
+        if kind == "max":
+            return np.max(x, axis=axis, keepdims=True)
+        if kind == "min":
+            return np.min(x, axis=axis, keepdims=True)
+        if kind == "argmax":
+            return np.expand_dims(np.argmax(x, axis=axis), axis)
+        if kind == "argmin":
+            return np.expand_dims(np.argmin(x, axis=axis), axis)
+    raise ValueError(kind)
+
+
+def _check_reduce(c, a, kind: str, dim: int):
+    _vec_tiles(c, a, ("dst", "src", "tmp"))
+    src, out = a["src"], a["dst"]
+    if kind in ("argmax", "argmin"):
+        if out.dtype not in (dt.DT_INT32, dt.DT_UINT32):
+            c.fail(f"'dst' of an arg-reduction must be INT32 or UINT32, got {out.dtype.name}")
+        c.dtype_in("src", src, ARITH)
+    else:
+        c.dtype_in("src", src, ARITH if dim != 0 else (dt.DT_INT16, dt.DT_INT32, dt.DT_INT64, dt.DT_UINT64,
+                                                        dt.DT_FP16, dt.DT_FP32))
+        c.same_dtype(dst=out, src=src)
+    if a.get("tmp") is not None and a["tmp"].dtype != src.dtype:
+        c.fail(f"'tmp' must have src's dtype {src.dtype.name}, got {a['tmp'].dtype.name}")
+    s = src.static_shape
+    o = out.static_shape
+    if s is not None and o is not None:
+        want = (s[0], 1) if dim == 0 else (1, s[1])
+        if tuple(o) != want:
+            axis = "last axis (per row)" if dim == 0 else "first axis (per column)"
+            c.fail(f"dim={dim} reduces the {axis}: 'dst' must be {list(want)} for src {list(s)}, got {list(o)}")
+
+
+def _run_reduce(ctx, a, kind: str, dim: int):
+    d = ctx.tile(a["dst"])
+    s = ctx.tile(a["src"])
+    rows, cols = s.valid
+    x = s.read_compute(rows, cols)
+    r = reduce_values(kind, x, 1 if dim == 0 else 0, s.dtype)
+    write_result(d, r, r.shape[0], r.shape[1])
+
+
+def _register_minmax(name: str, kind: str):
+    class MinMax:
+        __doc__ = (f"pl.{name}(dst, lhs, rhs): element-wise {name} (rhs tile or scalar); "
+                   f"pl.{name}(dst, src, tmp, dim=0|1): row (dim=0 -> [R,1]) or column (dim=1 -> [1,C]) reduction.")
+
+        @staticmethod
+        def check(c, a):
+            if a["dim"] is None:
+                _vec_tiles(c, a, ("dst", "lhs", "rhs"))
+                c.dtype_in("lhs", a["lhs"], ARITH)
+                c.same_dtype(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+                c.same_shape(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+                return
+            if not isinstance(a["rhs"], TileRef):
+                c.fail("with dim=, the third argument is the tmp tile")
+            _check_reduce(c, {"dst": a["dst"], "src": a["lhs"], "tmp": a["rhs"]}, kind, 0 if a["dim"] == 0 else 1)
+
+        @staticmethod
+        def run(ctx, a):
+            if a["dim"] is not None:
+                _run_reduce(ctx, {"dst": a["dst"], "src": a["lhs"]}, kind, 0 if a["dim"] == 0 else 1)
+                return
+            d = ctx.tile(a["dst"])
+            lhs = ctx.tile(a["lhs"])
+            rows, cols = window(ctx, d, lhs, *([ctx.tile(a["rhs"])] if isinstance(a["rhs"], TileRef) else []))
+            x = lhs.read_compute(rows, cols)
+            y = operand(ctx, a["rhs"], d.dtype, rows, cols)
+            write_result(d, binary_values(ctx, name, x, y, d.dtype), rows, cols)
+
+    op(name, [Out("dst"), In("lhs"), In("rhs", "tile_or_scalar"), Arg("dim", default=None, kw_only=True)],
+       "V")(MinMax)
+
+
+_register_minmax("maximum", "max")
+_register_minmax("minimum", "min")
+
+
+def _register_reduce(name: str, kind: str, fixed_dim=None, tmp_required=True):
+    params = [Out("dst"), In("src"), Arg("tmp", "tile", **({} if tmp_required else {"default": None}))]
+    if fixed_dim is None:
+        params.append(Arg("dim", default=0, kw_only=True))
+
+    class Reduce:
+        __doc__ = (f"pl.{name}(dst, src, tmp{', *, dim=0' if fixed_dim is None else ''}): {kind} reduction; dim=0 "
+                   f"reduces each row into dst [R,1] (DN), any other dim each column into dst [1,C].")
+
+        @staticmethod
+        def check(c, a):
+            _check_reduce(c, a, kind, _dim(a))
+
+        @staticmethod
+        def run(ctx, a):
+            _run_reduce(ctx, a, kind, _dim(a))
+
+    def _dim(a):
+        d = a["dim"] if fixed_dim is None else fixed_dim
+        return 0 if d == 0 else 1
+
+    op(name, params, "V")(Reduce)
+
+
+_register_reduce("sum", "sum")
+_register_reduce("argmax", "argmax")
+_register_reduce("argmin", "argmin")
+for _prefix, _d in (("row", 0), ("col", 1)):
+    for _kind in ("sum", "max", "min", "argmax", "argmin"):
+        _register_reduce(f"{_prefix}_{_kind}", _kind, fixed_dim=_d, tmp_required=False)
+
+
+# --------------------------------------------------------------------------- unary
+_UNARY = {
+    "neg": (lambda x: -x, tuple(d for d in ARITH if d.kind != "uint")),
+    "abs": (np.abs, tuple(d for d in ARITH if d.kind != "uint")),
+    "exp": (np.exp, F16_F32),
+    "log": (np.log, F16_F32),
+    "sqrt": (np.sqrt, F16_F32),
+    "rsqrt": (lambda x: np.float32(1) / np.sqrt(x), F16_F32),
+    "recip": (lambda x: np.float32(1) / x, F16_F32),
+    "relu": (lambda x: np.where(x > 0, x, np.zeros_like(x)), (dt.DT_FP16, dt.DT_FP32, dt.DT_INT32)),
+    "not_": (np.invert, BIT_TYPES),
+}
+
+
+def unary_values(name, x):
+    with np.errstate(all="ignore"):
+        return _UNARY[name][0](x)
+
+
+def _register_unary(name, dtypes):
+    class Unary:
+        __doc__ = f"pl.{name}(dst, src): element-wise {name} over dst's valid window."
+
+        @staticmethod
+        def check(c, a):
+            _vec_tiles(c, a, ("dst", "src"))
+            c.dtype_in("src", a["src"], dtypes)
+            c.same_dtype(dst=a["dst"], src=a["src"])
+            c.same_shape(dst=a["dst"], src=a["src"])
+
+        @staticmethod
+        def run(ctx, a):
+            d = ctx.tile(a["dst"])
+            s = ctx.tile(a["src"])
+            rows, cols = window(ctx, d, s)
+            write_result(d, unary_values(name, s.read_compute(rows, cols)), rows, cols)
+
+    op(name, [Out("dst"), In("src")], "V")(Unary)
+
+
+for _name, (_fn, _dtypes) in _UNARY.items():
+    _register_unary(_name, _dtypes)
+
+
+@op("expands", [Out("dst"), Arg("scalar", "scalar")], "V")
+class Expands:
+    """pl.expands(dst, scalar): fill dst's valid window with a scalar (Vec or Mat tiles)."""
+
+    @staticmethod
+    def check(c, a):
+        c.space("dst", a["dst"], V, MemorySpace.Mat)
+
+    @staticmethod
+    def run(ctx, a):
+        d = ctx.tile(a["dst"])
+        write_result(d, np.full(d.valid, scalar_value(ctx, a["scalar"], d.dtype)))
+
+
+# --------------------------------------------------------------------------- cast
+@op("cast", [Out("dst"), In("src"), Arg("mode", default=RoundMode.CAST_ROUND, kw_only=True)], "V")
+class Cast:
+    """pl.cast(dst, src, *, mode=pl.RoundMode.CAST_ROUND): convert src to dst's dtype with a rounding mode."""
+
+    @staticmethod
+    def check(c, a):
+        _vec_tiles(c, a, ("dst", "src"))
+        c.same_shape(dst=a["dst"], src=a["src"])
+        mode = RoundMode(a["mode"])
+        if mode == RoundMode.CAST_ODD and not (a["src"].dtype == dt.DT_FP32 and a["dst"].dtype == dt.DT_FP16):
+            c.fail("CAST_ODD exists only for FP32 -> FP16")
+        for n in ("dst", "src"):
+            if a[n].dtype.name in dt.STORAGE_ONLY:
+                raise NotImplementedError(f"pl.cast to/from {a[n].dtype.name}")
+        a["mode"] = mode
+
+    @staticmethod
+    def run(ctx, a):
+        d = ctx.tile(a["dst"])
+        s = ctx.tile(a["src"])
+        rows, cols = window(ctx, d, s)
+        d.write(cast_values(s.read(rows, cols), s.dtype, d.dtype, a["mode"]), rows, cols)
+
+
+# --------------------------------------------------------------------------- compare / select
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+        "ge": np.greater_equal}
+
+
+def pack_mask(bits: np.ndarray, mask_cols: int) -> np.ndarray:
+    """Bit-pack a boolean [R, C] predicate LSB-first, ceil(C/8) bytes at the start of each mask row."""
+    packed = np.packbits(bits.astype(np.uint8), axis=1, bitorder="little")
+    out = np.zeros((bits.shape[0], mask_cols), dtype=np.uint8)
+    out[:, :packed.shape[1]] = packed
+    return out
+
+
+def unpack_mask(raw: np.ndarray, cols: int) -> np.ndarray:
+    return np.unpackbits(raw, axis=1, bitorder="little", count=cols).astype(bool)
+
+
+def _register_compare(name, fn):
+    class Compare:
+        __doc__ = (f"pl.{name}(mask, lhs, rhs): mask = lhs {name} rhs, bit-packed into a UINT8 tile declared with "
+                   f"lhs's shape (LSB first, ceil(C/8) bytes per row); only pl.select reads it.")
+
+        @staticmethod
+        def check(c, a):
+            _vec_tiles(c, a, ("mask", "lhs", "rhs"))
+            if a["mask"].dtype != dt.DT_UINT8:
+                c.fail(f"'mask' must be a UINT8 tile, got {a['mask'].dtype.name}")
+            c.dtype_in("lhs", a["lhs"], ARITH)
+            c.same_dtype(lhs=a["lhs"], rhs=a["rhs"])
+            c.same_shape(mask=a["mask"], lhs=a["lhs"], rhs=a["rhs"])
+
+        @staticmethod
+        def run(ctx, a):
+            m = ctx.tile(a["mask"])
+            lhs = ctx.tile(a["lhs"])
+            rows, cols = lhs.valid
+            x = lhs.read_compute(rows, cols)
+            y = operand(ctx, a["rhs"], lhs.dtype, rows, cols)
+            if m.shape[0] < rows or m.shape[1] * 8 < cols:
+                raise ctx.error(f"mask tile {m.name} is too small for a {rows}x{cols} predicate")
+            raw = pack_mask(fn(x, y), m.shape[1])
+            m.write(raw, rows, m.shape[1])
+
+    op(name, [Out("mask"), In("lhs"), In("rhs", "tile_or_scalar")], "V")(Compare)
+
+
+for _name, _fn in _CMP.items():
+    _register_compare(_name, _fn)
+
+
+@op("select", [Out("dst"), In("mask"), In("lhs"), In("rhs", "tile_or_scalar"), Arg("tmp", "tile", default=None)], "V")
+class Select:
+    """pl.select(dst, mask, lhs, rhs, tmp): dst = mask ? lhs : rhs (rhs tile or scalar; tmp unused)."""
+
+    @staticmethod
+    def check(c, a):
+        _vec_tiles(c, a, ("dst", "mask", "lhs", "rhs"))
+        if a["mask"].dtype != dt.DT_UINT8:
+            c.fail(f"'mask' must be the UINT8 result of a compare, got {a['mask'].dtype.name}")
+        c.same_dtype(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+        c.same_shape(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+
+    @staticmethod
+    def run(ctx, a):
+        d = ctx.tile(a["dst"])
+        m = ctx.tile(a["mask"])
+        lhs = ctx.tile(a["lhs"])
+        rows, cols = window(ctx, d, lhs)
+        bits = unpack_mask(m.read(rows, m.shape[1]), cols)
+        y = operand(ctx, a["rhs"], d.dtype, rows, cols)
+        write_result(d, np.where(bits, lhs.read_compute(rows, cols), y), rows, cols)
+
+
+# --------------------------------------------------------------------------- broadcast (expand_*)
+_EXPAND = {"expand_max": np.maximum, "expand_min": np.minimum, "expand_mul": np.multiply,
+           "expand_sub": np.subtract, "expand_div": np.divide}
+
+
+def _register_expand(name, fn):
+    class Expand:
+        __doc__ = (f"pl.{name}(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or "
+                   f"src[i,j] op v[0,j] (dim=1, v [1,C]).")
+
+        @staticmethod
+        def check(c, a):
+            _vec_tiles(c, a, ("dst", "src", "v"))
+            c.dtype_in("src", a["src"], ARITH)
+            c.same_dtype(dst=a["dst"], src=a["src"], v=a["v"])
+            c.same_shape(dst=a["dst"], src=a["src"])
+            s, v = a["src"].static_shape, a["v"].static_shape
+            if s is not None and v is not None:
+                want = (s[0], 1) if a["dim"] == 0 else (1, s[1])
+                if tuple(v) != want:
+                    c.fail(f"with dim={a['dim']} 'v' must be {list(want)} for src {list(s)}, got {list(v)}")
+
+        @staticmethod
+        def run(ctx, a):
+            d = ctx.tile(a["dst"])
+            s = ctx.tile(a["src"])
+            rows, cols = window(ctx, d, s)
+            x = s.read_compute(rows, cols)
+            vt = ctx.tile(a["v"])
+            v = vt.read_compute(rows, 1) if a["dim"] == 0 else vt.read_compute(1, cols)
+            if name == "expand_div" and not d.dtype.is_float():
+                r = np.empty_like(x)
+                r[...] = _c_div(ctx, x, np.broadcast_to(v, x.shape), d.dtype)
+            else:
+                with np.errstate(all="ignore"):
+                    r = fn(x, v)
+            write_result(d, r, rows, cols)
+
+    op(name, [Out("dst"), In("src"), In("v"), Arg("dim", default=0, kw_only=True)], "V")(Expand)
+
+
+for _name, _fn in _EXPAND.items():
+    _register_expand(_name, _fn)
+
+
+# --------------------------------------------------------------------------- fused ops
+def _fused(name, params, doc, dtypes, compute, scratch_lhs=False, cast=False):
+    tile_names = [p.name for p in params if p.kind == "tile"]
+
+    class Fused:
+        __doc__ = doc
+
+        @staticmethod
+        def check(c, a):
+            _vec_tiles(c, a, tile_names)
+            c.dtype_in(tile_names[1], a[tile_names[1]], dtypes)
+            same = {n: a[n] for n in tile_names if not (cast and n == "dst")}
+            c.same_dtype(**same)
+            c.same_shape(**{n: a[n] for n in tile_names})
+            if cast:
+                if a["dst"].dtype != a["target_type"]:
+                    c.fail(f"'dst' dtype {a['dst'].dtype.name} differs from target_type {a['target_type'].name}")
+                a["mode"] = RoundMode(a["mode"])
+
+        @staticmethod
+        def run(ctx, a):
+            views = {n: ctx.tile(a[n]) for n in tile_names}
+            d = views["dst"]
+            rows, cols = window(ctx, d, *[v for n, v in views.items() if n != "dst"])
+            vals = {n: v.read_compute(rows, cols) for n, v in views.items()}
+            scalars = {p.name: scalar_value(ctx, a[p.name], views[tile_names[1]].dtype)
+                       for p in params if p.kind == "scalar"}
+            with np.errstate(all="ignore"):
+                inter, result = compute(vals, scalars, views[tile_names[1]].dtype)
+            if scratch_lhs:
+                write_result(views["lhs"], inter, rows, cols)
+            if cast:
+                src_dtype = views["lhs"].dtype
+                stored = np.asarray(inter).astype(src_dtype.require_numpy())
+                d.write(cast_values(stored, src_dtype, d.dtype, a["mode"]), rows, cols)
+            else:
+                write_result(d, result, rows, cols)
+
+    extra = [Arg("target_type", kw_only=True), Arg("mode", default=RoundMode.CAST_ROUND, kw_only=True)] if cast else []
+    op(name, list(params) + extra, "V")(Fused)
+
+
+def _rnd(x, dtype):
+    """Round an intermediate to storage precision (used where the hardware writes it back)."""
+    return np.asarray(x).astype(dtype.require_numpy()).astype(dtype.compute_np_dtype)
+
+
+def _relu(x):
+    return np.where(x > 0, x, np.zeros_like(x))
+
+
+_LR = [Out("dst"), InOut("lhs"), In("rhs")]
+_fused("add_relu", _LR, "pl.add_relu(dst, lhs, rhs): dst = relu(lhs + rhs); lhs is overwritten (scratch).", ARITH,
+       lambda v, s, d: (v["lhs"] + v["rhs"], _relu(_rnd(v["lhs"] + v["rhs"], d))), scratch_lhs=True)
+_fused("sub_relu", _LR, "pl.sub_relu(dst, lhs, rhs): dst = relu(lhs - rhs); lhs is overwritten (scratch).", ARITH,
+       lambda v, s, d: (v["lhs"] - v["rhs"], _relu(_rnd(v["lhs"] - v["rhs"], d))), scratch_lhs=True)
+_fused("add_relu_cast", _LR, "pl.add_relu_cast(dst, lhs, rhs, *, target_type, mode): dst = cast(relu(lhs+rhs)); "
+       "lhs is overwritten.", ARITH, lambda v, s, d: (_relu(_rnd(v["lhs"] + v["rhs"], d)), None),
+       scratch_lhs=True, cast=True)
+_fused("sub_relu_cast", _LR, "pl.sub_relu_cast(dst, lhs, rhs, *, target_type, mode): dst = cast(relu(lhs-rhs)); "
+       "lhs is overwritten.", ARITH, lambda v, s, d: (_relu(_rnd(v["lhs"] - v["rhs"], d)), None),
+       scratch_lhs=True, cast=True)
+_fused("mul_cast", _LR, "pl.mul_cast(dst, lhs, rhs, *, target_type, mode): dst = cast(lhs*rhs); lhs is overwritten.",
+       NO_8BIT, lambda v, s, d: (v["lhs"] * v["rhs"], None), scratch_lhs=True, cast=True)
+_fused("addc", [Out("dst"), In("a"), In("b"), In("c")], "pl.addc(dst, a, b, c): dst = a + b + c.", ARITH,
+       lambda v, s, d: (None, v["a"] + v["b"] + v["c"]))
+_fused("mul_add_dst", [InOut("dst"), In("lhs"), In("rhs")], "pl.mul_add_dst(dst, lhs, rhs): dst = lhs*rhs + dst.",
+       NO_8BIT, lambda v, s, d: (None, v["lhs"] * v["rhs"] + v["dst"]))
+_fused("fused_mul_add", [InOut("dst"), In("lhs"), In("rhs")],
+       "pl.fused_mul_add(dst, lhs, rhs): dst = lhs*dst + rhs.", NO_8BIT,
+       lambda v, s, d: (None, v["lhs"] * v["dst"] + v["rhs"]))
+_fused("fused_mul_add_relu", [InOut("dst"), In("a"), In("b")],
+       "pl.fused_mul_add_relu(dst, a, b): dst = relu(dst*a + b).", NO_8BIT,
+       lambda v, s, d: (None, _relu(v["dst"] * v["a"] + v["b"])))
+
+
+@op("axpy", [InOut("dst"), In("src"), Arg("alpha", "scalar")], "V")
+class Axpy:
+    """pl.axpy(dst, src, alpha): dst = alpha*src + dst (FP16/FP32; FP16 src into FP32 dst allowed)."""
+
+    @staticmethod
+    def check(c, a):
+        _vec_tiles(c, a, ("dst", "src"))
+        c.dtype_in("src", a["src"], F16_F32)
+        ok = a["dst"].dtype == a["src"].dtype or (a["src"].dtype == dt.DT_FP16 and a["dst"].dtype == dt.DT_FP32)
+        if not ok:
+            c.fail(f"dst {a['dst'].dtype.name} / src {a['src'].dtype.name}: supported FP16/FP16, FP32/FP32, FP16->FP32")
+        c.same_shape(dst=a["dst"], src=a["src"])
+
+    @staticmethod
+    def run(ctx, a):
+        d = ctx.tile(a["dst"])
+        s = ctx.tile(a["src"])
+        rows, cols = window(ctx, d, s)
+        alpha = scalar_value(ctx, a["alpha"], s.dtype)
+        with np.errstate(all="ignore"):
+            write_result(d, alpha * s.read_compute(rows, cols) + d.read_compute(rows, cols), rows, cols)
+
+
+# --------------------------------------------------------------------------- part ops
+_PART = {"partadd": np.add, "partmax": np.maximum, "partmin": np.minimum, "partmul": np.multiply}
+
+
+def _register_part(name, fn):
+    class Part:
+        __doc__ = (f"pl.{name}(dst, s0, s1): over dst's valid window, {name[4:]} where both inputs are valid, "
+                   f"a copy of the valid one elsewhere.")
+
+        @staticmethod
+        def check(c, a):
+            _vec_tiles(c, a, ("dst", "s0", "s1"))
+            c.dtype_in("s0", a["s0"], ARITH)
+            c.same_dtype(dst=a["dst"], s0=a["s0"], s1=a["s1"])
+            c.same_shape(dst=a["dst"], s0=a["s0"], s1=a["s1"])
+
+        @staticmethod
+        def run(ctx, a):
+            d, s0, s1 = ctx.tile(a["dst"]), ctx.tile(a["s0"]), ctx.tile(a["s1"])
+            rows, cols = window(ctx, d, s0, s1)
+            if rows == 0 or cols == 0:
+                return
+            out = d.read_compute(rows, cols)
+            r = np.arange(rows)[:, None]
+            c_ = np.arange(cols)[None, :]
+            in0 = (r < s0.valid[0]) & (c_ < s0.valid[1])
+            in1 = (r < s1.valid[0]) & (c_ < s1.valid[1])
+            x0 = s0.read_compute(rows, cols)
+            x1 = s1.read_compute(rows, cols)
+            with np.errstate(all="ignore"):
+                both = fn(x0, x1)
+            out = np.where(in0 & in1, both, np.where(in0, x0, np.where(in1, x1, out)))
+            write_result(d, out, rows, cols)
+
+    op(name, [Out("dst"), In("s0"), In("s1")], "V")(Part)
+
+
+for _name, _fn in _PART.items():
+    _register_part(_name, _fn)
+
+
+# --------------------------------------------------------------------------- layout / index
+@op("transpose", [Out("dst"), In("src")], "V")
+class Transpose:
+    """pl.transpose(dst, src): dst = src^T over src's valid window (shapes swapped; not in place)."""
+
+    @staticmethod
+    def check(c, a):
+        _vec_tiles(c, a, ("dst", "src"))
+        c.same_dtype(dst=a["dst"], src=a["src"])
+        if a["src"].dtype.bits() == 64:
+            c.fail("64-bit dtypes cannot be transposed")
+        s, d = a["src"].static_shape, a["dst"].static_shape
+        if s is not None and d is not None and tuple(d) != (s[1], s[0]):
+            c.fail(f"'dst' must have the swapped shape {[s[1], s[0]]} of src, got {list(d)}")
+        if a["dst"].decl is a["src"].decl:
+            c.fail("transpose cannot work in place")
+
+    @staticmethod
+    def run(ctx, a):
+        d, s = ctx.tile(a["dst"]), ctx.tile(a["src"])
+        rows, cols = s.valid
+        d.write(s.read(rows, cols).T, cols, rows)
+
+
+@op("fill_index", [Out("dst"), Arg("start", "scalar", default=0)], "V")
+class FillIndex:
+    """pl.fill_index(dst, start): dst[j] = start + j over the row-major linear index of dst's valid window."""
+
+    @staticmethod
+    def check(c, a):
+        _vec_tiles(c, a, ("dst",))
+        c.dtype_in("dst", a["dst"], ARITH)
+
+    @staticmethod
+    def run(ctx, a):
+        d = ctx.tile(a["dst"])
+        rows, cols = d.valid
+        start = ctx.scalar(a["start"])
+        idx = np.arange(rows)[:, None] * d.shape[1] + np.arange(cols)[None, :]
+        write_result(d, (start + idx).astype(d.dtype.compute_np_dtype))
+
+
+@op("fillpad", [Out("dst"), In("src"), Arg("mode", default=0, kw_only=True)], "V")
+class FillPad:
+    """pl.fillpad(dst, src, *, mode=pl.FillPadMode.NORMAL): dst = src inside src's valid window, dst's pad value
+    (zero / dtype max / dtype min; +-inf for floats) elsewhere; dst becomes fully valid."""
+
+    @staticmethod
+    def check(c, a):
+        c.space("dst", a["dst"], V, MemorySpace.Mat)
+        c.space("src", a["src"], V, MemorySpace.Mat)
+        c.same_dtype(dst=a["dst"], src=a["src"])
+        if a["dst"].ttype.pad == TilePad.null:
+            c.fail("'dst' needs a TileType with pad=pl.TilePad.zero/max/min")
+        if a["dst"].dtype.bits() > 32:
+            c.fail("fillpad supports 8- to 32-bit dtypes")
+        mode = int(a["mode"])
+        s, d = a["src"].static_shape, a["dst"].static_shape
+        if s is not None and d is not None:
+            if mode in (0, 2) and tuple(s) != tuple(d):
+                c.fail(f"NORMAL/INPLACE fillpad needs equal shapes, got {list(d)} and {list(s)}")
+            if mode == 1 and (d[0] < s[0] or d[1] < s[1]):
+                c.fail("EXPAND fillpad needs dst at least as large as src")
+
+    @staticmethod
+    def run(ctx, a):
+        d, s = ctx.tile(a["dst"]), ctx.tile(a["src"])
+        vr, vc = s.valid
+        vals = s.read(vr, vc)
+        pad = pad_value(a["dst"].ttype.pad, d.dtype)
+        full = np.full(d.shape, pad, dtype=d.dtype.require_numpy())
+        full[:vr, :vc] = vals
+        d.write(full, d.shape[0], d.shape[1])
+        decl = ctx.decl_of(a["dst"])
+        if decl is not None:
+            ctx.set_valid(decl, d.shape[0], d.shape[1])
+
+
+def pad_value(pad: TilePad, dtype):
+    if pad == TilePad.zero:
+        return 0
+    if dtype.is_float():
+        return np.inf if pad == TilePad.max else -np.inf
+    info = np.iinfo(dtype.require_numpy())
+    return info.max if pad == TilePad.max else info.min
+
+
+__all__ = ["binary_values", "unary_values", "reduce_values", "pack_mask", "unpack_mask", "pad_value"]

@@ -1,0 +1,149 @@
+"""Launch-time argument binding: torch tensors / numpy arrays -> zero-copy numpy views, checked.
+
+Every mismatch (arity, rank, fixed dim, dtype, device, scalar type) raises ``KernelLaunchError``
+naming the parameter with the expected and actual values, before anything runs.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+import ml_dtypes
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import KernelLaunchError
+from ..ir.nodes import ScalarParam, Var
+
+_TORCH_VIEW = {  # torch dtypes numpy cannot hold directly: reinterpret through an int view
+    "torch.bfloat16": ("int16", ml_dtypes.bfloat16),
+    "torch.float8_e4m3fn": ("uint8", ml_dtypes.float8_e4m3fn),
+    "torch.float8_e5m2": ("uint8", ml_dtypes.float8_e5m2),
+}
+
+
+def is_torch_tensor(value) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "detach") and hasattr(value, "device")
+
+
+def as_numpy(value, what: str) -> np.ndarray:
+    """A numpy array sharing memory with ``value`` (torch CPU tensor or numpy array)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if is_torch_tensor(value):
+        if value.device.type != "cpu":
+            raise KernelLaunchError(f"{what}: tensor is on device '{value.device}'; this build runs kernels on the "
+                                    f"CPU — pass CPU tensors (tensor.cpu())")
+        import torch
+
+        t = value.detach()
+        special = _TORCH_VIEW.get(str(t.dtype))
+        if special is not None:
+            int_dtype, np_dtype = special
+            return t.view(getattr(torch, int_dtype)).numpy().view(np_dtype)
+        try:
+            return t.numpy()
+        except (TypeError, RuntimeError) as e:
+            raise KernelLaunchError(f"{what}: cannot share memory with this torch tensor ({e})") from None
+    raise KernelLaunchError(f"{what}: expected a torch tensor or numpy array, got {type(value).__name__}")
+
+
+def _dtype_name(arr: np.ndarray) -> str:
+    found = dt.from_numpy(arr.dtype)
+    return f"{found.name} ({arr.dtype})" if found else str(arr.dtype)
+
+
+class ParamSpec:
+    """A kernel parameter as declared: a tensor annotation or a scalar dtype."""
+
+    def __init__(self, name: str, index: int, tensor=None, scalar: dt.DataType = None):
+        self.name = name
+        self.index = index
+        self.tensor = tensor
+        self.dtype = tensor.dtype if tensor is not None else scalar
+
+
+def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any]
+                   ) -> Tuple[Dict[int, np.ndarray], Dict[int, Any], Tuple]:
+    """Check ``args`` against the declared parameters.
+
+    Returns (tensor arrays by parameter index, scalar values by parameter index, STATIC-dims key)."""
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise KernelLaunchError(f"expected {len(params)} arguments ({names}), got {len(args)}", kernel=kernel_name)
+    tensors: Dict[int, np.ndarray] = {}
+    scalars: Dict[int, Any] = {}
+    static: List[Tuple[str, Tuple[int, ...]]] = []
+    for p, value in zip(params, args):
+        what = f"argument '{p.name}'"
+        if p.tensor is not None:
+            arr = as_numpy(value, what)
+            declared = list(p.tensor.dims)
+            if declared and declared[-1] is Ellipsis:
+                if arr.ndim < len(declared) - 1:
+                    raise KernelLaunchError(f"{what}: expected at least {len(declared) - 1} dims, got shape "
+                                            f"{list(arr.shape)}", kernel=kernel_name)
+            elif arr.ndim != len(declared):
+                raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, "
+                                        f"got shape {list(arr.shape)}", kernel=kernel_name)
+            if arr.dtype != p.dtype.np_dtype:
+                raise KernelLaunchError(f"{what}: expected dtype {p.dtype.name}, got {_dtype_name(arr)}",
+                                        kernel=kernel_name)
+            static_dims = []
+            for i, d in enumerate(declared):
+                if d is Ellipsis:
+                    static_dims.extend(arr.shape[i:])
+                    break
+                if isinstance(d, int):
+                    if arr.shape[i] != d:
+                        raise KernelLaunchError(f"{what}: dim {i} must be {d} (shape {declared_str(declared)}), got "
+                                                f"shape {list(arr.shape)}", kernel=kernel_name)
+                elif getattr(d, "name", "") == "STATIC":
+                    static_dims.append(arr.shape[i])
+            static.append((p.name, tuple(static_dims)))
+            tensors[p.index] = arr
+        else:
+            scalars[p.index] = check_scalar(kernel_name, p, value)
+    return tensors, scalars, tuple(static)
+
+
+def declared_str(declared) -> str:
+    return "[" + ", ".join("..." if d is Ellipsis else str(getattr(d, "name", d)) for d in declared) + "]"
+
+
+def check_scalar(kernel_name: str, p: ParamSpec, value):
+    what = f"argument '{p.name}'"
+    if isinstance(value, np.generic):
+        value = value.item()
+    if is_torch_tensor(value) and value.ndim == 0:
+        value = value.item()
+    d = p.dtype
+    if d.kind == "bool":
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            raise KernelLaunchError(f"{what}: expected a bool, got {value!r}", kernel=kernel_name)
+        return bool(value)
+    if d.is_float():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise KernelLaunchError(f"{what}: expected a number ({d.name}), got {type(value).__name__}",
+                                    kernel=kernel_name)
+        return float(np.asarray(value, dtype=d.require_numpy()).astype(np.float32))
+    if not isinstance(value, int):
+        raise KernelLaunchError(f"{what}: expected an int ({d.name}), got {type(value).__name__}", kernel=kernel_name)
+    info = np.iinfo(d.require_numpy())
+    if not info.min <= value <= info.max:
+        raise KernelLaunchError(f"{what}: {value} does not fit {d.name}", kernel=kernel_name)
+    return int(value)
+
+
+def runtime_scalars(params: Sequence[Any], tensors: Dict[int, np.ndarray], scalars_by_index: Dict[int, Any]
+                    ) -> Dict[int, Any]:
+    """Values of every runtime Var of a parsed kernel: scalar parameters and DYNAMIC dims."""
+    values: Dict[int, Any] = {}
+    for p in params:
+        if isinstance(p, ScalarParam):
+            values[p.var.uid] = scalars_by_index[p.index]
+        else:
+            arr = tensors[p.index]
+            for i, d in enumerate(p.dims):
+                if isinstance(d, Var):
+                    values[d.uid] = int(arr.shape[i])
+    return values

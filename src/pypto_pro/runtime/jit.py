@@ -1,0 +1,155 @@
+"""``@pl.jit``: lazy compilation, specialization cache and the launch forms.
+
+``kernel[stream, block_dim](*args)``, ``kernel[block_dim](*args)`` and ``kernel(*args)`` (block_dim 1)
+all bind and check the arguments, fetch or build the variant for the STATIC dims, and run it on
+the selected backend.  Launches are synchronous on every backend: results are ready on return.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+import warnings
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .. import ops as _ops  # noqa: F401  (registers the op table)
+from ..arch import ArchSpec, resolve_arch
+from ..errors import KernelLaunchError, KernelSyntaxError
+from ..ir.nodes import KernelIR
+from ..ir.printer import format_kernel
+from ..language.annotations import TensorAnnotation, scalar_annotation_dtype
+from .args import ParamSpec, bind_arguments, runtime_scalars
+
+BACKENDS = ("interp", "cpu", "sim")
+
+
+def select_backend(requested: Optional[str]) -> str:
+    """``backend=`` argument, else ``$PYPTO_BACKEND``, else the default backend."""
+    name = requested or os.environ.get("PYPTO_BACKEND") or "interp"
+    if name not in BACKENDS:
+        raise KernelLaunchError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+    if name != "interp":
+        raise NotImplementedError(f"the '{name}' backend")
+    return name
+
+
+class JitKernel:
+    """A tile kernel: compiled on first launch per STATIC-dims signature, then reused."""
+
+    __pto_jit__ = True
+
+    def __init__(self, fn: Callable, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
+                 backend: Optional[str] = None):
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.auto_mutex = auto_mutex
+        self._arch_request = arch
+        self._backend_request = backend
+        self._variants: Dict[Tuple, KernelIR] = {}
+        self._signature: Optional[List[ParamSpec]] = None
+        self._lock = threading.Lock()
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self.__wrapped__ = fn
+
+    # ------------------------------------------------------------------ launch forms
+    def __getitem__(self, key) -> Callable[..., None]:
+        if not isinstance(key, tuple):
+            key = (None, key)
+        if len(key) == 1:
+            key = (None, key[0])
+        if len(key) > 2:
+            raise NotImplementedError("tiling_key / datatype launch arguments (kernel[stream, block_dim, {...}])")
+        stream, block_dim = key
+
+        def launcher(*args):
+            return self.launch(args, block_dim=block_dim, stream=stream)
+
+        return launcher
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise KernelLaunchError("kernels take positional arguments only", kernel=self.name)
+        return self.launch(args, block_dim=1)
+
+    # ------------------------------------------------------------------ compile + run
+    @property
+    def arch(self) -> ArchSpec:
+        return resolve_arch(self._arch_request)
+
+    def signature(self) -> List[ParamSpec]:
+        if self._signature is None:
+            try:
+                hints = inspect.get_annotations(self.fn, eval_str=True)
+            except Exception as e:  # noqa: BLE001
+                raise KernelSyntaxError(f"cannot evaluate the parameter annotations: {e}", kernel=self.name) from None
+            specs = []
+            for i, pname in enumerate(inspect.signature(self.fn).parameters):
+                ann = hints.get(pname)
+                if isinstance(ann, TensorAnnotation):
+                    specs.append(ParamSpec(pname, i, tensor=ann))
+                else:
+                    sdt = scalar_annotation_dtype(ann)
+                    if sdt is None:
+                        raise KernelSyntaxError(
+                            f"parameter '{pname}' needs an annotation: pl.Tensor[[...], dtype], int, float, bool or "
+                            f"a pl.DT_* scalar type (got {ann!r})", kernel=self.name)
+                    specs.append(ParamSpec(pname, i, scalar=sdt))
+            self._signature = specs
+        return self._signature
+
+    def compile(self, static_shapes: Dict[str, List[int]], key: Tuple = ()) -> KernelIR:
+        """The parsed and checked kernel for one STATIC-dims signature (cached)."""
+        arch = self.arch
+        cache_key = (arch.name, key)
+        with self._lock:
+            kir = self._variants.get(cache_key)
+            if kir is None:
+                from ..language.parser import parse_kernel
+
+                kir = parse_kernel(self.fn, name=self.name, arch=arch, auto_mutex=self.auto_mutex,
+                                   static_dims=static_shapes)
+                self._variants[cache_key] = kir
+        return kir
+
+    def launch(self, args, *, block_dim=1, stream=None) -> None:
+        if not isinstance(block_dim, int) or isinstance(block_dim, bool) or block_dim < 1:
+            raise KernelLaunchError(f"block_dim must be a positive int, got {block_dim!r}", kernel=self.name)
+        specs = self.signature()
+        tensors, scalars, key = bind_arguments(self.name, specs, args)
+        shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
+        kir = self.compile(shapes, key)
+        backend = select_backend(self._backend_request)
+        values = runtime_scalars(kir.params, tensors, scalars)
+        if backend == "interp":
+            from ..backends.interp import run_kernel
+
+            run_kernel(kir, tensors, values, block_dim)
+
+    def ir_text(self, *args) -> str:
+        """The tile IR of the variant these example arguments select (or the only compiled one)."""
+        if args:
+            specs = self.signature()
+            tensors, _, key = bind_arguments(self.name, specs, args)
+            shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
+            return format_kernel(self.compile(shapes, key))
+        if not self._variants:
+            raise KernelLaunchError("the kernel has not been compiled yet; pass example arguments", kernel=self.name)
+        return format_kernel(next(iter(self._variants.values())))
+
+
+def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
+        pipeline=None, tiling_key=None, datatype=None, compile_timeout=None, backend: Optional[str] = None):
+    """Mark a function as a tile kernel: ``@pl.jit`` or ``@pl.jit(arch="a5", auto_mutex=True, backend="interp")``."""
+    for feature, value in (("pipeline=", pipeline), ("tiling_key=", tiling_key), ("datatype=", datatype)):
+        if value is not None:
+            raise NotImplementedError(f"@pl.jit({feature}...)")
+    if compile_timeout is not None and (not isinstance(compile_timeout, (int, float)) or compile_timeout <= 0):
+        raise ValueError("compile_timeout must be a positive number of seconds")
+
+    def wrap(fn: Callable) -> JitKernel:
+        if not callable(fn):
+            raise TypeError("@pl.jit decorates a function")
+        return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend)
+
+    return wrap(target) if target is not None else wrap
