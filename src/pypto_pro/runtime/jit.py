@@ -9,28 +9,31 @@ from __future__ import annotations
 import inspect
 import os
 import threading
-import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import ops as _ops  # noqa: F401  (registers the op table)
 from ..arch import ArchSpec, resolve_arch
+from ..backends import KNOWN as KNOWN_BACKENDS
+from ..backends import get_runner
 from ..errors import KernelLaunchError, KernelSyntaxError
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
 from ..language.annotations import TensorAnnotation, scalar_annotation_dtype
 from .args import ParamSpec, bind_arguments, runtime_scalars
 
-BACKENDS = ("interp", "cpu", "sim")
-
-
 def select_backend(requested: Optional[str]) -> str:
-    """``backend=`` argument, else ``$PYPTO_BACKEND``, else the default backend."""
+    """``backend=`` argument, else ``$PYPTO_BACKEND``, else the default backend (API.md C1)."""
     name = requested or os.environ.get("PYPTO_BACKEND") or "interp"
-    if name not in BACKENDS:
-        raise KernelLaunchError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
-    if name != "interp":
-        raise NotImplementedError(f"the '{name}' backend")
+    if name not in KNOWN_BACKENDS:
+        raise KernelLaunchError(f"unknown backend {name!r}; expected one of {', '.join(KNOWN_BACKENDS)}")
     return name
+
+
+def execute(kernel: KernelIR, tensors, scalars, block_dim: int, backend: Optional[str] = None, jit=None):
+    """Run a parsed/lowered kernel on a backend; returns the backend's report (or ``None``).
+
+    The tensor-level frontend launches its lowered programs through this function too."""
+    return get_runner(select_backend(backend))(kernel, tensors, scalars, block_dim, jit=jit)
 
 
 class JitKernel:
@@ -48,6 +51,8 @@ class JitKernel:
         self._variants: Dict[Tuple, KernelIR] = {}
         self._signature: Optional[List[ParamSpec]] = None
         self._lock = threading.Lock()
+        #: what the backend reported about the latest launch (the simulator's report; None for interp)
+        self.last_report = None
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__wrapped__ = fn
@@ -119,12 +124,8 @@ class JitKernel:
         tensors, scalars, key = bind_arguments(self.name, specs, args)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
         kir = self.compile(shapes, key)
-        backend = select_backend(self._backend_request)
         values = runtime_scalars(kir.params, tensors, scalars)
-        if backend == "interp":
-            from ..backends.interp import run_kernel
-
-            run_kernel(kir, tensors, values, block_dim)
+        self.last_report = execute(kir, tensors, values, block_dim, self._backend_request, jit=self)
 
     def ir_text(self, *args) -> str:
         """The tile IR of the variant these example arguments select (or the only compiled one)."""
