@@ -21,10 +21,12 @@ from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F40
 from .intrinsics import (const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
                          get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, max, min, range,
                          section_cube, section_vector, vector_function)
+from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .stubs import build_namespaces
 
 ND, DN, NZ, ZN, ZZ, NN = Layout.ND, Layout.DN, Layout.NZ, Layout.ZN, Layout.ZZ, Layout.NN
 TileLayout = Layout
 
+globals().update(NOT_IMPLEMENTED_STUBS)
 globals().update(build_namespaces())
-del build_namespaces
+del build_namespaces, NOT_IMPLEMENTED_STUBS

@@ -51,3 +51,29 @@ function = inline
 def vector_function(fn):
     """Register-level VF helpers (``pl.Vf``) are not implemented yet."""
     raise NotImplementedError("pl.vector_function (Reg/VF API) is not implemented yet")
+
+
+def _not_implemented(name: str, family: str):
+    def stub(*args, **kwargs):
+        raise NotImplementedError(f"pl.{name} ({family}) is not implemented yet")
+
+    stub.__name__ = name
+    stub.__qualname__ = name
+    stub.__doc__ = f"pl.{name}: part of the {family}, not implemented yet (raises NotImplementedError)."
+    stub.__pto_intrinsic__ = "not_implemented"
+    stub.__pto_feature__ = f"pl.{name} ({family})"
+    return stub
+
+
+#: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
+NOT_IMPLEMENTED = {
+    "gather/sort family": ("gather", "gatherb", "gathermask", "scatter", "sort32", "mrgsort", "mrgsort2",
+                           "histogram"),
+    "quantisation": ("quant", "dequant"),
+    "vector mask control": ("set_mask_count", "set_mask_norm", "set_vec_mask", "reset_mask"),
+    "scalar buffer and strides": ("ssbuf_load", "ssbuf_store", "set_stride"),
+    "Reg/VF API": ("Vf", "RegTensor", "MaskReg"),
+    "SIMT API": ("simt",),
+}
+NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)
+                         for family, names in NOT_IMPLEMENTED.items() for name in names}

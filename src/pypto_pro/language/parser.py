@@ -354,7 +354,9 @@ class KernelParser:
         except (KernelError, _Return):
             raise
         except NotImplementedError as e:
-            raise NotImplementedError(f"{e} (at {self.loc(node)})") from None
+            if getattr(e, "pto_located", False):
+                raise
+            raise self.not_implemented(str(e), node) from None
         except (TypeError, ValueError) as e:
             raise self.err(KernelSyntaxError, str(e), node) from None
 
@@ -798,6 +800,8 @@ class KernelParser:
         if opdef is not None:
             return self.call_op(opdef, args, kwargs, node)
         intrinsic = getattr(func, "__pto_intrinsic__", None)
+        if intrinsic == "not_implemented":
+            self.call_not_implemented(func, node)
         if intrinsic is not None:
             return self.call_intrinsic(intrinsic, args, kwargs, node)
         if isinstance(func, BoundMethod):
@@ -1000,6 +1004,16 @@ class KernelParser:
         if is_runtime(cond):
             raise self.err(KernelSyntaxError, "pl.constexpr(...) needs a condition known at compile time", node)
         return bool(cond)
+
+    def not_implemented(self, what: str, node) -> NotImplementedError:
+        """A NotImplementedError naming the feature, the kernel and the source location."""
+        suffix = "" if "not implemented" in what else " is not implemented yet"
+        err = NotImplementedError(f"[kernel {self.name}] {what}{suffix}\n  at {self.loc(node)}")
+        err.pto_located = True
+        return err
+
+    def call_not_implemented(self, func, node):
+        raise self.not_implemented(func.__pto_feature__, node)
 
     def intrinsic_make_tensor(self, node, *args, **kwargs):
         raise NotImplementedError("pl.make_tensor (GM tensor views) is not implemented yet")
