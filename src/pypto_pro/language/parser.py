@@ -309,9 +309,9 @@ class KernelParser:
     def assign_name(self, name: str, value, node) -> None:
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
-            if not is_scalar(value):
-                raise self.err(KernelSyntaxError, f"'{name}' is assigned a {type(value).__name__} inside a runtime "
-                               f"branch; only scalars may be assigned there", node)
+            if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
+                self.scope.vars[name] = value
+                return
             if cur.var is None:
                 cur.var = ir.Var(name, self._var_dtype(value))
             self.emit(ir.Assign(self.loc(node), cur.var, to_expr(value)))
@@ -490,7 +490,10 @@ class KernelParser:
         self.unroll_depth += 1
         try:
             for v in values:
-                self.store(node.target, v, node)
+                if isinstance(node.target, ast.Name):
+                    self.scope.vars[node.target.id] = v  # a fresh compile-time binding per iteration
+                else:
+                    self.store(node.target, v, node)
                 self.visit_body(node.body)
         finally:
             self.unroll_depth -= 1
@@ -820,8 +823,9 @@ class KernelParser:
             return self.inline_call(func, args, kwargs, node)
         values = list(args) + list(kwargs.values())
         if any(is_runtime(v) or isinstance(v, (ir.TileRef, GroupHandle, TensorHandle)) for v in values):
+            hint = "; use pl.range for a runtime loop" if func is builtins.range else ""
             raise self.err(KernelSyntaxError, f"{getattr(func, '__name__', func)!s} is evaluated at compile time "
-                           f"and cannot take runtime scalars, tiles or tensors", node)
+                           f"and cannot take runtime scalars, tiles or tensors{hint}", node)
         try:
             return func(*args, **kwargs)
         except KernelError as e:
