@@ -36,7 +36,11 @@ def _nextafter(y: np.ndarray, direction: float) -> np.ndarray:
     zero = mag == 0
     new_bits = np.where(zero, np.where(direction > 0, 0x0001, 0x8001), (bits & 0x8000) | new_mag)
     out = new_bits.astype(np.uint16).view(y.dtype)
-    return np.where(np.isfinite(y.astype(np.float32)), out, y)
+    wide = y.astype(np.float32)
+    # NaN stays NaN and an infinity stepping outward stays infinite; inward it becomes the largest
+    # finite value (needed by FLOOR/CEIL/TRUNC/ODD on overflow).
+    keep = np.isnan(wide) | (np.isinf(wide) & toward_bigger_mag)
+    return np.where(keep, y, out)
 
 
 def _float_round(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray:
@@ -62,6 +66,8 @@ def _float_round(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray
         du = upper.astype(np.float64) - x
         away = np.where(x >= 0, upper, lower)
         r = np.where(dl < du, lower, np.where(du < dl, upper, away))
+        # ties-away overflows exactly where ties-even does (|x| >= max + half an ulp): keep RNE's inf
+        r = np.where(np.isinf(yd), y, r)
     elif mode == RoundMode.CAST_ODD:
         lo_bits = lower.view(np.uint16 if target.itemsize == 2 else np.uint32)
         r = np.where((lo_bits & 1) == 1, lower, upper)
@@ -79,7 +85,7 @@ def cast_values(values: np.ndarray, src: DataType, dst: DataType, mode: RoundMod
     with np.errstate(all="ignore"):
         if dst.is_float():
             x = values.astype(np.float64)
-            if src.is_float() and src.bits() <= dst.bits():
+            if src.is_float() and src.bits() < dst.bits():  # widening is exact (fp16 <-> bf16 is not)
                 return values.astype(np.float32).astype(target)
             if src.is_int() and np.all(x.astype(target).astype(np.float64) == x):
                 return x.astype(target)
