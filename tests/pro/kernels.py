@@ -177,3 +177,75 @@ def random_array(rng: np.random.Generator, shape, dtype, low=-8.0, high=8.0) -> 
     info = np.iinfo(NP[dtype])
     lo, hi = max(info.min, int(low) * 8), min(info.max, int(high) * 8)
     return rng.integers(lo, hi, shape, endpoint=True).astype(NP[dtype])
+
+
+# ----------------------------------------------------------------------------------------------
+# Cube kernels
+# ----------------------------------------------------------------------------------------------
+MAT, LEFT, RIGHT, ACC, BIAS = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Acc,
+                               pl.MemorySpace.Bias)
+
+
+@functools.lru_cache(maxsize=None)
+def matmul_kernel(M: int, K: int, N: int, dtype, acc_dtype, out_dtype, *, b_dtype=None, transposed_b=False,
+                  relu=False, scale=None, runtime_scale=False, bias=False, k_tile=None, lhs_space=LEFT):
+    """A one-block cube kernel ``c = store(A @ B (+ bias))``: GM -> Mat -> Left/Right -> Acc -> GM.
+
+    ``transposed_b``: B comes as an [N, K] tensor, loaded with order=[1,0] into a ZN Mat tile.
+    ``k_tile``: K is accumulated in blocks (matmul for the first, matmul_acc for the rest).
+    ``relu``/``scale``/``runtime_scale``: fixpipe options of the store (the runtime scale is the ``s``
+    argument).  ``bias``: a [1, N] tensor of ``dtype`` moved Mat -> Bias (upcast to FP32).
+    Every kernel takes ``(a, b, bias_tensor, c, s)``; unused arguments are dummies."""
+    b_dtype = b_dtype or dtype
+    kt = k_tile or K
+    bshape = [N, K] if transposed_b else [K, N]
+    mode = pl.ReluPreMode.NormalRelu if relu else None
+
+    @pl.jit
+    def kernel(a: pl.Tensor[[M, K], dtype], b: pl.Tensor[bshape, b_dtype], bias_t: pl.Tensor[[1, N], dtype],
+               c: pl.Tensor[[M, N], out_dtype], s: float):
+        a1 = pl.make_tile(pl.TileType([M, kt], dtype, MAT), addr=0)
+        b1 = pl.make_tile(pl.TileType([kt, N], b_dtype, MAT, layout=pl.ZN if transposed_b else None), addr=0x20000)
+        bias1 = pl.make_tile(pl.TileType([1, N], dtype, MAT), addr=0x60000)
+        a0 = pl.make_tile(pl.TileType([M, kt], dtype, lhs_space), addr=0)
+        b0 = pl.make_tile(pl.TileType([kt, N], b_dtype, RIGHT), addr=0)
+        bias0 = pl.make_tile(pl.TileType([1, N], pl.DT_FP32, BIAS), addr=0)
+        acc = pl.make_tile(pl.TileType([M, N], acc_dtype, ACC), addr=0)
+        with pl.section_cube():
+            if pl.constexpr(bias):
+                pl.load(bias1, bias_t, [0, 0])
+                pl.move(bias0, bias1)
+            for kk in pl.range(K // kt):
+                pl.load(a1, a, [0, kk * kt])
+                if pl.constexpr(transposed_b):
+                    pl.load(b1, b, [0, kk * kt], order=[1, 0])
+                else:
+                    pl.load(b1, b, [kk * kt, 0])
+                pl.move(a0, a1)
+                pl.move(b0, b1)
+                if kk == 0:
+                    if pl.constexpr(bias):
+                        pl.matmul(acc, a0, b0, bias0)
+                    else:
+                        pl.matmul(acc, a0, b0)
+                else:
+                    pl.matmul_acc(acc, acc, a0, b0)
+            if pl.constexpr(runtime_scale):
+                pl.store(c, acc, [0, 0], relu_pre_mode=mode, scale=s)
+            else:
+                pl.store(c, acc, [0, 0], relu_pre_mode=mode, scale=scale)
+
+    return kernel
+
+
+def run_matmul(a: np.ndarray, b: np.ndarray, acc_dtype, out_dtype, *, bias_values=None, s: float = 0.0, **kw):
+    """Run :func:`matmul_kernel` on numpy operands; returns C."""
+    dtype = BY_NP[a.dtype]
+    M, K = a.shape
+    N = b.shape[0] if kw.get("transposed_b") else b.shape[1]
+    kernel = matmul_kernel(M, K, N, dtype, acc_dtype, out_dtype, b_dtype=BY_NP[b.dtype],
+                           bias=bias_values is not None, **kw)
+    bias_t = np.zeros((1, N), a.dtype) if bias_values is None else bias_values
+    c = np.full((M, N), 0x5A if out_dtype.is_int() else np.nan, NP[out_dtype])
+    kernel(a, b, bias_t, c, s)
+    return c

@@ -7,7 +7,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro import KernelRuntimeError
 
-from .kernels import assert_bits_equal
+from .kernels import assert_bits_equal, run_matmul
 
 FP32, FP16, BF16 = pl.DT_FP32, pl.DT_FP16, pl.DT_BF16
 V, MAT, LEFT, RIGHT, ACC = (pl.MemorySpace.Vec, pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
@@ -294,39 +294,11 @@ def test_vec_to_vec_move_transposes_swapped_shapes_and_extracts_with_offset():
     assert_bits_equal(part, x[5:9, 20:28])
 
 
-def make_matmul(M, K, N, dtype, acc_dtype, out_dtype, transposed_b=False, relu=False, scale=None):
-    """A one-block matmul kernel: GM -> Mat -> Left/Right -> Acc -> GM (optionally B loaded transposed
-    from an [N, K] tensor via a ZN Mat tile, and store with relu/scale)."""
-    bshape = [N, K] if transposed_b else [K, N]
-    mode = pl.ReluPreMode.NormalRelu if relu else None
-
-    @pl.jit
-    def kernel(a: pl.Tensor[[M, K], dtype], b: pl.Tensor[bshape, dtype], c: pl.Tensor[[M, N], out_dtype]):
-        a1 = pl.make_tile(pl.TileType([M, K], dtype, MAT), addr=0)
-        b1 = pl.make_tile(pl.TileType([K, N], dtype, MAT, layout=pl.ZN if transposed_b else None), addr=0x10000)
-        a0 = pl.make_tile(pl.TileType([M, K], dtype, LEFT), addr=0)
-        b0 = pl.make_tile(pl.TileType([K, N], dtype, RIGHT), addr=0)
-        acc = pl.make_tile(pl.TileType([M, N], acc_dtype, ACC), addr=0)
-        with pl.section_cube():
-            pl.load(a1, a, [0, 0])
-            if pl.constexpr(transposed_b):
-                pl.load(b1, b, [0, 0], order=[1, 0])
-            else:
-                pl.load(b1, b, [0, 0])
-            pl.move(a0, a1)
-            pl.move(b0, b1)
-            pl.matmul(acc, a0, b0)
-            pl.store(c, acc, [0, 0], relu_pre_mode=mode, scale=scale)
-
-    return kernel
-
-
 def test_mat_to_left_right_with_transposed_operand():
     rng = np.random.default_rng(3)
     a = rng.integers(-4, 5, (32, 64)).astype(np.float16)
     bt = rng.integers(-4, 5, (48, 64)).astype(np.float16)
-    c = np.zeros((32, 48), np.float32)
-    make_matmul(32, 64, 48, FP16, FP32, FP32, transposed_b=True)(a, bt, c)
+    c = run_matmul(a, bt, FP32, FP32, transposed_b=True)
     assert_bits_equal(c, a.astype(np.float32) @ bt.T.astype(np.float32))
 
 
