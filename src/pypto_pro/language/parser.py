@@ -75,6 +75,11 @@ class Conflict:
         self.name = name
 
 
+def _resolved(value):
+    """A PendingVar that has been assigned stands for its Var."""
+    return value.var if isinstance(value, PendingVar) and value.var is not None else value
+
+
 class _Return(Exception):
     def __init__(self, value):
         self.value = value
@@ -448,11 +453,9 @@ class KernelParser:
         else_body = self.runtime_block(node.orelse)
         merged = {}
         for name in set(then_env) | set(self.scope.vars):
-            a, b = then_env.get(name, Conflict(name)), self.scope.vars.get(name, Conflict(name))
+            # a PendingVar that got its Var in one branch (e.g. a nested elif) is that Var in both
+            a, b = (_resolved(env.get(name, Conflict(name))) for env in (then_env, self.scope.vars))
             merged[name] = a if a is b else Conflict(name)
-        for name, v in merged.items():
-            if isinstance(v, PendingVar) and v.var is not None:
-                merged[name] = v.var
         self.scope.vars = {k: v for k, v in merged.items() if not (isinstance(v, PendingVar) and v.var is None)}
         self.emit(ir.If(self.loc(node), cond, then_body, else_body))
 

@@ -1,6 +1,7 @@
 """Scalar-pipe ops: element access, valid shapes, printf/assert (API.md A3, A5, A9)."""
 from __future__ import annotations
 
+import ast
 import os
 import re
 
@@ -162,6 +163,21 @@ class Printf:
         ctx.launch.log(_prefix(ctx, a["loc"]) + _format(ctx, a["fmt"], a["args"]))
 
 
+def _condition_source(line: str) -> str:
+    """The source text of pto_assert's condition (API.md A9 prints it), or the whole line when the call
+    does not fit on it."""
+    text = line.strip()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr",
+                                                                getattr(node.func, "id", "")) == "pto_assert":
+            return ast.get_source_segment(text, node.args[0]) or text
+    return text
+
+
 @op("pto_assert", [Arg("cond", "scalar"), Arg("fmt", default=None), Arg("args", "scalars", var=True),
                    Arg("loc", default=False, kw_only=True)], "S")
 class PtoAssert:
@@ -181,7 +197,7 @@ class PtoAssert:
     def run(ctx, a):
         if ctx.scalar(a["cond"]):
             return
-        source = ctx.stmt.loc.source_line.strip() if ctx.stmt.loc else "<condition>"
+        source = _condition_source(ctx.stmt.loc.source_line) if ctx.stmt.loc else "<condition>"
         text = f"{_prefix(ctx, a['loc'])}Assertion failed: {source}"
         if a["fmt"] is not None:
             text += " " + _format(ctx, a["fmt"], a["args"])
