@@ -107,6 +107,7 @@ def _load_run(ctx, a, tile_units: bool):
     index, transposed, one_d = gm_window(ctx, arr, a["src"], offsets, a["order"], rows, cols,
                                          "pl.load_tile" if tile_units else "pl.load")
     if rows and cols:
+        ctx.note_gm(a["src"], index, write=False)
         d.write(_gm_read(ctx, arr, index, transposed, one_d), rows, cols)
 
 
@@ -210,6 +211,7 @@ def _store_run(ctx, a, tile_units: bool):
         vals = fixpipe_values(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
     if one_d:
         vals = vals[0]
+    ctx.note_gm(a["dst"], index, write=True, atomic=AtomicType(a["atomic"]) == AtomicType.AtomicAdd)
     if AtomicType(a["atomic"]) == AtomicType.AtomicAdd:
         with np.errstate(all="ignore"):
             total = arr[index].astype(tdt.compute_np_dtype) + vals.astype(tdt.compute_np_dtype)

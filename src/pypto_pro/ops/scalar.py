@@ -58,7 +58,9 @@ class GetVal:
         src = a["src"]
         if isinstance(src, TensorParam):
             arr = ctx.tensor(src)
-            return _py(arr[_element_index(ctx, f"tensor '{src.name}'", arr.shape, a["index"])], src.dtype)
+            pos = _element_index(ctx, f"tensor '{src.name}'", arr.shape, a["index"])
+            ctx.note_gm(src, pos, write=False)
+            return _py(arr[pos], src.dtype)
         view = ctx.tile(src)
         r, col = _element_index(ctx, f"tile {view.name}", view.shape, a["index"])
         return _py(view.read(view.shape[0], view.shape[1])[r, col], view.dtype)
@@ -78,7 +80,9 @@ class SetVal:
         value = ctx.scalar(a["value"])
         if isinstance(dst, TensorParam):
             arr = ctx.tensor(dst)
-            arr[_element_index(ctx, f"tensor '{dst.name}'", arr.shape, a["index"])] = value
+            pos = _element_index(ctx, f"tensor '{dst.name}'", arr.shape, a["index"])
+            ctx.note_gm(dst, pos, write=True)
+            arr[pos] = value
             return
         view = ctx.tile(dst)
         r, col = _element_index(ctx, f"tile {view.name}", view.shape, a["index"])

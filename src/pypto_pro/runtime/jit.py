@@ -42,8 +42,10 @@ class JitKernel:
     __pto_jit__ = True
 
     def __init__(self, fn: Callable, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
-                 backend: Optional[str] = None):
+                 backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None):
         self.fn = fn
+        #: options of the simulator backend (``{"strict": False}``; see docs/simulator.md)
+        self.sim_options = dict(sim_options or {})
         self.name = name or fn.__name__
         self.auto_mutex = auto_mutex
         self._arch_request = arch
@@ -140,8 +142,12 @@ class JitKernel:
 
 
 def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
-        pipeline=None, tiling_key=None, datatype=None, compile_timeout=None, backend: Optional[str] = None):
-    """Mark a function as a tile kernel: ``@pl.jit`` or ``@pl.jit(arch="a5", auto_mutex=True, backend="interp")``."""
+        pipeline=None, tiling_key=None, datatype=None, compile_timeout=None, backend: Optional[str] = None,
+        sim_options: Optional[Dict[str, Any]] = None):
+    """Mark a function as a tile kernel: ``@pl.jit`` or ``@pl.jit(arch="a5", auto_mutex=True, backend="interp")``.
+
+    ``sim_options`` configures the simulator backend, e.g. ``{"strict": False}`` to collect hazards into
+    ``kernel.last_report.hazards`` instead of raising (docs/simulator.md)."""
     for feature, value in (("pipeline=", pipeline), ("tiling_key=", tiling_key), ("datatype=", datatype)):
         if value is not None:
             raise NotImplementedError(f"@pl.jit({feature}...)")
@@ -151,6 +157,6 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
     def wrap(fn: Callable) -> JitKernel:
         if not callable(fn):
             raise TypeError("@pl.jit decorates a function")
-        return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend)
+        return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend, sim_options=sim_options)
 
     return wrap(target) if target is not None else wrap

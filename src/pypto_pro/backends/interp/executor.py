@@ -99,6 +99,12 @@ class ExecCtx:
             return ref.group.slots[self.scalar(ref.index) % ref.group.depth]
         return None
 
+    def note_gm(self, param: ir.TensorParam, index: Tuple, write: bool, atomic: bool = False) -> None:
+        """Report a GM access (numpy ``index`` into ``param``'s array) to the launch observer, if any."""
+        observer = self.interp.observer
+        if observer is not None:
+            observer.on_gm(self.core, param, index, write, atomic)
+
     def set_valid(self, decl: ir.TileDecl, rows: int, cols: int, core: Optional[CoreState] = None) -> None:
         (core or self.core).valid[decl.uid] = [rows, cols]
 
@@ -115,6 +121,8 @@ class Interpreter:
         self.kernel = kernel
         self.launch = LaunchState(kernel, tensors, block_dim, log)
         self.scalars = scalars  # Var uid -> value (scalar params and dynamic dims)
+        #: optional tracer (the simulator): ``begin_op(core, stmt)``, ``end_op(core, stmt)``, ``on_gm(...)``
+        self.observer = None
         self._make_cores(block_dim)
 
     # ------------------------------------------------------------------ setup
@@ -177,12 +185,17 @@ class Interpreter:
             t = type(s)
             if t is ir.OpStmt:
                 ctx = ExecCtx(self, core, s)
+                observer = self.observer
                 try:
+                    if observer is not None:
+                        observer.begin_op(core, s)
                     result = s.op.run(ctx, s.args)
                     if isinstance(result, Wait):
                         while not result.ready():
                             yield result
                         result = result.done()
+                    if observer is not None:
+                        observer.end_op(core, s)
                 except KernelError as e:
                     raise e.attach(loc=s.loc, kernel=self.kernel.name)
                 if s.result is not None:

@@ -1,0 +1,19 @@
+"""The AI-Core simulator backend (``backend="sim"``; API.md C3, docs/simulator.md).
+
+Values come from the reference interpreter; its instruction stream is replayed on a per-core pipe
+model that finds races, deadlocks and uninitialised reads, and estimates cycles per pipe.
+"""
+from __future__ import annotations
+
+from .options import SimOptions, resolve_options
+from .report import SimReport
+from .simulate import simulate
+
+
+def run(kernel, tensors, scalars, block_dim, *, jit=None) -> SimReport:
+    """Backend entry point (see :mod:`pypto_pro.backends`): returns the :class:`SimReport`."""
+    options = resolve_options(getattr(jit, "sim_options", None))
+    return simulate(kernel, tensors, scalars, block_dim, options)
+
+
+__all__ = ["run", "simulate", "SimOptions", "SimReport", "resolve_options"]

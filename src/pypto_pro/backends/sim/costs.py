@@ -1,0 +1,141 @@
+"""Per-arch cost model of the simulator: cycles per instruction on its pipe.
+
+Every number here is an *estimate* (see docs/simulator.md for sources and assumptions), chosen
+so that relative costs are plausible: GM traffic is expensive and latency-bound, on-chip moves
+are cheap, vector work scales with bytes, cube work with MACs.  They do not promise hardware
+timing.  The per-op rules live in :data:`OP_COST`, a table keyed by op name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Sequence
+
+from .instr import Access, Instr
+
+
+@dataclass(frozen=True)
+class CostParams:
+    """Throughputs (bytes or MACs per cycle, per core) and fixed latencies (cycles) of one arch."""
+
+    clock_ghz: float
+    gm_read_bytes_per_cycle: float     # MTE2: GM -> UB/L1, per core
+    gm_write_bytes_per_cycle: float    # MTE3/FIX: UB/L0C -> GM, per core
+    mte2_latency: int
+    mte3_latency: int
+    mte1_bytes_per_cycle: float        # L1 -> L0A/L0B
+    mte1_latency: int
+    fix_bytes_per_cycle: float         # L0C -> UB/GM through the fixpipe (output bytes)
+    fix_latency: int
+    vec_bytes_per_cycle: float         # vector unit, bytes of the widest operand
+    vec_latency: int
+    cube_macs_per_cycle: Dict[str, int] = field(default_factory=dict)  # by operand dtype name
+    cube_latency: int = 32
+    scalar_issue: int = 2              # cycles the scalar unit spends dispatching one instruction
+    scalar_op: int = 16                # getval/setval and other scalar-pipe ops
+    sync_cost: int = 1                 # flags, barriers, mutexes on their pipe
+    cross_core_latency: int = 64       # set_cross_core -> visible to the waiting core
+    sync_all_latency: int = 512        # grid barrier
+
+    def cycles_to_us(self, cycles: float) -> float:
+        return cycles / (self.clock_ghz * 1e3)
+
+
+_CUBE_A23 = {"FP16": 4096, "BF16": 4096, "FP32": 1024, "INT8": 8192}
+_CUBE_A5 = {"FP16": 4096, "BF16": 4096, "FP32": 1024, "INT8": 8192, "FP8E4M3FN": 8192, "FP8E5M2": 8192,
+            "HF8": 8192}
+
+PARAMS: Dict[str, CostParams] = {
+    "a2": CostParams(clock_ghz=1.8, gm_read_bytes_per_cycle=32, gm_write_bytes_per_cycle=32, mte2_latency=300,
+                     mte3_latency=120, mte1_bytes_per_cycle=256, mte1_latency=24, fix_bytes_per_cycle=128,
+                     fix_latency=48, vec_bytes_per_cycle=256, vec_latency=16, cube_macs_per_cycle=_CUBE_A23),
+    "a3": CostParams(clock_ghz=1.8, gm_read_bytes_per_cycle=32, gm_write_bytes_per_cycle=32, mte2_latency=300,
+                     mte3_latency=120, mte1_bytes_per_cycle=256, mte1_latency=24, fix_bytes_per_cycle=128,
+                     fix_latency=48, vec_bytes_per_cycle=256, vec_latency=16, cube_macs_per_cycle=_CUBE_A23),
+    "a5": CostParams(clock_ghz=1.65, gm_read_bytes_per_cycle=40, gm_write_bytes_per_cycle=40, mte2_latency=280,
+                     mte3_latency=110, mte1_bytes_per_cycle=256, mte1_latency=24, fix_bytes_per_cycle=128,
+                     fix_latency=48, vec_bytes_per_cycle=256, vec_latency=14, cube_macs_per_cycle=_CUBE_A5),
+}
+
+#: vector ops that take several passes per element (transcendentals, division, reductions)
+_VEC_FACTOR = {"exp": 4, "log": 4, "sqrt": 4, "rsqrt": 4, "recip": 2, "div": 4, "sum": 2, "argmax": 2,
+               "argmin": 2, "transpose": 2, "sort32": 8, "mrgsort": 8}
+
+
+def _bytes(accs: Sequence[Access], *, write=None, gm=None) -> int:
+    return max((a.nbytes for a in accs if (write is None or a.write == write) and (gm is None or a.gm == gm)),
+               default=0)
+
+
+def _mte2(p: CostParams, ins: Instr) -> int:
+    return p.mte2_latency + int(_bytes(ins.accesses, write=True) / p.gm_read_bytes_per_cycle)
+
+
+def _to_gm_or_chip(p: CostParams, ins: Instr, chip_bw: float, latency: int) -> int:
+    gm = _bytes(ins.accesses, write=True, gm=True)
+    if gm:
+        return latency + int(max(gm / p.gm_write_bytes_per_cycle, gm / chip_bw))
+    return latency // 2 + int(_bytes(ins.accesses, write=True) / chip_bw)
+
+
+def _mte3(p: CostParams, ins: Instr) -> int:
+    return _to_gm_or_chip(p, ins, p.vec_bytes_per_cycle, p.mte3_latency)
+
+
+def _fix(p: CostParams, ins: Instr) -> int:
+    return _to_gm_or_chip(p, ins, p.fix_bytes_per_cycle, p.fix_latency)
+
+
+def _mte1(p: CostParams, ins: Instr) -> int:
+    return p.mte1_latency + int(_bytes(ins.accesses, write=True) / p.mte1_bytes_per_cycle)
+
+
+def _vec(p: CostParams, ins: Instr) -> int:
+    factor = _VEC_FACTOR.get(ins.op, 1)
+    return p.vec_latency + int(factor * _bytes(ins.accesses) / p.vec_bytes_per_cycle)
+
+
+def _cube(p: CostParams, ins: Instr) -> int:
+    left = [a for a in ins.accesses if a.space == "Left" and not a.write]
+    right = [a for a in ins.accesses if a.space == "Right" and not a.write]
+    if not left or not right:
+        return p.cube_latency
+    m, k = left[0].rows, left[0].cols
+    n = right[0].cols
+    rate = p.cube_macs_per_cycle.get(left[0].dtype, 1024)
+    return p.cube_latency + int(m * k * n / rate)
+
+
+def _scalar(p: CostParams, ins: Instr) -> int:
+    return p.scalar_op
+
+
+_BY_PIPE: Dict[str, Callable[[CostParams, Instr], int]] = {
+    "MTE2": _mte2, "MTE3": _mte3, "FIX": _fix, "MTE1": _mte1, "V": _vec, "M": _cube, "S": _scalar,
+}
+
+#: per-op overrides, keyed by op name
+OP_COST: Dict[str, Callable[[CostParams, Instr], int]] = {
+    "set_validshape": lambda p, ins: 1,
+    "printf": lambda p, ins: 200,
+    "dump_data": lambda p, ins: 200,
+    "set_mm_layout_transform": lambda p, ins: 1,
+    "dcci": lambda p, ins: 8,
+}
+
+
+def cost_of(params: CostParams, ins: Instr) -> int:
+    """Cycles ``ins`` occupies its pipe."""
+    if ins.sync is not None:
+        if ins.sync[0] == "sync_all":
+            return params.sync_all_latency
+        return params.sync_cost
+    rule = OP_COST.get(ins.op) or _BY_PIPE.get(ins.pipe)
+    return max(1, rule(params, ins)) if rule is not None else 1
+
+
+def params_for(arch) -> CostParams:
+    """The cost parameters of an :class:`~pypto_pro.arch.ArchSpec` (by name)."""
+    try:
+        return PARAMS[arch.name]
+    except KeyError:
+        raise NotImplementedError(f"simulator cost model for arch {arch.name!r}") from None

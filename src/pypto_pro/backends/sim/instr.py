@@ -1,0 +1,85 @@
+"""Records of the simulator: one memory access, one instruction, one hazard."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, List, Optional, Tuple
+
+from ...errors import (KernelDeadlockError, KernelError, KernelRaceError, KernelUninitError, SourceLoc)
+
+#: the pipes of one AI core, in the order of trace tracks
+PIPES: Tuple[str, ...] = ("S", "MTE2", "MTE1", "M", "V", "MTE3", "FIX")
+PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+#: pipes whose transfers may complete out of order: two writes to the same bytes need a barrier
+DMA_PIPES = frozenset(("MTE1", "MTE2", "MTE3", "FIX"))
+
+
+class Access:
+    """One access of an instruction: a box of a memory region (bytes on chip, elements in GM)."""
+
+    __slots__ = ("region", "lo", "hi", "write", "atomic", "what", "nbytes", "rows", "cols", "space", "dtype", "gm",
+                 "text")
+
+    def __init__(self, region: Tuple, lo: Tuple[int, ...], hi: Tuple[int, ...], write: bool, atomic: bool,
+                 what: str, nbytes: int, rows: int, cols: int, space: str, dtype: str, gm: bool, text: str):
+        self.region = region
+        self.lo = lo
+        self.hi = hi
+        self.write = write
+        self.atomic = atomic
+        self.what = what
+        self.nbytes = nbytes
+        self.rows = rows
+        self.cols = cols
+        self.space = space
+        self.dtype = dtype
+        self.gm = gm
+        self.text = text  # e.g. "tile t0, UB of block 0 AIV0, bytes [0, 8192)"
+
+
+class Instr:
+    """One executed tile instruction of one core, in program order."""
+
+    __slots__ = ("core", "seq", "op", "pipe", "loc", "accesses", "sync", "cost", "start", "end", "issue", "ticket")
+
+    def __init__(self, core: int, seq: int, op: str, pipe: str, loc: Optional[SourceLoc]):
+        self.core = core
+        self.seq = seq
+        self.op = op
+        self.pipe = pipe
+        self.loc = loc
+        self.accesses: List[Access] = []
+        self.sync: Optional[Tuple] = None
+        self.cost = 1
+        self.start = 0
+        self.end = 0
+        self.issue = 0
+        self.ticket = -1
+
+    def where(self) -> str:
+        if self.loc is None:
+            return "<unknown line>"
+        return str(self.loc)
+
+    @property
+    def line(self) -> str:
+        return f"{self.loc.filename}:{self.loc.lineno}" if self.loc else "?"
+
+
+_ERRORS = {"race": KernelRaceError, "deadlock": KernelDeadlockError, "uninit": KernelUninitError}
+
+
+@dataclass
+class Hazard:
+    """A problem the simulator found: kind "race", "deadlock" or "uninit", a message, the lines involved."""
+
+    kind: str
+    message: str
+    locs: List[SourceLoc] = field(default_factory=list)
+    details: Any = None
+
+    def error(self, kernel: str) -> KernelError:
+        """The exception strict mode raises for this hazard."""
+        return _ERRORS[self.kind](self.message, loc=self.locs[-1] if self.locs else None, kernel=kernel)
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"

@@ -1,0 +1,31 @@
+"""Simulator options: ``@pl.jit(backend="sim", sim_options={...})`` or the environment.
+
+``strict`` (default True; ``PYPTO_SIM_STRICT=0`` turns it off): raise on the first hazard, else
+collect every hazard into ``kernel.last_report.hazards`` and keep going.  Options given on the
+kernel win over the environment.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Any, Mapping, Optional
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """How the simulator runs a launch."""
+
+    strict: bool = True
+
+
+def resolve_options(given: Optional[Mapping[str, Any]] = None) -> SimOptions:
+    """Environment defaults overridden by the ``sim_options`` mapping of the kernel."""
+    env = os.environ.get("PYPTO_SIM_STRICT")
+    values = {"strict": env.strip().lower() not in ("0", "false", "no", "off")} if env else {}
+    if given:
+        known = {f.name for f in fields(SimOptions)}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise TypeError(f"unknown sim_options {unknown}; known: {sorted(known)}")
+        values.update(given)
+    return SimOptions(**values)

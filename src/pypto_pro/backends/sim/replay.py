@@ -1,0 +1,362 @@
+"""Replays the recorded instruction streams on the AI-Core pipe model.
+
+Per core, the scalar unit issues instructions in program order (``scalar_issue`` cycles each) into
+per-pipe queues; MTE2, MTE1, M, V, MTE3 and FIX each execute their queue in order, asynchronously
+to one another; scalar-pipe ops, ``bar_all`` and ``sync_all`` execute on the scalar unit itself.
+Sync ops behave as on hardware: ``sync_src`` sets a flag once earlier work of its pipe is done and
+``sync_dst`` blocks its pipe until the flag is set (flags count); mutexes are granted in program
+order (lock tickets) and serialise holders across pipes; ``bar_<pipe>`` fences a pipe, ``bar_all``
+drains the core; cross-core events and ``sync_all`` join cores.  Blocks beyond the arch's core
+count run in waves on the same physical core.
+
+Timing is a max-plus schedule (an instruction starts when its pipe is free, it has been issued and
+what it waits for has happened).  Ordering is tracked with vector clocks over agents (core x pipe),
+which the shadow memory uses to find races.  Work that can never proceed is a deadlock.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Deque, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .costs import CostParams
+from .instr import DMA_PIPES, PIPE_INDEX, PIPES, Hazard, Instr
+from .shadow import Shadow
+
+NP = len(PIPES)
+S = PIPE_INDEX["S"]
+
+
+class _Mutex:
+    __slots__ = ("issued", "released", "held_by", "vc", "time", "last_agent")
+
+    def __init__(self):
+        self.issued = 0          # lock tickets handed out in program order
+        self.released = 0        # unlocks executed
+        self.held_by: Optional[Instr] = None
+        self.vc = None           # vector clock published by the last unlock
+        self.time = 0
+        self.last_agent = -1
+
+
+class Replay:
+    """One replay of a launch's streams; ``run()`` fills timing into the instructions."""
+
+    def __init__(self, streams: List[List[Instr]], cores, params: CostParams, core_num: int,
+                 hazards: List[Hazard], strict: bool, describe):
+        self.streams = streams
+        self.cores = cores
+        self.params = params
+        self.hazards = hazards
+        self.strict = strict
+        self.describe = describe  # (kind, old_acc, old_ins, new_acc, new_ins) -> Hazard
+        n = len(streams)
+        self.n_agents = n * NP
+        self.vc = [np.zeros(self.n_agents, np.int64) for _ in range(self.n_agents)]
+        self.count = [0] * self.n_agents
+        self.free = [0] * self.n_agents
+        self.busy = [0] * self.n_agents
+        self.queues: List[Deque[Instr]] = [deque() for _ in range(self.n_agents)]
+        self.ptr = [0] * n
+        self.t_s = [0] * n
+        self.started = [False] * n
+        self.finished = [False] * n
+        self.finish_time = [0] * n
+        self.pred = self._predecessors(core_num)
+        self.flags: Dict[Tuple, Deque] = {}
+        self.xflags: Dict[Tuple, Deque] = {}
+        self.mutexes: Dict[Tuple[int, int], _Mutex] = {}
+        self.arrivals: Dict[Tuple, Dict[int, Tuple[int, np.ndarray]]] = {}
+        self.waiters: Dict[Tuple, List[int]] = {}
+        self.blocked: Dict[int, str] = {}
+        self.work: Deque[int] = deque()
+        self.queued = [False] * self.n_agents
+        self.shadow = Shadow()
+        self._seen_races: set = set()
+
+    # ------------------------------------------------------------------ setup
+    def _predecessors(self, core_num: int) -> List[int]:
+        """Index of the core that runs before each core on the same physical core (-1: first wave)."""
+        where = {(c.block, c.kind, c.sub): i for i, c in enumerate(self.cores)}
+        return [where.get((c.block - core_num, c.kind, c.sub), -1) for c in self.cores]
+
+    # ------------------------------------------------------------------ scheduling
+    def _wake(self, agent: int) -> None:
+        if not self.queued[agent]:
+            self.queued[agent] = True
+            self.work.append(agent)
+
+    def _park(self, agent: int, key: Tuple, why: str) -> None:
+        self.waiters.setdefault(key, []).append(agent)
+        self.blocked[agent] = why
+
+    def _notify(self, key: Tuple) -> None:
+        for agent in self.waiters.pop(key, ()):
+            self.blocked.pop(agent, None)
+            self._wake(agent)
+
+    def run(self) -> None:
+        for ci in range(len(self.streams)):
+            self._wake(ci * NP + S)
+        while self.work:
+            agent = self.work.popleft()
+            self.queued[agent] = False
+            if agent % NP == S:
+                self._scalar(agent // NP)
+            else:
+                self._drain(agent)
+        if not all(self.finished):
+            self._deadlock()
+        self._unreleased()
+
+    # ------------------------------------------------------------------ scalar unit
+    def _scalar(self, ci: int) -> None:
+        if not self.started[ci]:
+            p = self.pred[ci]
+            if p >= 0 and not self.finished[p]:
+                self._park(ci * NP + S, ("finish", p), f"waits for block {self.cores[p].block} to leave the core")
+                return
+            self.t_s[ci] = self.finish_time[p] if p >= 0 else 0
+            self.started[ci] = True
+        stream = self.streams[ci]
+        issue = self.params.scalar_issue
+        base = ci * NP
+        while self.ptr[ci] < len(stream):
+            ins = stream[self.ptr[ci]]
+            pipe = ins.pipe
+            if pipe == "S" or pipe == "ALL":
+                if not self._execute_scalar(ci, ins):
+                    return
+            else:
+                if ins.sync is not None and ins.sync[0] == "lock" and ins.ticket < 0:
+                    self._ticket(ci, ins)
+                ins.issue = self.t_s[ci]
+                self.t_s[ci] += issue
+                agent = base + PIPE_INDEX[pipe]
+                self.queues[agent].append(ins)
+                self._wake(agent)
+            self.ptr[ci] += 1
+        self._check_finished(ci)
+
+    def _ticket(self, ci: int, ins: Instr) -> None:
+        m = self._mutex(ci, ins.sync[1])
+        ins.ticket = m.issued
+        m.issued += 1
+
+    def _mutex(self, ci: int, mid: int) -> _Mutex:
+        m = self.mutexes.get((ci, mid))
+        if m is None:
+            m = self.mutexes[(ci, mid)] = _Mutex()
+        return m
+
+    def _drained(self, ci: int) -> bool:
+        return all(not self.queues[ci * NP + p] for p in range(NP) if p != S)
+
+    def _check_finished(self, ci: int) -> None:
+        if self.finished[ci] or not self.started[ci] or self.ptr[ci] < len(self.streams[ci]):
+            return
+        if not self._drained(ci):
+            return
+        self.finished[ci] = True
+        self.finish_time[ci] = max([self.t_s[ci]] + [self.free[ci * NP + p] for p in range(NP)])
+        self._notify(("finish", ci))
+
+    def _execute_scalar(self, ci: int, ins: Instr) -> bool:
+        agent = ci * NP + S
+        sync = ins.sync
+        if sync is not None and sync[0] in ("bar_all", "sync_all"):
+            if not self._drained(ci):
+                self._park(agent, ("drain", ci), f"{ins.op} waits for the core's pipes to drain")
+                return False
+            return self._barrier(ci, ins)
+        if sync is not None and sync[0] == "lock" and ins.ticket < 0:
+            self._ticket(ci, ins)
+        ins.issue = self.t_s[ci]
+        if not self._execute(agent, ins):
+            return False
+        self.t_s[ci] = ins.end
+        return True
+
+    def _fenced_core_vc(self, ci: int) -> np.ndarray:
+        vc = np.zeros(self.n_agents, np.int64)
+        for p in range(NP):
+            a = ci * NP + p
+            self.vc[a][a] = self.count[a]
+            np.maximum(vc, self.vc[a], out=vc)
+        return vc
+
+    def _barrier(self, ci: int, ins: Instr) -> bool:
+        base = ci * NP
+        ready = max([self.t_s[ci]] + [self.free[base + p] for p in range(NP)])
+        if ins.sync[0] == "bar_all":
+            joined, start = self._fenced_core_vc(ci), ready
+        else:
+            key, members = ins.sync[1], ins.sync[2]
+            arrived = self.arrivals.setdefault(key, {})
+            if ci not in arrived:
+                arrived[ci] = (ready, self._fenced_core_vc(ci))
+                self._notify(("sync_all", key))
+            if len(arrived) < len(members):
+                missing = [self.cores[m].label for m in members if m not in arrived]
+                self._park(base + S, ("sync_all", key), f"sync_all waits for {', '.join(missing[:4])}"
+                           + (" ..." if len(missing) > 4 else ""))
+                return False
+            joined = np.zeros(self.n_agents, np.int64)
+            for _, vc in arrived.values():
+                np.maximum(joined, vc, out=joined)
+            start = max(t for t, _ in arrived.values())
+        for p in range(NP):
+            np.maximum(self.vc[base + p], joined, out=self.vc[base + p])
+        ins.issue = self.t_s[ci]
+        ins.start, ins.end = start, start + ins.cost
+        self.t_s[ci] = ins.end
+        self.busy[base + S] += ins.cost
+        return True
+
+    # ------------------------------------------------------------------ pipes
+    def _drain(self, agent: int) -> None:
+        q = self.queues[agent]
+        while q:
+            if not self._execute(agent, q[0]):
+                return
+            q.popleft()
+        ci = agent // NP
+        self._notify(("drain", ci))
+        self._check_finished(ci)
+
+    def _execute(self, agent: int, ins: Instr) -> bool:
+        """Run ``ins`` on ``agent`` if what it waits for has happened; False (and parked) otherwise."""
+        ci = agent // NP
+        vc = self.vc[agent]
+        dep = 0
+        sync = ins.sync
+        kind = sync[0] if sync is not None else None
+        if kind == "wait":
+            q = self.flags.get((ci, sync[1]))
+            if not q:
+                set_pipe, wait_pipe, event = sync[1]
+                self._park(agent, ("flag", ci, sync[1]), f"waits for flag set_pipe={set_pipe} wait_pipe={wait_pipe} "
+                           f"event_id={event}, which no sync_src sets")
+                return False
+            dep, published = q.popleft()
+            np.maximum(vc, published, out=vc)
+        elif kind == "lock":
+            m = self._mutex(ci, sync[1])
+            if m.released != ins.ticket or m.held_by is not None:
+                holder = m.held_by
+                why = (f"waits for mutex {sync[1]}, held since {holder.op} at {holder.line} (pipe {holder.pipe})"
+                       if holder is not None else f"waits for mutex {sync[1]}, whose earlier lock is not released")
+                self._park(agent, ("mutex", ci, sync[1]), why)
+                return False
+            if m.vc is not None and m.last_agent != agent:
+                np.maximum(vc, m.vc, out=vc)
+                dep = m.time
+            m.held_by = ins
+        elif kind == "xwait":
+            for key in sync[1]:
+                if not self.xflags.get(key):
+                    self._park(agent, ("x", key), f"waits for cross-core event {key[2]} from "
+                               f"{self.cores[key[3]].label}, which never sets it")
+                    return False
+            for key in sync[1]:
+                t, published = self.xflags[key].popleft()
+                dep = max(dep, t)
+                np.maximum(vc, published, out=vc)
+        start = max(ins.issue, self.free[agent], dep)
+        end = start + ins.cost
+        ins.start, ins.end = start, end
+        self.free[agent] = end
+        self.busy[agent] += ins.cost
+        self.count[agent] += 1
+        clock = self.count[agent]
+        pipe = ins.pipe
+        dma = pipe in DMA_PIPES
+        if not dma:
+            vc[agent] = clock
+        for acc in ins.accesses:
+            for old_acc, old_ins, _ in self.shadow.access(acc, ins, agent, clock, vc, dma):
+                self._race(old_acc, old_ins, acc, ins)
+        if kind is not None and kind not in ("wait", "lock", "xwait"):
+            self._release(agent, ci, ins, kind, sync, clock, end)
+        return True
+
+    def _release(self, agent: int, ci: int, ins: Instr, kind: str, sync, clock: int, end: int) -> None:
+        vc = self.vc[agent]
+        vc[agent] = clock  # a release waits for the pipe's earlier work: it fences DMA pipes too
+        if kind == "set":
+            self.flags.setdefault((ci, sync[1]), deque()).append((end, vc.copy()))
+            self._notify(("flag", ci, sync[1]))
+        elif kind == "unlock":
+            m = self._mutex(ci, sync[1])
+            if m.held_by is None or m.held_by.pipe != ins.pipe:
+                self._hazard(Hazard("deadlock", f"mutex_unlock of mutex {sync[1]} on pipe {ins.pipe} of "
+                                    f"{self.cores[ci].label}, which that pipe does not hold\n  at {ins.where()}",
+                                    [ins.loc] if ins.loc else []))
+                return
+            m.held_by = None
+            m.released += 1
+            m.vc, m.time, m.last_agent = vc.copy(), end, agent
+            self._notify(("mutex", ci, sync[1]))
+        elif kind == "xset":
+            published = vc.copy()
+            for key in sync[1]:
+                self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published))
+                self._notify(("x", key))
+
+    # ------------------------------------------------------------------ problems
+    def _hazard(self, hazard: Hazard) -> None:
+        if self.strict:
+            raise _Stop(hazard)
+        self.hazards.append(hazard)
+
+    def _race(self, old_acc, old_ins: Instr, acc, ins: Instr) -> None:
+        key = (old_ins.loc, ins.loc, old_acc.write, acc.write, old_ins.pipe, ins.pipe)
+        if key in self._seen_races:
+            return
+        self._seen_races.add(key)
+        self._hazard(self.describe(old_acc, old_ins, acc, ins))
+
+    def _deadlock(self) -> None:
+        lines, locs = [], []
+        for ci, core in enumerate(self.cores):
+            if self.finished[ci]:
+                continue
+            for p in range(NP):
+                agent = ci * NP + p
+                why = self.blocked.get(agent)
+                if why is None:
+                    continue
+                if p == S:
+                    ins = self.streams[ci][self.ptr[ci]] if self.ptr[ci] < len(self.streams[ci]) else None
+                else:
+                    ins = self.queues[agent][0] if self.queues[agent] else None
+                where = f"pl.{ins.op} at {ins.where()}" if ins is not None else "start"
+                lines.append(f"  {core.label} pipe {PIPES[p] if p != S else 'S (scalar)'}: {where}\n    {why}")
+                if ins is not None and ins.loc is not None:
+                    locs.append(ins.loc)
+        if not lines:
+            lines = ["  (no pipe can make progress)"]
+        self._hazard(Hazard("deadlock", "the launch hangs: these pipes wait forever\n" + "\n".join(lines), locs))
+
+    def _unreleased(self) -> None:
+        for (ci, mid), m in self.mutexes.items():
+            if m.held_by is not None and all(self.finished):
+                ins = m.held_by
+                self._hazard(Hazard("deadlock", f"mutex {mid} locked on pipe {ins.pipe} of {self.cores[ci].label} "
+                                    f"is never released\n  locked by pl.{ins.op} at {ins.where()}",
+                                    [ins.loc] if ins.loc else []))
+
+    # ------------------------------------------------------------------ results
+    @property
+    def total_cycles(self) -> int:
+        ends = [self.free[a] for a in range(self.n_agents)] + list(self.t_s) + list(self.finish_time)
+        return int(max(ends, default=0))
+
+
+class _Stop(Exception):
+    """Raised inside the replay to abort on the first hazard (strict mode)."""
+
+    def __init__(self, hazard: Hazard):
+        super().__init__(hazard.message)
+        self.hazard = hazard

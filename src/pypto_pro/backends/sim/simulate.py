@@ -1,0 +1,57 @@
+"""One simulated launch: interpret (values) while recording, replay on the pipe model, report."""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Dict, List
+
+import numpy as np
+
+from ...ir.nodes import KernelIR
+from ...passes.auto_mutex import insert_auto_mutex
+from ..interp.executor import Interpreter
+from .costs import params_for
+from .describe import race_hazard
+from .instr import Hazard
+from .options import SimOptions
+from .recorder import Recorder
+from .replay import Replay, _Stop
+from .report import SimReport
+
+_LOCKED: "weakref.WeakKeyDictionary[KernelIR, KernelIR]" = weakref.WeakKeyDictionary()
+
+
+def with_auto_mutex(kernel: KernelIR) -> KernelIR:
+    """The kernel with auto_mutex locks inserted (cached per kernel object)."""
+    if not kernel.auto_mutex:
+        return kernel
+    locked = _LOCKED.get(kernel)
+    if locked is None:
+        locked = _LOCKED[kernel] = insert_auto_mutex(kernel)
+    return locked
+
+
+def simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
+             options: SimOptions) -> SimReport:
+    """Run one launch under the simulator; raises the first hazard in strict mode."""
+    kernel = with_auto_mutex(kernel)
+    params = params_for(kernel.arch)
+    hazards: List[Hazard] = []
+    interp = Interpreter(kernel, tensors, scalars, block_dim)
+    recorder = Recorder(interp, params, options.strict, hazards)
+    interp.run()
+    cores = interp.launch.cores
+    labels = [c.label for c in cores]
+
+    def describe(old_acc, old_ins, acc, ins):
+        return race_hazard(labels, old_acc, old_ins, acc, ins)
+
+    replay = Replay(recorder.streams, cores, params, kernel.arch.core_num, hazards, options.strict, describe)
+    try:
+        replay.run()
+    except _Stop as stop:
+        raise stop.hazard.error(kernel.name) from None
+    return SimReport(kernel.name, kernel.arch.name, block_dim, kernel.arch.core_num, labels,
+                     [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards)
+
+
+__all__ = ["simulate", "with_auto_mutex"]
