@@ -76,7 +76,10 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
     for p, value in zip(params, args):
         what = f"argument '{p.name}'"
         if p.tensor is not None:
-            arr = as_numpy(value, what)
+            try:
+                arr = as_numpy(value, what)
+            except KernelLaunchError as e:
+                raise e.attach(kernel=kernel_name)
             declared = list(p.tensor.dims)
             if declared and declared[-1] is Ellipsis:
                 if arr.ndim < len(declared) - 1:
