@@ -485,3 +485,48 @@ def test_pto_assert_strict_mode_raises(monkeypatch):
     out = np.zeros(2, np.int64)
     with pytest.raises(KernelRuntimeError, match="Assertion failed: x < 3"):
         strict(out, 7)
+
+
+@pl.jit
+def scalar_arith(out: pl.Tensor[[6], pl.DT_INT64], a: int, b: int):
+    out[0] = a // b
+    out[1] = a % b
+    out[2] = (a << 2) | 1
+    out[3] = a & b
+    out[4] = -a if a < 0 else a
+    out[5] = (a > 0 and b > 0) or a == b
+
+
+@pytest.mark.parametrize("a,b", [(7, 2), (-7, 2), (7, -2), (-8, -3)])
+def test_runtime_scalar_integer_arithmetic_follows_python(a, b):
+    """Decision: kernel scalars use Python semantics (floor division, sign-of-divisor modulo)."""
+    out = unset(6)
+    scalar_arith(out, a, b)
+    assert out.tolist() == [a // b, a % b, (a << 2) | 1, a & b, abs(a), int((a > 0 and b > 0) or a == b)]
+
+
+@pl.jit
+def while_on_tile_value(out: pl.Tensor[[1, 8], pl.DT_INT32], limit: int):
+    t = pl.make_tile(pl.TileType([1, 8], pl.DT_INT32), addr=0)
+    with pl.section_vector():
+        pl.expands(t, 1)
+        while t[0, 0] < limit:
+            pl.mul(t, t, 3)
+        pl.store(out, t, [0, 0])
+
+
+def test_while_condition_reads_a_tile_every_iteration():
+    out = np.zeros((1, 8), np.int32)
+    while_on_tile_value(out, 100)
+    assert out.tolist() == [[243] * 8]
+
+
+@pl.jit
+def zero_step(out: pl.Tensor[[2], pl.DT_INT64], s: int):
+    for i in pl.range(0, 4, s):
+        out[0] = i
+
+
+def test_runtime_zero_step_is_a_runtime_error():
+    with pytest.raises(KernelRuntimeError, match="step"):
+        zero_step(np.zeros(2, np.int64), 0)
