@@ -44,12 +44,11 @@ class Replay:
     """One replay of a launch's streams; ``run()`` fills timing into the instructions."""
 
     def __init__(self, streams: List[List[Instr]], cores, params: CostParams, core_num: int,
-                 hazards: List[Hazard], strict: bool, describe):
+                 hazards: List[Hazard], describe):
         self.streams = streams
         self.cores = cores
         self.params = params
         self.hazards = hazards
-        self.strict = strict
         self.describe = describe  # (kind, old_acc, old_ins, new_acc, new_ins) -> Hazard
         n = len(streams)
         self.n_agents = n * NP
@@ -283,9 +282,15 @@ class Replay:
 
     def _release(self, agent: int, ci: int, ins: Instr, kind: str, sync, clock: int, end: int) -> None:
         vc = self.vc[agent]
-        vc[agent] = clock  # a release waits for the pipe's earlier work: it fences DMA pipes too
+        if kind == "bar":  # later work of the pipe waits for its earlier work
+            vc[agent] = clock
+            return
+        # a release happens once the pipe's earlier work is done: what it publishes covers all of it,
+        # but later transfers of the same pipe may still overtake earlier ones (only bar_<pipe> orders them)
+        published = vc.copy()
+        published[agent] = clock
         if kind == "set":
-            self.flags.setdefault((ci, sync[1]), deque()).append((end, vc.copy()))
+            self.flags.setdefault((ci, sync[1]), deque()).append((end, published))
             self._notify(("flag", ci, sync[1]))
         elif kind == "unlock":
             m = self._mutex(ci, sync[1])
@@ -296,18 +301,15 @@ class Replay:
                 return
             m.held_by = None
             m.released += 1
-            m.vc, m.time, m.last_agent = vc.copy(), end, agent
+            m.vc, m.time, m.last_agent = published, end, agent
             self._notify(("mutex", ci, sync[1]))
         elif kind == "xset":
-            published = vc.copy()
             for key in sync[1]:
                 self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published))
                 self._notify(("x", key))
 
     # ------------------------------------------------------------------ problems
     def _hazard(self, hazard: Hazard) -> None:
-        if self.strict:
-            raise _Stop(hazard)
         self.hazards.append(hazard)
 
     def _race(self, old_acc, old_ins: Instr, acc, ins: Instr) -> None:
@@ -353,10 +355,3 @@ class Replay:
         ends = [self.free[a] for a in range(self.n_agents)] + list(self.t_s) + list(self.finish_time)
         return int(max(ends, default=0))
 
-
-class _Stop(Exception):
-    """Raised inside the replay to abort on the first hazard (strict mode)."""
-
-    def __init__(self, hazard: Hazard):
-        super().__init__(hazard.message)
-        self.hazard = hazard

@@ -78,6 +78,10 @@ class SimReport:
         denom = max(1, self.total_cycles * max(1, len(self.per_core)))
         return {p: self.pipe_busy[p] / denom for p in PIPES}
 
+    def overlap(self, pipe_a: str, pipe_b: str) -> int:
+        """Cycles during which both pipes are busy on the same core, summed over cores."""
+        return sum(_overlap(iv[pipe_a], iv[pipe_b]) for iv in self._intervals)
+
     def suggestions(self) -> List[str]:
         """Advice derived from the schedule (no overlap between loads and compute, idle cores, ...)."""
         tips = []
@@ -86,7 +90,7 @@ class SimReport:
             if other in (bound, "S") or bound == "S":
                 continue
             busy_other = sum(c["busy"][other] for c in self.per_core)
-            idle = busy_other - sum(_overlap(iv[bound], iv[other]) for iv in self._intervals)
+            idle = busy_other - self.overlap(bound, other)
             if busy_other and idle > 0.2 * max(1, self.pipe_busy[bound]):
                 tips.append(f"{bound} idle while {other} works ({idle} of {busy_other} cycles): deepen the TileGroup "
                             f"(depth >= 2, next() per iteration) so {bound} transfers overlap {other}")

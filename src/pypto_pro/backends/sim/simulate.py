@@ -14,7 +14,7 @@ from .describe import race_hazard
 from .instr import Hazard
 from .options import SimOptions
 from .recorder import Recorder
-from .replay import Replay, _Stop
+from .replay import Replay
 from .report import SimReport
 
 _LOCKED: "weakref.WeakKeyDictionary[KernelIR, KernelIR]" = weakref.WeakKeyDictionary()
@@ -28,6 +28,24 @@ def with_auto_mutex(kernel: KernelIR) -> KernelIR:
     if locked is None:
         locked = _LOCKED[kernel] = insert_auto_mutex(kernel)
     return locked
+
+
+def _priority(hazard: Hazard) -> int:
+    """Root causes first: races between pipes or cores, then hangs, then same-pipe reuse."""
+    if hazard.kind == "race":
+        old, new = hazard.details
+        return 0 if (old.core != new.core or old.pipe != new.pipe) else 2
+    return 1
+
+
+def _first(hazards: List[Hazard]) -> Hazard:
+    best = min(hazards, key=_priority)
+    if len(hazards) > 1:
+        more = len(hazards) - 1
+        best = Hazard(best.kind, f"{best.message}\n  ({more} more hazard{'s' if more > 1 else ''}; "
+                      f"sim_options={{'strict': False}} lists them all in kernel.last_report.hazards)",
+                      best.locs, best.details)
+    return best
 
 
 def simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
@@ -45,11 +63,10 @@ def simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int
     def describe(old_acc, old_ins, acc, ins):
         return race_hazard(labels, old_acc, old_ins, acc, ins)
 
-    replay = Replay(recorder.streams, cores, params, kernel.arch.core_num, hazards, options.strict, describe)
-    try:
-        replay.run()
-    except _Stop as stop:
-        raise stop.hazard.error(kernel.name) from None
+    replay = Replay(recorder.streams, cores, params, kernel.arch.core_num, hazards, describe)
+    replay.run()
+    if options.strict and hazards:
+        raise _first(hazards).error(kernel.name)
     return SimReport(kernel.name, kernel.arch.name, block_dim, kernel.arch.core_num, labels,
                      [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards)
 
