@@ -1,0 +1,33 @@
+"""PyPTO tensor level (``import pypto``): record-mode kernels lowered into the tile IR of
+``pypto_pro`` and run on its backends (see docs/tensor.md)."""
+from pypto_pro import errors as _errors
+from pypto_pro.dtypes import (DT_BF16, DT_BOOL, DT_FP8, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP16, DT_FP32,  # noqa: F401
+                              DT_HF8, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32,
+                              DT_UINT64, DataType)
+from pypto_pro.errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelMemoryError,  # noqa: F401
+                              KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError,
+                              KernelUninitError)
+from pypto_pro.ir.types import RoundMode as CastMode  # noqa: F401
+
+from . import frontend  # noqa: F401
+from .frontend.control import (get_cube_tile_shapes, get_vec_tile_shapes, is_loop_begin, is_loop_end,  # noqa: F401
+                               loop, loop_unroll, set_cube_tile_shapes, set_vec_tile_shapes)
+from .frontend.jit import jit  # noqa: F401
+from .ops import *  # noqa: F401,F403
+from .ops import _NOT_IMPLEMENTED
+from .options import (CompStage, RunMode, get_codegen_options, get_debug_options, get_host_options,  # noqa: F401
+                      get_pass_options, get_runtime_options, get_verify_options, reset_options,
+                      set_codegen_options, set_debug_options, set_host_options, set_pass_options,
+                      set_runtime_options, set_verify_options)
+from .options import set_global_options as set_options  # noqa: F401
+from .symbolic import SymbolicScalar  # noqa: F401
+from .symbolic import sym_max as max  # noqa: F401,A001
+from .symbolic import sym_min as min  # noqa: F401,A001
+from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat  # noqa: F401
+
+from . import ops as _ops
+
+for _name in _NOT_IMPLEMENTED:
+    globals()[_name] = getattr(_ops, _name)
+
+__all__ = [n for n in dir() if not n.startswith("_")] + list(_errors.__all__ if hasattr(_errors, "__all__") else [])

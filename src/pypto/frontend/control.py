@@ -1,0 +1,83 @@
+"""Runtime control flow and tiling settings used inside kernels: ``pypto.loop``, ``is_loop_begin/end``,
+``set_vec_tile_shapes``, ``set_cube_tile_shapes``."""
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional, Sequence, Tuple
+
+from pypto_pro.errors import KernelSyntaxError, KernelTypeError
+
+from ..graph import Loop
+from ..symbolic import SymbolicScalar, is_static, to_expr
+from .tracer import current_recorder
+
+
+def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
+         submit_before_loop: bool = False, parallel: bool = False) -> Iterator[SymbolicScalar]:
+    """``for i in pypto.loop(stop)`` / ``pypto.loop(start, stop, step)``: a runtime loop; the body is
+    recorded once with a symbolic index.  ``unroll_list``/``parallel`` are scheduling hints (results
+    are identical; the loop stays a runtime loop)."""
+    if stop is None:
+        start, stop = 0, start
+    if is_static(step) and step == 0:
+        raise KernelTypeError("pypto.loop step must not be 0")
+    if unroll_list is not None and not all(is_static(u) and u > 0 for u in unroll_list):
+        raise KernelTypeError("pypto.loop unroll_list must hold positive ints")
+    rec = current_recorder()
+    var = rec.new_var(idx_name or name or "idx")
+    lp = Loop(var, to_expr(start), to_expr(stop), to_expr(step), [], name)
+    rec.push_loop(lp)
+    try:
+        yield SymbolicScalar(var)
+    finally:
+        rec.pop_loop(lp)
+
+
+def loop_unroll(start, stop=None, step=1, **kw) -> Iterator[Tuple[SymbolicScalar, int]]:
+    """``for idx, factor in pypto.loop_unroll(...)``: like loop, with unroll factor 1."""
+    for i in loop(start, stop, step, **{k: v for k, v in kw.items() if k != "unroll_list"}):
+        yield i, 1
+
+
+def _loop_info(i) -> Loop:
+    if not isinstance(i, SymbolicScalar):
+        raise KernelSyntaxError("is_loop_begin/is_loop_end take the index of a pypto.loop")
+    return current_recorder().loop_of(i.expr)
+
+
+def is_loop_begin(i) -> SymbolicScalar:
+    """True on the first iteration of the enclosing ``pypto.loop`` with index ``i``."""
+    lp = _loop_info(i)
+    return SymbolicScalar(lp.var) == SymbolicScalar(lp.start)
+
+
+def is_loop_end(i) -> SymbolicScalar:
+    """True on the last iteration of the enclosing ``pypto.loop`` with index ``i``."""
+    lp = _loop_info(i)
+    return SymbolicScalar(lp.var) + SymbolicScalar(lp.step) >= SymbolicScalar(lp.stop)
+
+
+def set_vec_tile_shapes(*dims: int) -> None:
+    """Chunk sizes per dim for the following vector ops (<= 4 positive ints)."""
+    if not 1 <= len(dims) <= 4 or not all(is_static(d) and d > 0 for d in dims):
+        raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 4 positive ints, got {list(dims)}")
+    current_recorder().vec_tile = tuple(dims)
+
+
+def get_vec_tile_shapes() -> Tuple[int, ...]:
+    return current_recorder().vec_tile or ()
+
+
+def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False,
+                         **kw: Any) -> None:
+    """``m=[mL0, mL1], k=[kL0, kL1], n=[nL0, nL1]``: the cube tiles (L0 sizes drive the lowering)."""
+    for name, v in (("m", m), ("k", k), ("n", n)):
+        if len(v) != 2 or not all(is_static(x) and x > 0 for x in v) or v[0] > v[1] or v[1] % v[0]:
+            raise KernelTypeError(f"pypto.set_cube_tile_shapes: {name}={list(v)} needs [L0, L1] with L0 <= L1 and "
+                                  f"L1 % L0 == 0")
+    if enable_split_k:
+        raise NotImplementedError("pypto.set_cube_tile_shapes(enable_split_k=True)")
+    current_recorder().cube_tile = {"m": tuple(m), "k": tuple(k), "n": tuple(n)}
+
+
+def get_cube_tile_shapes():
+    return current_recorder().cube_tile

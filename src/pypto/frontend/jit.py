@@ -1,0 +1,289 @@
+"""``@pypto.frontend.jit``: record on first call, lower to a tile kernel, cache, launch.
+
+The cache key is (STATIC dims, inferred shapes/dtypes, the values of non-tensor arguments, the
+effective options, the arch); DYNAMIC dims are runtime values and never recompile.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from pypto_pro import dtypes as dt
+from pypto_pro.arch import resolve_arch
+from pypto_pro.errors import KernelError, KernelLaunchError, KernelSyntaxError
+from pypto_pro.language.annotations import DYNAMIC, STATIC
+from pypto_pro.runtime.args import as_numpy, declared_str, is_torch_tensor
+from pypto_pro.runtime.jit import select_backend
+
+from .. import options as opt
+from ..graph import Buffer, Graph, format_graph, full_leaf
+from ..lower.program import LoweredProgram
+from ..symbolic import SymbolicScalar
+from ..tensor import Tensor
+from .tracer import Session, record
+
+_RUN_MODES = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}
+
+
+class _TensorArg:
+    def __init__(self, name: str, index: int, ann: Optional[Tensor]):
+        self.name = name
+        self.index = index
+        self.ann = ann
+
+
+class Compiled:
+    """One cache entry: the recorded graph and (unless compile_stage stopped early) the lowered program."""
+
+    def __init__(self, graph: Graph, program: Optional[LoweredProgram], dyn_vars: List[Tuple[int, int, Any]]):
+        self.graph = graph
+        self.program = program
+        self.dyn_vars = dyn_vars  # (arg index, axis, Var)
+
+
+class JitFunction:
+    """A tensor-level kernel (``@pypto.frontend.jit``)."""
+
+    def __init__(self, fn: Callable, groups: Dict[str, Dict[str, Any]], backend: Optional[str] = None,
+                 arch=None):
+        self.fn = fn
+        self.name = fn.__name__
+        self.local = {g: opt.validate(g, v) for g, v in groups.items()}
+        self.backend_request = backend
+        self.arch_request = arch
+        self.cache: Dict[Tuple, Compiled] = {}
+        self.compile_count = 0
+        self.last_report = None
+        self._lock = threading.Lock()
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self.__wrapped__ = fn
+
+    # ------------------------------------------------------------------ binding
+    def _bind(self, args, kwargs):
+        sig = inspect.signature(self.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise KernelLaunchError(str(e), kernel=self.name) from None
+        bound.apply_defaults()
+        try:
+            hints = inspect.get_annotations(self.fn, eval_str=True)
+        except Exception as e:  # noqa: BLE001
+            raise KernelSyntaxError(f"cannot evaluate the parameter annotations: {e}", kernel=self.name) from None
+        tensors: List[Tuple[_TensorArg, np.ndarray]] = []
+        consts: List[Tuple[str, Any]] = []
+        seen_const = False
+        for i, (pname, value) in enumerate(bound.arguments.items()):
+            ann = hints.get(pname)
+            is_tensor_ann = isinstance(ann, Tensor) or ann is Tensor
+            if is_tensor_ann or (ann is None and (isinstance(value, np.ndarray) or is_torch_tensor(value))):
+                if seen_const:
+                    raise KernelSyntaxError(f"parameter '{pname}': tensor parameters come before non-tensor ones",
+                                            kernel=self.name)
+                arr = as_numpy(value, f"argument '{pname}'")
+                tensors.append((_TensorArg(pname, i, ann if isinstance(ann, Tensor) else None), arr))
+            else:
+                seen_const = True
+                consts.append((pname, value))
+        return tensors, consts
+
+    def _check(self, targ: _TensorArg, arr: np.ndarray):
+        what = f"argument '{targ.name}'"
+        ann = targ.ann
+        declared = None if ann is None or ann.ann_dims is None or ann.ann_dims == [Ellipsis] else ann.ann_dims
+        want = ann.ann_dtype if ann is not None else None
+        if want is not None:
+            ok = arr.dtype == want.np_dtype or (want.kind == "bool" and arr.dtype == np.bool_)
+            if not ok:
+                found = dt.from_numpy(arr.dtype)
+                raise KernelLaunchError(f"{what}: expected dtype {want.name}, got "
+                                        f"{found.name if found else arr.dtype}", kernel=self.name)
+        if dt.from_numpy(arr.dtype) is None:
+            raise KernelLaunchError(f"{what}: unsupported dtype {arr.dtype}", kernel=self.name)
+        if declared is None:
+            return [("S", d) for d in arr.shape]
+        if declared[-1] is Ellipsis:
+            if arr.ndim < len(declared) - 1:
+                raise KernelLaunchError(f"{what}: expected at least {len(declared) - 1} dims, got shape "
+                                        f"{list(arr.shape)}", kernel=self.name)
+            declared = declared[:-1] + [STATIC] * (arr.ndim - len(declared) + 1)
+        if arr.ndim != len(declared):
+            raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, got shape "
+                                    f"{list(arr.shape)}", kernel=self.name)
+        spec = []
+        for i, d in enumerate(declared):
+            if isinstance(d, int):
+                if arr.shape[i] != d:
+                    raise KernelLaunchError(f"{what}: dim {i} must be {d} (shape {declared_str(declared)}), got shape "
+                                            f"{list(arr.shape)}", kernel=self.name)
+                spec.append(("S", d))
+            elif d is DYNAMIC:
+                spec.append(("D", None))
+            else:
+                spec.append(("S", arr.shape[i]))
+        return spec
+
+    # ------------------------------------------------------------------ options / backend
+    def options(self) -> Dict[str, Dict[str, Any]]:
+        return opt.effective(self.local)
+
+    def backend(self, options) -> str:
+        mode = options["runtime"]["run_mode"]
+        from_mode = _RUN_MODES[mode] if mode is not None else None
+        if self.backend_request and from_mode and self.backend_request != from_mode:
+            raise ValueError(f"backend={self.backend_request!r} contradicts runtime_options run_mode={mode!r}")
+        return select_backend(self.backend_request or from_mode)
+
+    # ------------------------------------------------------------------ compile
+    def _compile(self, tensors, specs, consts, options) -> Compiled:
+        t0 = time.perf_counter()
+        host = options["host"]
+        session = Session(self.name)
+        params: List[Buffer] = []
+        dyn_vars = []
+        for (targ, arr), spec in zip(tensors, specs):
+            shape = []
+            for axis, (kind, value) in enumerate(spec):
+                if kind == "S":
+                    shape.append(value)
+                else:
+                    from pypto_pro.ir import nodes as ir
+
+                    var = ir.Var(f"{targ.name}_dim{axis}", dt.DT_INT64)
+                    dyn_vars.append((targ.index, axis, var))
+                    shape.append(SymbolicScalar(var))
+            dtype = dt.from_numpy(arr.dtype)
+            params.append(Buffer(targ.name, dtype, tuple(shape), "param", index=targ.index))
+
+        def make_args():
+            args: List[Any] = [Tensor(_node=full_leaf(b)) for b in params]
+            return args + [v for _, v in consts], {}
+
+        graph = record(self.fn, session, make_args, params)
+        self._monitor(host, "tensor graph", t0)
+        debug = options["debug"]
+        stage = host["compile_stage"]
+        program = None
+        if stage != opt.CompStage.TENSOR_GRAPH:
+            program = LoweredProgram(graph, self.name, resolve_arch(self.arch_request))
+            self._monitor(host, "tile program", t0)
+            if debug["compile_debug_mode"]:
+                print(program.text())
+        if debug["dump_pass_graph"]:
+            self._dump(graph, program)
+        if time.perf_counter() - t0 > host["compile_timeout"]:
+            raise KernelError(f"compilation took longer than compile_timeout={host['compile_timeout']} s",
+                              kernel=self.name)
+        self.compile_count += 1
+        return Compiled(graph, program, dyn_vars)
+
+    def _monitor(self, host, stage: str, t0: float) -> None:
+        if host["compile_monitor_enable"]:
+            print(f"[pypto] {self.name}: {stage} ready after {time.perf_counter() - t0:.3f} s", file=sys.stderr)
+
+    def _dump(self, graph: Graph, program: Optional[LoweredProgram]) -> None:
+        root = os.path.join(os.environ.get("PYPTO_BUILD_DIR", "build"), f"{self.name}__tensor")
+        os.makedirs(root, exist_ok=True)
+        with open(os.path.join(root, "graph.txt"), "w") as f:
+            f.write(format_graph(graph) + "\n")
+        if program is not None:
+            with open(os.path.join(root, "lowered.txt"), "w") as f:
+                f.write(program.text() + "\n")
+
+    def compiled(self, *args, **kwargs) -> Compiled:
+        """The cache entry these arguments select (compiling it if needed)."""
+        tensors, consts = self._bind(args, kwargs)
+        specs = [self._check(t, a) for t, a in tensors]
+        options = self.options()
+        key = (tuple((a.dtype.str, tuple(s)) for (_, a), s in zip(tensors, specs)),
+               tuple((n, _const_key(v)) for n, v in consts), opt.freeze(options),
+               resolve_arch(self.arch_request).name)
+        with self._lock:
+            entry = self.cache.get(key)
+            if entry is None:
+                entry = self._compile(tensors, specs, consts, options)
+                self.cache[key] = entry
+        return entry
+
+    # ------------------------------------------------------------------ call
+    def __call__(self, *args, **kwargs) -> None:
+        options = self.options()
+        backend = self.backend(options)
+        entry = self.compiled(*args, **kwargs)
+        if entry.program is None or options["host"]["compile_stage"] != opt.CompStage.ALL_COMPLETE:
+            return None
+        tensors, _ = self._bind(args, kwargs)
+        user = {t.index: a for t, a in tensors}
+        dyn = {var.uid: int(user[i].shape[axis]) for i, axis, var in entry.dyn_vars}
+        self._check_workspace(entry.program, user, dyn, options)
+        if options["verify"]["enable_pass_verify"]:
+            from .verify import verify_run
+
+            self.last_report = verify_run(self, entry, user, dyn, backend, options["verify"])
+            return None
+        self.last_report = entry.program.run(user, dyn, backend)
+        return None
+
+    def _check_workspace(self, program: LoweredProgram, user, dyn, options) -> None:
+        limit = options["runtime"]["max_workspace_kb"]
+        if not limit:
+            return
+        arrays = program.bind(user, dyn)
+        used = sum(a.nbytes for p, a in zip(program.buffers, arrays.values()) if p.kind == "temp")
+        if used > limit * 1024:
+            raise KernelLaunchError(f"the workspace needs {used} bytes, more than max_workspace_kb={limit}",
+                                    kernel=self.name)
+
+    def lowered_text(self, *args, **kwargs) -> str:
+        """The lowered tile program (``pypto_pro.ir.printer.format_kernel``) for these example arguments,
+        or for the only compiled variant when called without arguments."""
+        if args or kwargs:
+            entry = self.compiled(*args, **kwargs)
+        elif len(self.cache) == 1:
+            entry = next(iter(self.cache.values()))
+        else:
+            raise KernelLaunchError("pass example arguments to select a variant", kernel=self.name)
+        if entry.program is None:
+            raise KernelLaunchError("compile_stage stopped before lowering", kernel=self.name)
+        return entry.program.text()
+
+    def graph_text(self, *args, **kwargs) -> str:
+        """The recorded tensor graph for these example arguments."""
+        return format_graph(self.compiled(*args, **kwargs).graph)
+
+
+def _const_key(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_const_key(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _const_key(x)) for k, x in v.items()))
+    try:
+        hash(v)
+        return (type(v).__name__, v)
+    except TypeError:
+        return (type(v).__name__, id(v))
+
+
+def jit(func: Optional[Callable] = None, *, host_options=None, codegen_options=None, pass_options=None,
+        runtime_options=None, verify_options=None, debug_options=None, new_ir: bool = True,
+        create_new_logical_tensor: bool = False, backend: Optional[str] = None, arch=None):
+    """``@pypto.frontend.jit`` or ``@pypto.frontend.jit(runtime_options={...}, backend="interp", ...)``."""
+    groups = {"host": host_options, "codegen": codegen_options, "pass": pass_options, "runtime": runtime_options,
+              "verify": verify_options, "debug": debug_options}
+    if create_new_logical_tensor:
+        raise NotImplementedError("pypto.frontend.jit(create_new_logical_tensor=True)")
+    groups = {g: v for g, v in groups.items() if v}
+
+    def wrap(fn: Callable) -> JitFunction:
+        if not callable(fn):
+            raise TypeError("@pypto.frontend.jit decorates a function")
+        return JitFunction(fn, groups, backend=backend, arch=arch)
+
+    return wrap(func) if func is not None else wrap

@@ -1,0 +1,172 @@
+"""Record mode: executing a kernel function builds the tensor graph.
+
+A :class:`Recorder` collects ``Store`` statements in program order, keeps the scoped tile shapes
+and the runtime loop nest.  A Python ``if`` on a :class:`~pypto.symbolic.SymbolicScalar` cannot be
+decided while recording, so :func:`record` re-runs the function once per branch outcome (the
+rest of the enclosing scope is recorded into the taken branch) and merges the runs into one tree
+of ``Branch`` statements.  Runtime variables and workspace buffers are created deterministically
+per run, so every run shares them.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from pypto_pro.dtypes import DT_INT64, DataType
+from pypto_pro.errors import KernelSyntaxError
+from pypto_pro.ir import nodes as ir
+
+from ..graph import Branch, Buffer, Graph, Loop, Node, Store
+
+_local = threading.local()
+#: branches explored per recording before giving up (2**k paths for k runtime ifs)
+MAX_PATHS = 64
+
+
+def current_recorder() -> "Recorder":
+    rec = getattr(_local, "recorder", None)
+    if rec is None:
+        raise KernelSyntaxError("this pypto call is only valid while a @pypto.frontend.jit kernel is recording")
+    return rec
+
+
+def recording() -> bool:
+    return getattr(_local, "recorder", None) is not None
+
+
+class Session:
+    """State shared by every run of one recording: runtime Vars and workspace buffers by creation order."""
+
+    def __init__(self, kernel_name: str):
+        self.kernel_name = kernel_name
+        self.vars: List[ir.Var] = []
+        self.temps: List[Buffer] = []
+
+
+class Recorder:
+    """One execution of the kernel function in record mode."""
+
+    def __init__(self, session: Session, decisions: Sequence[bool]):
+        self.session = session
+        self.decisions = list(decisions)
+        self.made: List[bool] = []
+        self.body: List[Any] = []
+        self.stack: List[List[Any]] = [self.body]
+        self.loops: List[Tuple[Loop, int]] = []
+        self.vec_tile: Optional[Tuple[int, ...]] = None
+        self.cube_tile: Optional[Dict[str, Any]] = None
+        self._var_count = 0
+        self._temp_count = 0
+
+    # ---------------------------------------------------------------- deterministic creation
+    def new_var(self, name: str) -> ir.Var:
+        s = self.session
+        if self._var_count < len(s.vars):
+            var = s.vars[self._var_count]
+        else:
+            var = ir.Var(name or f"i{self._var_count}", DT_INT64)
+            s.vars.append(var)
+        self._var_count += 1
+        return var
+
+    def new_temp(self, shape: Sequence[Any], dtype: DataType, name: str = "") -> Buffer:
+        s = self.session
+        key = (tuple(repr(d) for d in shape), dtype.name)
+        while self._temp_count < len(s.temps):
+            buf = s.temps[self._temp_count]
+            self._temp_count += 1
+            if (tuple(repr(d) for d in buf.shape), buf.dtype.name) == key:
+                return buf
+        buf = Buffer(name or f"ws{len(s.temps)}", dtype, tuple(shape), "temp")
+        s.temps.append(buf)
+        self._temp_count = len(s.temps)
+        return buf
+
+    # ---------------------------------------------------------------- statements
+    def store(self, dst: Node, value: Node) -> None:
+        if self.vec_tile is None:
+            raise KernelSyntaxError("call pypto.set_vec_tile_shapes(...) before the first tensor operation",
+                                    kernel=self.session.kernel_name)
+        self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile))
+        dst.attrs["buf"].root.version += 1
+
+    def push_loop(self, loop: Loop) -> None:
+        self.stack[-1].append(loop)
+        self.loops.append((loop, len(self.stack)))
+        self.stack.append(loop.body)
+
+    def pop_loop(self, loop: Loop) -> None:
+        top, depth = self.loops.pop()
+        assert top is loop
+        del self.stack[depth:]
+
+    def loop_of(self, var: ir.Var) -> Loop:
+        for loop, _ in reversed(self.loops):
+            if loop.var is var:
+                return loop
+        raise KernelSyntaxError("is_loop_begin/is_loop_end need the index of an enclosing pypto.loop")
+
+    def branch(self, cond) -> bool:
+        """Decide a runtime ``if``: the rest of the enclosing scope is recorded into the taken branch."""
+        n = len(self.made)
+        decision = self.decisions[n] if n < len(self.decisions) else True
+        self.made.append(decision)
+        node = Branch(cond.expr)
+        body: List[Any] = []
+        if decision:
+            node.then = body
+        else:
+            node.orelse = body
+        self.stack[-1].append(node)
+        self.stack[-1] = body
+        # an enclosing loop body keeps collecting into the branch until the loop closes
+        return decision
+
+
+def _merge(a: List[Any], b: List[Any]) -> None:
+    for x, y in zip(a, b):
+        if isinstance(x, Loop) and isinstance(y, Loop):
+            _merge(x.body, y.body)
+        elif isinstance(x, Branch) and isinstance(y, Branch):
+            for attr in ("then", "orelse"):
+                xa, ya = getattr(x, attr), getattr(y, attr)
+                if xa is None:
+                    setattr(x, attr, ya)
+                elif ya is not None:
+                    _merge(xa, ya)
+
+
+def record(fn: Callable, session: Session, make_args: Callable[[], Tuple[List[Any], Dict[str, Any]]],
+           params: List[Buffer]) -> Graph:
+    """Run ``fn`` in record mode once per runtime-branch outcome and merge the runs."""
+    pending: List[List[bool]] = [[]]
+    merged: Optional[List[Any]] = None
+    runs = 0
+    while pending:
+        decisions = pending.pop()
+        runs += 1
+        if runs > MAX_PATHS:
+            raise KernelSyntaxError(f"more than {MAX_PATHS} runtime-branch paths; restructure the kernel",
+                                    kernel=session.kernel_name)
+        rec = Recorder(session, decisions)
+        prev = getattr(_local, "recorder", None)
+        _local.recorder = rec
+        for p in params:
+            p.version = 0
+        for t in session.temps:
+            t.version = 0
+        try:
+            args, kwargs = make_args()
+            result = fn(*args, **kwargs)
+        finally:
+            _local.recorder = prev
+        if result is not None:
+            raise KernelSyntaxError("a @pypto.frontend.jit kernel returns nothing: write outputs with out[:] = ...",
+                                    kernel=session.kernel_name)
+        for k in range(len(decisions), len(rec.made)):
+            pending.append(rec.made[:k] + [False])
+        if merged is None:
+            merged = rec.body
+        else:
+            _merge(merged, rec.body)
+    return Graph(params, merged or [], list(session.temps))

@@ -1,0 +1,228 @@
+"""Building a tile kernel programmatically: parameters, tiles, checked op statements, automatic
+synchronisation and on-chip address assignment.
+
+Synchronisation (race freedom by construction): within a core, every op whose pipe differs from
+the previous op's pipe is preceded by a ``sync_src``/``sync_dst`` flag pair from that pipe, and
+every loop body, branch and loop exit starts with ``bar_all``; so each core's instruction stream
+is one sync chain.  In mix kernels cube and vector work hand over through cross-core events
+(``set_cross_core`` after the producer's last store, ``wait_cross_core`` before the consumer's
+first load), and only AIV0 of the block does vector work.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, List, Optional, Tuple
+
+from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelMemoryError
+from pypto_pro.ir import nodes as ir
+from pypto_pro.ir.layout import footprint_elems
+from pypto_pro.ir.optable import OPS, CheckCtx
+from pypto_pro.ir.types import CrossCoreSyncMode, Layout, MemorySpace, PipeType, TileType, default_layout
+
+from ..graph import Buffer
+from ..symbolic import SymbolicScalar, is_static, to_expr
+
+_VEC_EVENT, _CUBE_EVENT = 0, 1
+
+
+class Builder:
+    """Accumulates the statements, tiles and parameters of one lowered kernel."""
+
+    def __init__(self, name: str, arch, mix: bool):
+        self.name = name
+        self.arch = arch
+        self.mix = mix
+        self.params: List[ir.TensorParam] = []
+        self.param_of: Dict[int, ir.TensorParam] = {}
+        self.buffers: List[Buffer] = []
+        #: Vars standing for computed dims of workspace buffers -> the host expression giving their value
+        self.dim_exprs: List[Tuple[ir.Var, ir.Expr]] = []
+        self.tiles: List[ir.TileDecl] = []
+        self.body: List[ir.Stmt] = []
+        self.blocks: List[List[ir.Stmt]] = [self.body]
+        self.frontier: Dict[str, Optional[str]] = {"vector": None, "cube": None}
+        self.side: Optional[str] = None
+        self.cur_side: Optional[str] = None
+        self._pos = 0
+        self._live: Dict[int, List[int]] = {}
+        self._temp_count = 0
+
+    # ------------------------------------------------------------------ GM parameters
+    def param(self, buf: Buffer) -> ir.TensorParam:
+        p = self.param_of.get(buf.uid)
+        if p is not None:
+            return p
+        dims: List[Any] = []
+        for i, d in enumerate(buf.shape):
+            if is_static(d):
+                dims.append(d)
+            else:
+                e = to_expr(d)
+                if isinstance(e, ir.Var):
+                    dims.append(e)
+                else:
+                    v = ir.Var(f"{buf.name}_d{i}", dt.DT_INT64)
+                    self.dim_exprs.append((v, e))
+                    dims.append(v)
+        dtype = dt.DT_UINT8 if buf.dtype == dt.DT_BOOL else buf.dtype
+        p = ir.TensorParam(buf.name, len(self.params), dtype, dims)
+        self.params.append(p)
+        self.buffers.append(buf)
+        self.param_of[buf.uid] = p
+        return p
+
+    def new_temp(self, shape, dtype: dt.DataType) -> Buffer:
+        self._temp_count += 1
+        return Buffer(f"lws{self._temp_count}", dtype, tuple(shape), "temp")
+
+    # ------------------------------------------------------------------ tiles
+    def tile(self, rows: int, cols: int, dtype: dt.DataType, space: MemorySpace = MemorySpace.Vec,
+             layout: Optional[Layout] = None, name: str = "t") -> ir.DeclRef:
+        layout = layout or default_layout(space, dtype, self.arch.name)
+        tt = TileType([rows, cols], dtype, space, layout=layout)
+        size = footprint_elems(rows, cols, layout, dtype.nbytes, space == MemorySpace.Acc) * dtype.nbytes
+        decl = ir.TileDecl(f"{name}{len(self.tiles)}", tt, layout, -1, max(size, tt.nbytes))
+        self.tiles.append(decl)
+        return ir.DeclRef(decl)
+
+    def _touch(self, ref) -> None:
+        if isinstance(ref, ir.TileRef):
+            for d in ref.decls():
+                span = self._live.setdefault(d.uid, [self._pos, self._pos])
+                span[1] = self._pos
+
+    # ------------------------------------------------------------------ statements
+    @contextlib.contextmanager
+    def block(self, stmts: List[ir.Stmt]):
+        self.blocks.append(stmts)
+        try:
+            yield stmts
+        finally:
+            self.blocks.pop()
+
+    def append(self, stmt: ir.Stmt) -> None:
+        self.blocks[-1].append(stmt)
+
+    def _raw(self, name: str, result: Optional[ir.Var] = None, **kwargs) -> ir.OpStmt:
+        opdef = OPS[name]
+        args = opdef.bind((), kwargs)
+        opdef.check(CheckCtx(opdef, self.arch), args)
+        stmt = ir.OpStmt(None, opdef, args, result)
+        self._pos += 1
+        for _, ref in opdef.tile_operands(args):
+            self._touch(ref)
+        return stmt
+
+    def op(self, name: str, result: Optional[ir.Var] = None, **kwargs) -> ir.OpStmt:
+        """Append a checked op on the current side, preceded by a flag pair when the pipe changes."""
+        stmt = self._raw(name, result, **kwargs)
+        pipe = stmt.pipe
+        if not stmt.op.descriptor_only and pipe != "S":
+            self._order(pipe)
+        self.append(stmt)
+        return stmt
+
+    def _order(self, pipe: str) -> None:
+        side = self.side or "vector"
+        last = self.frontier[side]
+        if last is not None and last not in ("ALL", pipe):
+            src, dst = PipeType(last), PipeType(pipe)
+            self.append(self._raw("sync_src", set_pipe=src, wait_pipe=dst, event_id=0))
+            self.append(self._raw("sync_dst", set_pipe=src, wait_pipe=dst, event_id=0))
+        self.frontier[side] = pipe
+
+    def bar(self) -> None:
+        """``bar_all`` inside the current work block: every later op waits for all earlier ones."""
+        self.append(self._raw("bar_all"))
+        self.frontier[self.side or "vector"] = "ALL"
+
+    def barrier(self) -> None:
+        """``bar_all`` on every core kind of the kernel (outside work sections)."""
+        for side in self.sides():
+            self.append(ir.Section(None, side, [self._raw("bar_all")]))
+            self.frontier[side] = "ALL"
+
+    def sides(self) -> List[str]:
+        return ["vector", "cube"] if self.mix else ["vector"]
+
+    def scalar(self, value, dtype=dt.DT_INT64) -> ir.Var:
+        v = ir.Var(f"s{self._pos}", dtype)
+        self.append(ir.Assign(None, v, to_expr(value)))
+        return v
+
+    # ------------------------------------------------------------------ work on one side
+    @contextlib.contextmanager
+    def work(self, side: str):
+        """Statements of one pass on ``side``: handed over from the other side first in mix kernels."""
+        if self.mix and self.cur_side is not None and self.cur_side != side:
+            self.handoff(self.cur_side, side)
+        self.cur_side = side
+        stmts: List[ir.Stmt] = []
+        prev = self.side
+        self.side = side
+        try:
+            with self.block(stmts):
+                yield stmts
+        finally:
+            self.side = prev
+        if self.mix and side == "vector":
+            first = ir.BinOp("==", ir.CoreQuery("subblock_idx"), ir.Const(0), dt.DT_BOOL)
+            stmts = [ir.If(None, first, stmts, [])]
+        self.append(ir.Section(None, side, stmts))
+
+    def handoff(self, src: str, dst: str) -> None:
+        """Cross-core event: ``dst`` work waits until ``src``'s GM writes are done."""
+        event = _VEC_EVENT if src == "vector" else _CUBE_EVENT
+        for side, name, pipe in ((src, "set_cross_core", "MTE3" if src == "vector" else "FIX"),
+                                 (dst, "wait_cross_core", "MTE2")):
+            prev = self.side
+            self.side = side
+            stmts: List[ir.Stmt] = []
+            with self.block(stmts):
+                self.op(name, pipe=PipeType(pipe), event_id=event, sync_mode=CrossCoreSyncMode.INTRA_BLOCK)
+            self.side = prev
+            self.append(ir.Section(None, side, stmts))
+        self.cur_side = dst
+
+    def settle(self, side_before: Optional[str]) -> None:
+        """Return to ``side_before`` (end of a loop body or branch) so every path agrees."""
+        if self.mix and side_before is not None and self.cur_side not in (None, side_before):
+            self.handoff(self.cur_side, side_before)
+        self.cur_side = side_before
+
+    # ------------------------------------------------------------------ addresses
+    def assign_addresses(self, tiles: List[ir.TileDecl]) -> None:
+        """First-fit over live intervals per memory space (dead buffers are reused)."""
+        by_space: Dict[MemorySpace, List[ir.TileDecl]] = {}
+        for t in tiles:
+            by_space.setdefault(t.space, []).append(t)
+        for space, decls in by_space.items():
+            cap = self.arch.capacity[space.name]
+            align = self.arch.addr_align.get(space.name, 32)
+            placed: List[Tuple[int, int, int, int]] = []  # (start, end, addr, size)
+            for t in sorted(decls, key=lambda d: self._live.get(d.uid, [0, 0])[0]):
+                lo, hi = self._live.get(t.uid, [0, 0])
+                busy = sorted((a, a + s) for (s0, e0, a, s) in placed if not (e0 < lo or s0 > hi))
+                addr = 0
+                for a0, a1 in busy:
+                    if addr + t.size <= a0:
+                        break
+                    addr = max(addr, -(-a1 // align) * align)
+                if addr + t.size > cap:
+                    raise KernelMemoryError(f"the lowered tiles need more than the {cap} bytes of {space.name} on "
+                                            f"arch {self.arch.name}; use smaller tile shapes", kernel=self.name)
+                t.addr = addr
+                placed.append((lo, hi, addr, t.size))
+
+    def kernel(self) -> ir.KernelIR:
+        return ir.KernelIR(name=self.name, arch=self.arch, params=list(self.params), body=self.body,
+                           tiles=self.tiles, groups=[], kind="mix" if self.mix else "vector", auto_mutex=False,
+                           filename="<lowered>")
+
+
+def expr(value) -> Any:
+    """A scalar operand for an op: numbers stay numbers, SymbolicScalars become IR expressions."""
+    if isinstance(value, SymbolicScalar):
+        return value.expr
+    return value

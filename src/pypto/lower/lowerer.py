@@ -1,0 +1,340 @@
+"""Tensor graph -> one tile kernel.
+
+Statements are lowered in program order: a ``Store`` becomes a vector pass (after the passes that
+materialise what it cannot compute in its tiles), a recorded ``pypto.loop`` becomes an IR ``For``
+and a runtime ``if`` an IR ``If``.  Matmuls become cube passes (GM -> Mat -> Left/Right,
+``matmul``/``matmul_acc`` over K, store from Acc through the fixpipe).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelSyntaxError
+from pypto_pro.ir import nodes as ir
+from pypto_pro.ir.types import Layout, MemorySpace
+
+from ..graph import Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
+from ..symbolic import is_static, to_expr
+from .builder import Builder
+from .vector import (Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub, choose_tiles, dim,
+                     in_tile_reduce)
+
+_IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf")}
+_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
+
+
+def _has_matmul(stmts) -> bool:
+    seen = set()
+
+    def node(n: Node) -> bool:
+        if n.uid in seen:
+            return False
+        seen.add(n.uid)
+        return n.op == "matmul" or any(node(i) for i in n.inputs)
+
+    for s in stmts:
+        if isinstance(s, Store) and node(s.value):
+            return True
+        if isinstance(s, Loop) and _has_matmul(s.body):
+            return True
+        if isinstance(s, Branch) and (_has_matmul(s.then or []) or _has_matmul(s.orelse or [])):
+            return True
+    return False
+
+
+class Lowerer:
+    """Lowers one recorded graph into ``self.b`` (a :class:`Builder`)."""
+
+    def __init__(self, graph: Graph, name: str, arch):
+        self.graph = graph
+        self.b = Builder(name, arch, mix=_has_matmul(graph.body))
+        for p in graph.params:
+            self.b.param(p)
+
+    def run(self) -> Builder:
+        self.stmts(self.graph.body)
+        return self.b
+
+    # ------------------------------------------------------------------ statements
+    def stmts(self, stmts: List[Any]) -> None:
+        for s in stmts:
+            if isinstance(s, Store):
+                self.store(s)
+            elif isinstance(s, Loop):
+                self.loop(s)
+            elif isinstance(s, Branch):
+                self.branch(s)
+
+    def loop(self, s: Loop) -> None:
+        b = self.b
+        before = b.cur_side or "vector"
+        b.cur_side = before
+        body: List[ir.Stmt] = []
+        with b.block(body):
+            b.barrier()
+            self.stmts(s.body)
+            b.settle(before)
+        b.append(ir.For(None, s.var, s.start, s.stop, s.step, body))
+        b.barrier()
+
+    def branch(self, s: Branch) -> None:
+        b = self.b
+        before = b.cur_side or "vector"
+        bodies = []
+        for part in (s.then, s.orelse):
+            b.cur_side = before
+            out: List[ir.Stmt] = []
+            with b.block(out):
+                b.barrier()
+                self.stmts(part or [])
+                b.settle(before)
+            bodies.append(out)
+        b.append(ir.If(None, s.cond, bodies[0], bodies[1]))
+        b.barrier()
+
+    def store(self, s: Store) -> None:
+        self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, n: Node, shape: Sequence[Any], tr: int, tc: int, vec_tile, cube_tile, mats: Dict[int, Node],
+             probe: Pass) -> None:
+        if n.uid in mats or n.op in ("gm", "full", "arange"):
+            return
+        if n.op == "matmul":
+            mats[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
+            return
+        kind = probe.kind(n, shape)
+        if kind == "one" and len(shape) >= 1 and not all(is_static(d) and d == 1 for d in shape):
+            mats[n.uid] = self.materialize(n, vec_tile, cube_tile)
+            return
+        if n.op == "reduce":
+            if in_tile_reduce(n, shape, tr, tc):
+                x = n.inputs[0]
+                sub = list(shape)
+                sub[len(shape) - x.ndim + n.attrs["axis"]] = x.shape[n.attrs["axis"]]
+                self.plan(x, sub, tr, tc, vec_tile, cube_tile, mats, probe)
+            else:
+                mats[n.uid] = self.reduce_pass(n, vec_tile, cube_tile)
+            return
+        for i in n.inputs:
+            self.plan(i, shape, tr, tc, vec_tile, cube_tile, mats, probe)
+
+    def materialize(self, n: Node, vec_tile, cube_tile) -> Node:
+        buf = self.b.new_temp(n.shape, n.dtype)
+        self.vector_pass(full_leaf(buf), n, vec_tile, cube_tile)
+        return full_leaf(buf)
+
+    # ------------------------------------------------------------------ loop nests
+    def nest(self, shape: Sequence[Any], tr: int, tc: int, body: Callable[[Region], None],
+             skip: Sequence[int] = ()) -> None:
+        """For loops over ``shape`` (leading axes by index, last two by tiles) around ``body(region)``."""
+        b = self.b
+        p = len(shape)
+        lead: List[Any] = [0] * max(p - 2, 0)
+        loops: List[tuple] = []
+        for i in range(max(p - 2, 0)):
+            if i in skip or (is_static(shape[i]) and shape[i] == 1):
+                continue
+            v = ir.Var(f"l{i}_{len(b.tiles)}", dt.DT_INT64)
+            lead[i] = v
+            loops.append((v, dim(shape[i])))
+        rows = shape[-2] if p >= 2 else 1
+        cols = shape[-1]
+        r0: Any = 0
+        vr: Any = dim(rows)
+        if p >= 2 and p - 2 not in skip:
+            nt = _ceil_div(dim(rows), tr)
+            if not (is_static(nt) and nt == 1):
+                v = ir.Var(f"rt{len(b.tiles)}", dt.DT_INT64)
+                loops.append((v, nt))
+                r0 = _mul(v, tr)
+                vr = _min(tr, _sub(dim(rows), r0))
+        elif p >= 2:
+            vr = 1
+        c0: Any = 0
+        vc: Any = dim(cols)
+        if p - 1 not in skip:
+            nt = _ceil_div(dim(cols), tc)
+            if not (is_static(nt) and nt == 1):
+                v = ir.Var(f"ct{len(b.tiles)}", dt.DT_INT64)
+                loops.append((v, nt))
+                c0 = _mul(v, tc)
+                vc = _min(tc, _sub(dim(cols), c0))
+        else:
+            vc = 1
+        region = Region(lead, r0, vr, c0, vc)
+
+        def build(k: int) -> None:
+            if k == len(loops):
+                body(region)
+                return
+            var, stop = loops[k]
+            stmts: List[ir.Stmt] = []
+            with b.block(stmts):
+                b.bar()
+                build(k + 1)
+            b.append(ir.For(None, var, ir.Const(0), to_expr(stop), ir.Const(1), stmts))
+            b.bar()
+
+        build(0)
+
+    # ------------------------------------------------------------------ vector passes
+    def vector_pass(self, dst: Node, value: Node, vec_tile, cube_tile) -> None:
+        if value.op == "matmul" and dst.attrs["buf"].dtype == value.dtype:
+            mats = {value.uid: self.matmul_pass(value, cube_tile, vec_tile)}
+            value = mats[value.uid]
+        shape = list(dst.shape)
+        tr, tc = choose_tiles(vec_tile, len(shape))
+        mats: Dict[int, Node] = {}
+        probe = Pass(self, shape, tr, tc, mats)
+        self.plan(value, shape, tr, tc, vec_tile, cube_tile, mats, probe)
+        first = len(self.b.tiles)
+        with self.b.work("vector"):
+            ps = Pass(self, shape, tr, tc, mats)
+
+            def body(region: Region) -> None:
+                v = ps.operand(value, "full", region, shape)
+                if v.kind == "one" or v.mask or v.ref.dtype != self.b.param(dst.attrs["buf"]).dtype:
+                    v = ps.eval(Node("cast", (value,), value.shape, dst.attrs["buf"].dtype,
+                                     {"dtype": dst.attrs["buf"].dtype, "mode": 0}), region, shape)
+                    if v.kind != "full":
+                        v = ps.broadcast(v, "full", v.ref.dtype, region)
+                self.store_tile(ps, dst, v.ref, region, shape)
+
+            self.nest(shape, tr, tc, body)
+        self.b.assign_addresses(self.b.tiles[first:])
+
+    def store_tile(self, ps: Pass, dst: Node, tile, region: Region, shape) -> None:
+        param = self.b.param(dst.attrs["buf"])
+        offs, order = ps.leaf_window(dst, region, shape)
+        if order is not None and order[0] > order[1]:
+            raise NotImplementedError("storing into a transposed view (store the transposed value instead)")
+        self.b.op("store", dst=param, src=tile, offsets=offs, order=order)
+
+    # ------------------------------------------------------------------ reductions
+    def reduce_pass(self, n: Node, vec_tile, cube_tile) -> Node:
+        """Materialise ``reduce(x, axis)`` when the reduced axis does not fit one tile."""
+        x = n.inputs[0]
+        axis, fn = n.attrs["axis"], n.attrs["fn"]
+        if fn not in _COMBINE:
+            raise NotImplementedError(f"pypto.{fn} over an axis longer than the vec tile (raise the tile size)")
+        xshape = list(x.shape)
+        p = len(xshape)
+        tr, tc = choose_tiles(vec_tile, p)
+        mats: Dict[int, Node] = {}
+        probe = Pass(self, xshape, tr, tc, mats)
+        self.plan(x, xshape, tr, tc, vec_tile, cube_tile, mats, probe)
+        buf = self.b.new_temp(n.shape, n.dtype)
+        leaf = full_leaf(buf)
+        b = self.b
+        first = len(b.tiles)
+        with b.work("vector"):
+            ps = Pass(self, xshape, tr, tc, mats)
+            oshape = list(n.shape)
+
+            def body(region: Region) -> None:
+                kind = "col" if axis == p - 1 else "row" if axis == p - 2 else "full"
+                out_region = Region(list(region.lead), region.r0, region.vr if axis != p - 2 else 1, region.c0,
+                                    region.vc if axis != p - 1 else 1)
+                acc = ps.tile_for(kind, n.dtype, region)
+                b.op("expands", dst=acc, scalar=_IDENTITY[fn] if n.dtype.is_float() or fn == "sum" else
+                     (_lowest(n.dtype) if fn == "max" else -_lowest(n.dtype) - 1))
+                var = ir.Var(f"rk{len(b.tiles)}", dt.DT_INT64)
+                if axis == p - 1:
+                    count, sub = _ceil_div(dim(xshape[axis]), tc), None
+                    start = _mul(var, tc)
+                    sub = Region(region.lead, region.r0, region.vr, start, _min(tc, _sub(dim(xshape[axis]), start)))
+                elif axis == p - 2:
+                    count = _ceil_div(dim(xshape[axis]), tr)
+                    start = _mul(var, tr)
+                    sub = Region(region.lead, start, _min(tr, _sub(dim(xshape[axis]), start)), region.c0, region.vc)
+                else:
+                    count = dim(xshape[axis])
+                    lead = list(region.lead)
+                    lead[axis] = var
+                    sub = Region(lead, region.r0, region.vr, region.c0, region.vc)
+                stmts: List[ir.Stmt] = []
+                with b.block(stmts):
+                    b.bar()
+                    ps.memo.clear()
+                    xv = ps.operand(x, "full", sub, xshape)
+                    if kind == "full":
+                        part = xv.ref
+                    else:
+                        part = ps.tile_for(kind, n.dtype, region)
+                        b.op(("row_" if kind == "col" else "col_") + fn, dst=part, src=xv.ref)
+                    b.op(_COMBINE[fn], dst=acc, lhs=acc, rhs=part)
+                b.append(ir.For(None, var, ir.Const(0), to_expr(count), ir.Const(1), stmts))
+                b.bar()
+                ops = Pass(self, oshape, tr, tc, {})
+                self.store_tile(ops, leaf, acc, out_region, oshape)
+
+            self.nest(xshape, tr, tc, body, skip=(axis,))
+        b.assign_addresses(b.tiles[first:])
+        return full_leaf(buf)
+
+    # ------------------------------------------------------------------ matmul
+    def matmul_pass(self, n: Node, cube_tile, vec_tile) -> Node:
+        if cube_tile is None:
+            raise KernelSyntaxError("call pypto.set_cube_tile_shapes(m=[..], k=[..], n=[..]) before pypto.matmul",
+                                    kernel=self.b.name)
+        a, bnode = n.inputs
+        b = self.b
+        acc_dtype = dt.DT_INT32 if a.dtype == dt.DT_INT8 else dt.DT_FP32
+        out_dtype = n.dtype
+        buf = b.new_temp(n.shape, out_dtype)
+        leaf = full_leaf(buf)
+        tm = _round_up(cube_tile["m"][0], 16)
+        tk = _round_up(cube_tile["k"][0], 16 if a.dtype.nbytes <= 2 else 8)
+        tn = _round_up(cube_tile["n"][0], 16)
+        shape = list(n.shape)
+        p = len(shape)
+        M, N, K = dim(shape[-2]), dim(shape[-1]), dim(a.shape[-1])
+        first = len(b.tiles)
+        with b.work("cube"):
+            mat_a = b.tile(tm, tk, a.dtype, MemorySpace.Mat, name="ma")
+            mat_b = b.tile(tk, tn, bnode.dtype, MemorySpace.Mat, name="mb")
+            left = b.tile(tm, tk, a.dtype, MemorySpace.Left, name="l")
+            right = b.tile(tk, tn, bnode.dtype, MemorySpace.Right, name="r")
+            acc = b.tile(tm, tn, acc_dtype, MemorySpace.Acc, name="acc")
+            probe = Pass(self, shape, tm, tn, {})
+
+            def operand_window(node: Node, lead, r0, c0, rows_axis_len):
+                region = Region(lead, r0, 0, c0, 0)
+                pshape = list(shape[:-2]) + [node.shape[-2], node.shape[-1]]
+                return probe.leaf_window(node, region, pshape)
+
+            def body(region: Region) -> None:
+                vm, vn = region.vr, region.vc
+                b.op("set_validshape", tile=acc, shape=[vm, vn])
+                kv = ir.Var(f"kt{len(b.tiles)}", dt.DT_INT64)
+                k0 = _mul(kv, tk)
+                vk = _min(tk, _sub(K, k0))
+                stmts: List[ir.Stmt] = []
+                with b.block(stmts):
+                    b.bar()
+                    for t, shp in ((mat_a, [vm, vk]), (left, [vm, vk]), (mat_b, [vk, vn]), (right, [vk, vn])):
+                        b.op("set_validshape", tile=t, shape=shp)
+                    offs_a, order_a = operand_window(a, region.lead, region.r0, k0, None)
+                    offs_b, order_b = operand_window(bnode, region.lead, k0, region.c0, None)
+                    b.op("load", dst=mat_a, src=b.param(a.attrs["buf"]), offsets=offs_a, order=order_a)
+                    b.op("load", dst=mat_b, src=b.param(bnode.attrs["buf"]), offsets=offs_b, order=order_b)
+                    b.op("move", dst=left, src=mat_a)
+                    b.op("move", dst=right, src=mat_b)
+                    first_k = ir.BinOp("==", kv, ir.Const(0), dt.DT_BOOL)
+                    b._order("M")
+                    then, other = [], []
+                    with b.block(then):
+                        b.op("matmul", dst=acc, lhs=left, rhs=right)
+                    with b.block(other):
+                        b.op("matmul_acc", dst=acc, acc=acc, lhs=left, rhs=right)
+                    b.append(ir.If(None, first_k, then, other))
+                b.append(ir.For(None, kv, ir.Const(0), to_expr(_ceil_div(K, tk)), ir.Const(1), stmts))
+                b.bar()
+                offs, order = probe.leaf_window(leaf, region, shape)
+                b.op("store", dst=b.param(buf), src=acc, offsets=offs, order=order)
+
+            self.nest(shape, tm, tn, body)
+        b.assign_addresses(b.tiles[first:])
+        return full_leaf(buf)

@@ -1,0 +1,74 @@
+"""A lowered tensor-level kernel: the tile kernel plus how to bind its GM buffers at launch."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from pypto_pro.errors import KernelLaunchError
+from pypto_pro.ir import nodes as ir
+from pypto_pro.ir.printer import format_kernel
+from pypto_pro.runtime.jit import execute
+
+from ..graph import Buffer, Graph
+from .lowerer import Lowerer
+
+
+def eval_expr(e: ir.Expr, values: Dict[int, Any]):
+    """Evaluate an integer IR expression on the host (dims of workspace buffers)."""
+    if isinstance(e, ir.Const):
+        return e.value
+    if isinstance(e, ir.Var):
+        return values[e.uid]
+    if isinstance(e, ir.BinOp):
+        a, b = eval_expr(e.lhs, values), eval_expr(e.rhs, values)
+        ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
+               "%": lambda: a % b, "min": lambda: min(a, b), "max": lambda: max(a, b), "/": lambda: a / b}
+        return ops[e.op]()
+    raise TypeError(f"cannot evaluate {e!r} on the host")
+
+
+class LoweredProgram:
+    """The tile kernel of one recorded graph."""
+
+    def __init__(self, graph: Graph, name: str, arch):
+        self.graph = graph
+        b = Lowerer(graph, name, arch).run()
+        self.kernel: ir.KernelIR = b.kernel()
+        self.buffers: List[Buffer] = b.buffers
+        self.dim_exprs = b.dim_exprs
+
+    def text(self) -> str:
+        return format_kernel(self.kernel)
+
+    def bind(self, user: Dict[int, np.ndarray], dyn: Dict[int, int]) -> Dict[int, np.ndarray]:
+        """Arrays for every GM parameter: user arguments, fresh workspaces, zero-copy reshapes."""
+        values = dict(dyn)
+        for var, e in self.dim_exprs:
+            values[var.uid] = int(eval_expr(e, values))
+        self._values = values
+        arrays: Dict[int, np.ndarray] = {}
+        by_uid: Dict[int, np.ndarray] = {}
+        for p, buf in zip(self.kernel.params, self.buffers):
+            shape = tuple(d if isinstance(d, int) else values[d.uid] for d in p.dims)
+            if buf.kind == "param":
+                arr = user[buf.index]
+            elif buf.kind == "temp":
+                arr = np.zeros(shape, dtype=buf.dtype.require_numpy())
+            else:
+                base = by_uid.get(buf.base.uid)
+                if base is None:
+                    raise KernelLaunchError(f"reshape of {buf.base.name} before it exists")
+                arr = base.reshape(shape)
+                if not np.shares_memory(arr, base):
+                    raise KernelLaunchError(f"tensor '{buf.base.name}' must be contiguous to be reshaped",
+                                            kernel=self.kernel.name)
+            by_uid[buf.uid] = arr
+            if arr.dtype == np.bool_:
+                arr = arr.view(np.uint8)
+            arrays[p.index] = arr
+        return arrays
+
+    def run(self, user: Dict[int, np.ndarray], dyn: Dict[int, int], backend: Optional[str], jit=None):
+        arrays = self.bind(user, dyn)
+        return execute(self.kernel, arrays, dict(self._values), 1, backend, jit=jit)

@@ -1,0 +1,452 @@
+"""Vector passes: one store (dst region <- expression) becomes one loop nest over tiles.
+
+The pass iterates the destination's leading axes one index at a time and its last two axes in
+``TR x TC`` tiles (tails through valid windows).  Inside the innermost loop the whole element-wise
+expression is computed on tiles: each GM input is loaded once per tile, intermediate values stay
+in UB, and the result is stored once.  Operands that broadcast along rows/cols are loaded as
+``[1, TC]`` / ``[TR, 1]`` tiles and combined with ``expand_*`` ops; reductions whose reduced axis
+fits in one tile are computed in the tile (``row_*``/``col_*``).  Everything else (matmuls, other
+reductions, scalars computed from tensors) is first materialised by a pass of its own into a GM
+workspace buffer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from pypto_pro import dtypes as dt
+from pypto_pro.ir import nodes as ir
+from pypto_pro.ir.types import Layout, RoundMode
+
+from ..graph import Node, full_leaf
+from ..symbolic import is_static, to_expr
+from .builder import Builder, expr
+
+TR_ALIGN = 32
+TC_ALIGN = 32
+_TILE_BUDGET = 1 << 14  # elements per full tile (64 KiB of FP32)
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _min(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    return ir.BinOp("min", to_expr(a), to_expr(b), dt.DT_INT64)
+
+
+def _add(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(b, int) and b == 0:
+        return a
+    if isinstance(a, int) and a == 0:
+        return b
+    return ir.BinOp("+", to_expr(a), to_expr(b), dt.DT_INT64)
+
+
+def _mul(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    return ir.BinOp("*", to_expr(a), to_expr(b), dt.DT_INT64)
+
+
+def _sub(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b
+    return ir.BinOp("-", to_expr(a), to_expr(b), dt.DT_INT64)
+
+
+def _ceil_div(a, b: int):
+    if isinstance(a, int):
+        return -(-a // b)
+    return ir.BinOp("//", ir.BinOp("+", to_expr(a), ir.Const(b - 1), dt.DT_INT64), ir.Const(b), dt.DT_INT64)
+
+
+def dim(d):
+    """A dim as an int or an IR expression."""
+    return d if is_static(d) else to_expr(d)
+
+
+@dataclass
+class Region:
+    """The part of a pass's logical index space one iteration covers."""
+
+    lead: List[Any]
+    r0: Any
+    vr: Any
+    c0: Any
+    vc: Any
+
+
+@dataclass
+class Val:
+    """A computed operand: a tile of ``kind`` full/row/col, or a scalar (``kind == "one"``)."""
+
+    ref: Any
+    kind: str
+    mask: bool = False
+
+
+def choose_tiles(vec_tile: Sequence[int], rank: int, itemsize: int = 4) -> Tuple[int, int]:
+    tc = _round_up(vec_tile[-1], TC_ALIGN)
+    tr = 1
+    if rank >= 2:
+        tr = _round_up(vec_tile[-2] if len(vec_tile) >= 2 else 1, TR_ALIGN)
+        while tr * tc > _TILE_BUDGET and tr > TR_ALIGN:
+            tr = max(TR_ALIGN, _round_up(tr // 2, TR_ALIGN))
+    while tr * tc > _TILE_BUDGET and tc > TC_ALIGN:
+        tc = max(TC_ALIGN, _round_up(tc // 2, TC_ALIGN))
+    return tr, tc
+
+
+class Pass:
+    """Tile evaluation of expressions over one pass shape."""
+
+    def __init__(self, lw, shape: Sequence[Any], tr: int, tc: int, mats: Dict[int, Node]):
+        self.lw = lw
+        self.b: Builder = lw.b
+        self.shape = list(shape)
+        self.tr, self.tc = tr, tc
+        self.mats = mats
+        self.memo: Dict[Tuple, Val] = {}
+
+    # -------------------------------------------------------------- classification
+    def node_dims(self, n: Node, shape=None):
+        shape = self.shape if shape is None else shape
+        p, r = len(shape), n.ndim
+        return [n.shape[i - (p - r)] if i - (p - r) >= 0 else 1 for i in range(p)]
+
+    def kind(self, n: Node, shape=None) -> str:
+        shape = self.shape if shape is None else shape
+        nd = self.node_dims(n, shape)
+        cols_b = _is_one(nd[-1]) and not _is_one(shape[-1])
+        if len(shape) == 1:
+            return "one" if cols_b else "full"
+        rows_b = _is_one(nd[-2]) and not _is_one(shape[-2])
+        return {(False, False): "full", (True, False): "row", (False, True): "col", (True, True): "one"}[
+            (rows_b, cols_b)]
+
+    def tile_for(self, kind: str, dtype: dt.DataType, region: Region):
+        if kind == "full":
+            t = self.b.tile(self.tr, self.tc, dtype)
+            valid = [region.vr if len(self.shape) >= 2 else 1, region.vc]
+        elif kind == "row":
+            t = self.b.tile(1, self.tc, dtype)
+            valid = [1, region.vc]
+        else:
+            t = self.b.tile(self.tr, 1, dtype, layout=Layout.DN)
+            valid = [region.vr, 1]
+        self.b.op("set_validshape", tile=t, shape=valid)
+        return t
+
+    # -------------------------------------------------------------- evaluation
+    def eval(self, n: Node, region: Region, shape=None) -> Val:
+        shape = self.shape if shape is None else shape
+        key = (n.uid, id(region), tuple(map(repr, shape)))
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        m = self.mats.get(n.uid)
+        if m is not None:
+            n = m
+        k = self.kind(n, shape)
+        val = getattr(self, "e_" + n.op)(n, k, region, shape)
+        self.memo[key] = val
+        return val
+
+    def operand(self, n: Node, kind: str, region: Region, shape) -> Val:
+        """``n`` evaluated and broadcast to ``kind`` (a tile unless kind is "one")."""
+        v = self.eval(n, region, shape)
+        if v.kind == kind:
+            return v
+        return self.broadcast(v, kind, n.dtype, region)
+
+    def broadcast(self, v: Val, kind: str, dtype: dt.DataType, region: Region) -> Val:
+        if v.mask:
+            v = self.mask_to_values(v, dt.DT_FP32, region)
+            return self.values_to_mask(self.broadcast(v, kind, dt.DT_FP32, region), region)
+        t = self.tile_for(kind, dtype, region)
+        if v.kind == "one":
+            self.b.op("expands", dst=t, scalar=v.ref)
+            return Val(t, kind)
+        self.b.op("expands", dst=t, scalar=_lowest(dtype))
+        self.b.op("expand_max", dst=t, src=t, v=v.ref, dim=1 if v.kind == "row" else 0)
+        return Val(t, kind)
+
+    # -------------------------------------------------------------- leaves
+    def leaf_window(self, n: Node, region: Region, shape):
+        """(buffer offsets, order) of ``n``'s part of ``region``."""
+        a = n.attrs
+        buf, axes = a["buf"], a["axes"]
+        offs = [dim(o) if not is_static(o) else o for o in a["offsets"]]
+        p, r = len(shape), n.ndim
+        nd = self.node_dims(n, shape)
+        for j in range(r):
+            i = j + (p - r)
+            if _is_one(nd[i]) and not _is_one(shape[i]):
+                continue
+            if i == p - 1:
+                start = region.c0
+            elif i == p - 2:
+                start = region.r0
+            else:
+                start = region.lead[i]
+            offs[axes[j]] = _add(offs[axes[j]], start)
+        if len(buf.shape) == 1:
+            order = None
+        elif r >= 2:
+            order = [axes[-2], axes[-1]]
+        else:
+            other = [ax for ax in range(len(buf.shape)) if ax != axes[-1]]
+            order = [other[-1], axes[-1]]
+        if order is not None and order == [len(buf.shape) - 2, len(buf.shape) - 1]:
+            order = None
+        return offs, order
+
+    def e_gm(self, n: Node, k: str, region: Region, shape) -> Val:
+        param = self.b.param(n.attrs["buf"])
+        offs, order = self.leaf_window(n, region, shape)
+        if k == "one":
+            var = ir.Var(f"g{len(self.b.tiles)}", param.dtype)
+            self.b.op("getval", result=var, src=param, index=offs)
+            return Val(var, "one") if n.dtype != dt.DT_BOOL else self.values_to_mask(
+                self.broadcast(Val(var, "one"), "row", dt.DT_FP32, region), region)
+        t = self.tile_for(k, param.dtype, region)
+        self.b.op("load", dst=t, src=param, offsets=offs, order=order)
+        if n.dtype == dt.DT_BOOL:
+            f = self.tile_for(k, dt.DT_FP16, region)
+            self.b.op("cast", dst=f, src=t)
+            return self.values_to_mask(Val(f, k), region)
+        return Val(t, k)
+
+    def e_full(self, n: Node, k: str, region: Region, shape) -> Val:
+        value = expr(n.attrs["value"])
+        if k == "one":
+            return Val(value, "one")
+        t = self.tile_for(k, n.dtype, region)
+        self.b.op("expands", dst=t, scalar=value)
+        return Val(t, k)
+
+    def e_arange(self, n: Node, k: str, region: Region, shape) -> Val:
+        start, step = n.attrs["start"], n.attrs["step"]
+        t = self.tile_for(k if k != "one" else "row", n.dtype, region)
+        self.b.op("fill_index", dst=t, start=0)
+        if step != 1:
+            self.b.op("mul", dst=t, lhs=t, rhs=step)
+        first = ir.BinOp("+", to_expr(start), ir.BinOp("*", to_expr(region.c0), to_expr(step), dt.DT_INT64),
+                         dt.DT_INT64) if not isinstance(region.c0, int) else start + region.c0 * step
+        if not (isinstance(first, (int, float)) and first == 0):
+            self.b.op("add", dst=t, lhs=t, rhs=first)
+        return Val(t, "row" if k == "one" else k)
+
+    # -------------------------------------------------------------- element-wise
+    def _via_fp32(self, n: Node) -> bool:
+        return n.dtype == dt.DT_BF16
+
+    def e_cast(self, n: Node, k: str, region: Region, shape) -> Val:
+        src = n.inputs[0]
+        v = self.eval(src, region, shape)
+        if v.mask:
+            v = self.mask_to_values(v, dt.DT_FP32, region)
+        if v.kind == "one":
+            v = self.broadcast(v, "row", src.dtype if not src.dtype == dt.DT_BOOL else dt.DT_FP32, region)
+        if n.dtype == dt.DT_BOOL:
+            return self.values_to_mask(v, region)
+        vt = v.ref.dtype
+        if vt == n.dtype:
+            return v
+        t = self.tile_for(v.kind, n.dtype, region)
+        mode = n.attrs.get("mode", 0) or RoundMode.CAST_RINT
+        self.b.op("cast", dst=t, src=v.ref, mode=RoundMode(mode))
+        return Val(t, v.kind)
+
+    def e_expand(self, n: Node, k: str, region: Region, shape) -> Val:
+        return self.operand(n.inputs[0], k, region, shape)
+
+    def e_unary(self, n: Node, k: str, region: Region, shape) -> Val:
+        fn = n.attrs["fn"]
+        if self._via_fp32(n) and fn not in ("neg", "abs"):
+            return self.fp32_detour(n, k, region, shape)
+        x = self.operand(n.inputs[0], k, region, shape)
+        if k == "one":
+            x = self.broadcast(x, "row", n.dtype, region)
+        t = self.tile_for(x.kind, n.dtype, region)
+        self.b.op(fn, dst=t, src=x.ref)
+        return Val(t, x.kind)
+
+    def fp32_detour(self, n: Node, k: str, region: Region, shape) -> Val:
+        """BF16 math the vector unit lacks: cast inputs to FP32, compute, round once back."""
+        ins = tuple(Node("cast", (i,), i.shape, dt.DT_FP32, {"dtype": dt.DT_FP32, "mode": 0}) for i in n.inputs)
+        inner = Node(n.op, ins, n.shape, dt.DT_FP32, dict(n.attrs))
+        return self.eval(Node("cast", (inner,), n.shape, n.dtype, {"dtype": n.dtype, "mode": 0}), region, shape)
+
+    def e_binary(self, n: Node, k: str, region: Region, shape) -> Val:
+        fn = n.attrs["fn"]
+        if self._via_fp32(n) and fn == "div":
+            return self.fp32_detour(n, k, region, shape)
+        a, b = (self.eval(i, region, shape) for i in n.inputs)
+        if k == "one":
+            if a.kind == "one" and b.kind == "one":
+                a = self.broadcast(a, "row", n.dtype, region)
+            k = "row"
+        if b.kind == "one" and fn in ("add", "sub", "mul", "div", "maximum", "minimum"):
+            a = a if a.kind == k else self.broadcast(a, k, n.dtype, region)
+            return self.binary_tile(fn, a, b.ref, n.dtype, region)
+        if a.kind == "one" and fn in ("add", "mul", "maximum", "minimum"):
+            b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
+            return self.binary_tile(fn, b, a.ref, n.dtype, region)
+        if k == "full" and a.kind == "full" and b.kind in ("row", "col") and fn in _EXPAND:
+            t = self.tile_for(k, n.dtype, region)
+            self.b.op(_EXPAND[fn], dst=t, src=a.ref, v=b.ref, dim=1 if b.kind == "row" else 0)
+            return Val(t, k)
+        if k == "full" and b.kind == "full" and a.kind in ("row", "col") and fn in ("mul", "maximum", "minimum"):
+            t = self.tile_for(k, n.dtype, region)
+            self.b.op(_EXPAND[fn], dst=t, src=b.ref, v=a.ref, dim=1 if a.kind == "row" else 0)
+            return Val(t, k)
+        a = a if a.kind == k else self.broadcast(a, k, n.dtype, region)
+        b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
+        return self.binary_tile(fn, a, b.ref, n.dtype, region)
+
+    def binary_tile(self, fn: str, a: Val, rhs, dtype: dt.DataType, region: Region) -> Val:
+        t = self.tile_for(a.kind, dtype, region)
+        self.b.op(fn, dst=t, lhs=a.ref, rhs=rhs)
+        return Val(t, a.kind)
+
+    def e_binary_scalar(self, n: Node, k: str, region: Region, shape) -> Val:
+        fn, s, rev = n.attrs["fn"], expr(n.attrs["scalar"]), n.attrs["reverse"]
+        if self._via_fp32(n) and fn == "div":
+            return self.fp32_detour(n, k, region, shape)
+        x = self.operand(n.inputs[0], k, region, shape)
+        if x.kind == "one":
+            x = self.broadcast(x, "row", n.dtype, region)
+        if not rev or fn in ("add", "mul", "maximum", "minimum"):
+            return self.binary_tile(fn, x, s, n.dtype, region)
+        if fn == "sub":
+            t = self.tile_for(x.kind, n.dtype, region)
+            self.b.op("neg", dst=t, src=x.ref)
+            self.b.op("add", dst=t, lhs=t, rhs=s)
+            return Val(t, x.kind)
+        t = self.tile_for(x.kind, n.dtype, region)
+        self.b.op("expands", dst=t, scalar=s)
+        self.b.op(fn, dst=t, lhs=t, rhs=x.ref)
+        return Val(t, x.kind)
+
+    # -------------------------------------------------------------- predicates
+    def _cmp(self, fn: str, a: Val, rhs, region: Region) -> Val:
+        m = self.tile_for(a.kind, dt.DT_UINT8, region)
+        self.b.op(fn, mask=m, lhs=a.ref, rhs=rhs)
+        return Val(m, a.kind, mask=True)
+
+    def e_compare(self, n: Node, k: str, region: Region, shape) -> Val:
+        k = "row" if k == "one" else k
+        a = self.operand(n.inputs[0], k, region, shape)
+        b = self.operand(n.inputs[1], k, region, shape)
+        return self._cmp(n.attrs["fn"], a, b.ref, region)
+
+    def e_compare_scalar(self, n: Node, k: str, region: Region, shape) -> Val:
+        k = "row" if k == "one" else k
+        a = self.operand(n.inputs[0], k, region, shape)
+        return self._cmp(n.attrs["fn"], a, expr(n.attrs["scalar"]), region)
+
+    def mask_to_values(self, v: Val, dtype: dt.DataType, region: Region) -> Val:
+        ones = self.tile_for(v.kind, dtype, region)
+        self.b.op("expands", dst=ones, scalar=1)
+        t = self.tile_for(v.kind, dtype, region)
+        self.b.op("select", dst=t, mask=v.ref, lhs=ones, rhs=0)
+        return Val(t, v.kind)
+
+    def values_to_mask(self, v: Val, region: Region) -> Val:
+        return self._cmp("ne", v, 0, region)
+
+    def e_logical_not(self, n: Node, k: str, region: Region, shape) -> Val:
+        k = "row" if k == "one" else k
+        v = self.mask_to_values(self.operand(n.inputs[0], k, region, shape), dt.DT_FP16, region)
+        return self._cmp("eq", v, 0, region)
+
+    def _logical(self, fn: str, n: Node, k: str, region: Region, shape) -> Val:
+        k = "row" if k == "one" else k
+        a = self.mask_to_values(self.operand(n.inputs[0], k, region, shape), dt.DT_FP16, region)
+        b = self.mask_to_values(self.operand(n.inputs[1], k, region, shape), dt.DT_FP16, region)
+        t = self.tile_for(k, dt.DT_FP16, region)
+        self.b.op(fn, dst=t, lhs=a.ref, rhs=b.ref)
+        return self.values_to_mask(Val(t, k), region)
+
+    def e_logical_and(self, n, k, region, shape):
+        return self._logical("mul", n, k, region, shape)
+
+    def e_logical_or(self, n, k, region, shape):
+        return self._logical("maximum", n, k, region, shape)
+
+    def e_select(self, n: Node, k: str, region: Region, shape) -> Val:
+        k = "row" if k == "one" else k
+        c = self.operand(n.inputs[0], k, region, shape)
+        a = self.operand(n.inputs[1], k, region, shape)
+        if len(n.inputs) == 3:
+            rhs = self.operand(n.inputs[2], k, region, shape).ref
+        else:
+            rhs = expr(n.attrs["scalar"])
+        t = self.tile_for(k, n.dtype, region)
+        self.b.op("select", dst=t, mask=c.ref, lhs=a.ref, rhs=rhs)
+        return Val(t, k)
+
+    # -------------------------------------------------------------- in-tile reductions
+    def e_reduce(self, n: Node, k: str, region: Region, shape) -> Val:
+        x = n.inputs[0]
+        axis = n.attrs["axis"]
+        last = x.ndim - 1
+        sub_shape = list(shape)
+        sub_shape[len(shape) - x.ndim + axis] = x.shape[axis]
+        size = x.shape[axis]
+        if axis == last and region.c0 == 0 and region.vc == size:
+            sub = region
+        elif axis != last and region.r0 == 0 and region.vr == size:
+            sub = region
+        elif axis == last:
+            sub = Region(region.lead, region.r0, region.vr, 0, size)
+        else:
+            sub = Region(region.lead, 0, size, region.c0, region.vc)
+        xv = self.operand(x, "full", sub, sub_shape)
+        out = "col" if axis == last else "row"
+        t = self.tile_for(out, n.dtype, region)
+        prefix = "row_" if out == "col" else "col_"
+        self.b.op(prefix + n.attrs["fn"], dst=t, src=xv.ref)
+        return Val(t, out)
+
+
+_EXPAND = {"sub": "expand_sub", "mul": "expand_mul", "div": "expand_div", "maximum": "expand_max",
+           "minimum": "expand_min"}
+
+
+def _is_one(d) -> bool:
+    return is_static(d) and d == 1
+
+
+def _lowest(dtype: dt.DataType):
+    if dtype.is_float():
+        return float("-inf")
+    return int(np.iinfo(dtype.require_numpy()).min)
+
+
+def in_tile_reduce(n: Node, pass_shape: Sequence[Any], tr: int, tc: int) -> bool:
+    """Whether a reduce node inside a pass can be computed in the tile."""
+    x = n.inputs[0]
+    axis = n.attrs["axis"]
+    if x.ndim < 2 or len(pass_shape) < 2:
+        return False
+    size = x.shape[axis]
+    if not is_static(size):
+        return False
+    if axis == x.ndim - 1:
+        return size <= tc
+    if axis == x.ndim - 2:
+        return size <= tr and n.attrs["fn"] not in ("argmax", "argmin")
+    return False
+
+
+def leaf_for(buf) -> Node:
+    return full_leaf(buf)

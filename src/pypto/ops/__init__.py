@@ -1,0 +1,35 @@
+"""Tensor-level ops (API.md B4).  Names that exist officially but are not implemented raise
+``NotImplementedError`` naming the op."""
+from .core import materialize  # noqa: F401
+from .creation import arange, full, full_like, ones, ones_like, tensor, zeros, zeros_like  # noqa: F401
+from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, log, logical_and, logical_not,  # noqa: F401
+                          logical_or, lt, maximum, minimum, mul, ne, neg, reciprocal, relu, rsqrt, sqrt, sub, where)
+from .math import (ceil, clip, cosh, erf, erfc, exp2, expm1, floor, floor_div, fmod, gelu, hypot,  # noqa: F401
+                   isfinite, isnan, log1p, log2, log10, lrelu, pow, prelu, remainder, round, sigmoid, sign, silu,
+                   sinh, swiglu, tanh, trunc)
+from .matmul import bmm, matmul  # noqa: F401
+from .reduce import amax, amin, argmax, argmin, layer_norm, mean, prod, rms_norm, softmax, sum, var  # noqa: F401
+from .shape import (assemble, clone, concat, expand_clone, getitem, permute, reshape, setitem,  # noqa: F401
+                    squeeze, transpose, unsqueeze, view)
+
+_NOT_IMPLEMENTED = (
+    "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "cbrt", "signbit", "gcd",
+    "copysign", "ceil_div", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "triu", "tril", "cumsum", "cumprod", "topk", "argsort", "sort32", "mrgsort", "scaled_mm",
+    "pad", "fillpad", "atomic_add", "pack", "unpack", "interleave", "deinterleave", "uniform", "normal", "gather",
+    "index_select", "scatter", "scatter_", "scatter_update", "index_add", "index_add_", "index_put_", "one_hot",
+    "gathermask", "axpy_",
+)
+
+
+def _not_implemented(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"pypto.{name}")
+
+    fn.__name__ = name
+    fn.__doc__ = f"pypto.{name}: not implemented in the portable tensor level (raises NotImplementedError)."
+    return fn
+
+
+for _name in _NOT_IMPLEMENTED:
+    globals()[_name] = _not_implemented(_name)

@@ -1,0 +1,106 @@
+"""Helpers shared by the op modules: operand coercion, broadcasting, dtype promotion, materialising."""
+from __future__ import annotations
+
+from typing import Any, List, Sequence, Tuple
+
+from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelTypeError
+
+from ..frontend.tracer import current_recorder
+from ..graph import Node, full_leaf
+from ..symbolic import SymbolicScalar, is_static
+from ..tensor import Tensor, wrap
+
+SCALAR_TYPES = (int, float, bool, SymbolicScalar)
+
+
+def is_scalar(v) -> bool:
+    return isinstance(v, SCALAR_TYPES)
+
+
+def node_of(t, what: str = "operand") -> Node:
+    if isinstance(t, Tensor) and t.node is not None:
+        return t.node
+    raise KernelTypeError(f"{what} must be a pypto tensor, got {type(t).__name__}")
+
+
+def same_dim(a, b) -> bool:
+    if is_static(a) and is_static(b):
+        return a == b
+    return a is b or (isinstance(a, SymbolicScalar) and isinstance(b, SymbolicScalar) and a.expr is b.expr)
+
+
+def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast") -> Tuple[Any, ...]:
+    """Torch broadcasting of two shapes (symbolic dims must match exactly or meet a 1)."""
+    n = max(len(a), len(b))
+    a = [1] * (n - len(a)) + list(a)
+    b = [1] * (n - len(b)) + list(b)
+    out = []
+    for x, y in zip(a, b):
+        if same_dim(x, y) or (is_static(y) and y == 1):
+            out.append(x)
+        elif is_static(x) and x == 1:
+            out.append(y)
+        else:
+            raise KernelTypeError(f"{what}: shapes {_fmt(a)} and {_fmt(b)} do not broadcast")
+    return tuple(out)
+
+
+def _fmt(shape) -> str:
+    return "[" + ", ".join(str(d) if is_static(d) else "?" for d in shape) + "]"
+
+
+def promote(a: dt.DataType, b: dt.DataType) -> dt.DataType:
+    """Result dtype of a binary op on two tensors (floats win, then the wider type)."""
+    if a == b:
+        return a
+    if a.is_float() != b.is_float():
+        return a if a.is_float() else b
+    if a.kind == "bool":
+        return b
+    if b.kind == "bool":
+        return a
+    if a.is_float() and a.bits() == b.bits():
+        return dt.DT_FP32
+    return a if a.bits() >= b.bits() else b
+
+
+def cast_node(n: Node, dtype: dt.DataType, mode: int = 0) -> Node:
+    if n.dtype == dtype:
+        return n
+    return Node("cast", (n,), n.shape, dtype, {"dtype": dtype, "mode": mode})
+
+
+def materialize(n: Node) -> Node:
+    """Store ``n`` into a fresh workspace buffer now; returns a leaf reading the whole buffer."""
+    if n.op == "gm":
+        return n
+    rec = current_recorder()
+    buf = rec.new_temp(n.shape, n.dtype)
+    leaf = full_leaf(buf)
+    rec.store(leaf, n)
+    return full_leaf(buf)
+
+
+def is_full_leaf(n: Node) -> bool:
+    """A leaf reading a whole buffer in its natural axis order."""
+    if n.op != "gm":
+        return False
+    a = n.attrs
+    buf = a["buf"]
+    return (tuple(a["axes"]) == tuple(range(len(buf.shape))) and all(is_static(o) and o == 0 for o in a["offsets"])
+            and len(n.shape) == len(buf.shape) and all(same_dim(x, y) for x, y in zip(n.shape, buf.shape)))
+
+
+def norm_dim(dim: int, ndim: int, what: str = "dim") -> int:
+    if not isinstance(dim, int) or not -ndim <= dim < max(ndim, 1):
+        raise KernelTypeError(f"{what}={dim!r} is out of range for a {ndim}-D tensor")
+    return dim % max(ndim, 1)
+
+
+def out(n: Node) -> Tensor:
+    return wrap(n)
+
+
+def dims_list(shape) -> List[Any]:
+    return list(shape)

@@ -1,0 +1,185 @@
+"""Element-wise primitives: binary arithmetic, unary math, comparisons, ``where``, ``cast``.
+
+Binary ops broadcast like torch and promote mixed dtypes (floats win); a Python or symbolic
+scalar operand stays a scalar (``x + 1`` keeps x's dtype, an int tensor with a float scalar
+becomes FP32).  Comparisons give BOOL tensors.
+"""
+from __future__ import annotations
+
+from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelTypeError
+
+from ..graph import Node
+from ..tensor import Tensor
+from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote
+
+#: unary tile ops (``fn`` -> tile op name) available directly
+UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu")
+BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
+COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+_SWAP_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _scalar_dtype(n: Node, s):
+    if isinstance(s, float) and not n.dtype.is_float():
+        return cast_node(n, dt.DT_FP32)
+    return n
+
+
+def binary(fn: str, a, b) -> Tensor:
+    """``fn`` in add/sub/mul/div/maximum/minimum on tensors or scalars."""
+    if is_scalar(a) and is_scalar(b):
+        raise KernelTypeError(f"pypto.{fn} needs at least one tensor operand")
+    if is_scalar(b) or is_scalar(a):
+        t, s, rev = (a, b, False) if is_scalar(b) else (b, a, True)
+        n = _scalar_dtype(node_of(t), s)
+        if fn == "div" and not n.dtype.is_float():
+            n = cast_node(n, dt.DT_FP32)
+        return out(Node("binary_scalar", (n,), n.shape, n.dtype, {"fn": fn, "scalar": s, "reverse": rev}))
+    x, y = node_of(a), node_of(b)
+    dtype = promote(x.dtype, y.dtype)
+    if fn == "div" and not dtype.is_float():
+        dtype = dt.DT_FP32
+    shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")
+    return out(Node("binary", (cast_node(x, dtype), cast_node(y, dtype)), shape, dtype, {"fn": fn}))
+
+
+def unary(fn: str, x) -> Tensor:
+    n = node_of(x)
+    if fn in ("exp", "log", "sqrt", "rsqrt", "recip") and not n.dtype.is_float():
+        n = cast_node(n, dt.DT_FP32)
+    return out(Node("unary", (n,), n.shape, n.dtype, {"fn": fn}))
+
+
+def compare(fn: str, a, b) -> Tensor:
+    if is_scalar(b) or is_scalar(a):
+        t, s, f = (a, b, fn) if is_scalar(b) else (b, a, _SWAP_CMP[fn])
+        n = _scalar_dtype(node_of(t), s)
+        return out(Node("compare_scalar", (n,), n.shape, dt.DT_BOOL, {"fn": f, "scalar": s}))
+    x, y = node_of(a), node_of(b)
+    dtype = promote(x.dtype, y.dtype)
+    shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")
+    return out(Node("compare", (cast_node(x, dtype), cast_node(y, dtype)), shape, dt.DT_BOOL, {"fn": fn}))
+
+
+def where(cond, a, b) -> Tensor:
+    """``cond ? a : b`` (a/b tensors or scalars; at least one tensor)."""
+    c = node_of(cond, "pypto.where condition")
+    if c.dtype != dt.DT_BOOL:
+        c = compare("ne", cond, 0).node
+    if is_scalar(a) and is_scalar(b):
+        raise KernelTypeError("pypto.where needs at least one tensor value operand")
+    if is_scalar(a):
+        return _where_swap(c, a, b)
+    x = node_of(a)
+    if is_scalar(b):
+        shape = broadcast_shape(c.shape, x.shape, "pypto.where")
+        return out(Node("select", (c, x), shape, x.dtype, {"scalar": b}))
+    y = node_of(b)
+    dtype = promote(x.dtype, y.dtype)
+    shape = broadcast_shape(broadcast_shape(c.shape, x.shape, "pypto.where"), y.shape, "pypto.where")
+    return out(Node("select", (c, cast_node(x, dtype), cast_node(y, dtype)), shape, dtype, {}))
+
+
+def _where_swap(c: Node, a, b) -> Tensor:
+    """where(c, scalar, tensor) = where(not c, tensor, scalar)."""
+    inv = Node("logical_not", (c,), c.shape, dt.DT_BOOL, {})
+    y = node_of(b)
+    shape = broadcast_shape(c.shape, y.shape, "pypto.where")
+    return out(Node("select", (inv, y), shape, y.dtype, {"scalar": a}))
+
+
+def logical_not(x) -> Tensor:
+    n = node_of(x)
+    if n.dtype != dt.DT_BOOL:
+        n = compare("ne", x, 0).node
+    return out(Node("logical_not", (n,), n.shape, dt.DT_BOOL, {}))
+
+
+def _logical(fn: str, a, b) -> Tensor:
+    x, y = node_of(a), node_of(b)
+    if x.dtype != dt.DT_BOOL:
+        x = compare("ne", a, 0).node
+    if y.dtype != dt.DT_BOOL:
+        y = compare("ne", b, 0).node
+    shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")
+    return out(Node(fn, (x, y), shape, dt.DT_BOOL, {}))
+
+
+def logical_and(a, b) -> Tensor:
+    return _logical("logical_and", a, b)
+
+
+def logical_or(a, b) -> Tensor:
+    return _logical("logical_or", a, b)
+
+
+def cast(x, dtype: dt.DataType, mode=0, satmode=0) -> Tensor:
+    """``pypto.cast(x, dtype, mode=CAST_NONE)``: convert with a rounding mode (``pypto.CastMode``)."""
+    if not isinstance(dtype, dt.DataType):
+        raise KernelTypeError(f"pypto.cast: dtype must be a pypto.DT_* type, got {dtype!r}")
+    return out(cast_node(node_of(x), dtype, int(mode)))
+
+
+def add(x, other, alpha=1) -> Tensor:
+    return binary("add", x, other if alpha == 1 else mul(other, alpha))
+
+
+def sub(x, other, alpha=1) -> Tensor:
+    return binary("sub", x, other if alpha == 1 else mul(other, alpha))
+
+
+def mul(x, other) -> Tensor:
+    return binary("mul", x, other)
+
+
+def div(x, other, precision_type=None) -> Tensor:
+    return binary("div", x, other)
+
+
+def maximum(a, b) -> Tensor:
+    return binary("maximum", a, b)
+
+
+def minimum(a, b) -> Tensor:
+    return binary("minimum", a, b)
+
+
+def neg(x) -> Tensor:
+    return unary("neg", x)
+
+
+def abs(x) -> Tensor:  # noqa: A001
+    return unary("abs", x)
+
+
+def exp(x, precision_type=None) -> Tensor:
+    return unary("exp", x)
+
+
+def log(x) -> Tensor:
+    return unary("log", x)
+
+
+def sqrt(x) -> Tensor:
+    return unary("sqrt", x)
+
+
+def rsqrt(x) -> Tensor:
+    return unary("rsqrt", x)
+
+
+def reciprocal(x) -> Tensor:
+    return unary("recip", x)
+
+
+def relu(x) -> Tensor:
+    return unary("relu", x)
+
+
+def eq(x, o) -> Tensor: return compare("eq", x, o)
+def ne(x, o) -> Tensor: return compare("ne", x, o)
+def lt(x, o) -> Tensor: return compare("lt", x, o)
+def le(x, o) -> Tensor: return compare("le", x, o)
+def gt(x, o) -> Tensor: return compare("gt", x, o)
+def ge(x, o) -> Tensor: return compare("ge", x, o)

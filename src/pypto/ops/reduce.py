@@ -1,0 +1,114 @@
+"""Reductions with torch-style ``dim`` / ``keepdim`` and the normalisation composites."""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelTypeError
+
+from ..graph import Node
+from ..symbolic import is_static
+from ..tensor import Tensor
+from .core import node_of, norm_dim, out
+from .elementwise import add, cast, div, exp, mul, rsqrt, sub
+from .shape import reshape
+
+
+def _reduce(fn: str, x, dim, keepdim: bool) -> Tensor:
+    n = node_of(x)
+    dims = list(range(n.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    axes = sorted({norm_dim(d, n.ndim) for d in dims})
+    if fn in ("argmax", "argmin") and len(axes) != 1:
+        raise KernelTypeError(f"pypto.{fn} reduces one dim")
+    cur = n
+    for ax in reversed(axes):
+        shape = list(cur.shape)
+        shape[ax] = 1
+        dtype = dt.DT_INT32 if fn in ("argmax", "argmin") else cur.dtype
+        cur = Node("reduce", (cur,), tuple(shape), dtype, {"fn": fn, "axis": ax})
+    t = out(cur)
+    if not keepdim:
+        t = reshape(t, [d for i, d in enumerate(cur.shape) if i not in axes])
+    return t
+
+
+def sum(x, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _reduce("sum", x, dim, keepdim)
+
+
+def amax(x, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce("max", x, dim, keepdim)
+
+
+def amin(x, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce("min", x, dim, keepdim)
+
+
+def argmax(x, dim: int = -1, keepdim: bool = False) -> Tensor:
+    return _reduce("argmax", x, dim, keepdim)
+
+
+def argmin(x, dim: int = -1, keepdim: bool = False) -> Tensor:
+    return _reduce("argmin", x, dim, keepdim)
+
+
+def _count(n: Node, dims) -> int:
+    dims = range(n.ndim) if dims is None else ([dims] if isinstance(dims, int) else dims)
+    total = 1
+    for d in dims:
+        size = n.shape[norm_dim(d, n.ndim)]
+        if not is_static(size):
+            raise KernelTypeError("pypto.mean over a DYNAMIC dim: use sum(...) / x.shape[d]")
+        total *= size
+    return total
+
+
+def mean(x, dim=None, keepdim: bool = False) -> Tensor:
+    return mul(sum(x, dim, keepdim), 1.0 / _count(node_of(x), dim))
+
+
+def var(x, dim=None, correction: int = 1, keepdim: bool = False) -> Tensor:
+    m = mean(x, dim, keepdim=True)
+    d = sub(x, m)
+    return mul(sum(mul(d, d), dim, keepdim), 1.0 / (_count(node_of(x), dim) - correction))
+
+
+def _f32(x) -> Tensor:
+    return cast(x, dt.DT_FP32) if node_of(x).dtype != dt.DT_FP32 else x
+
+
+def _back(y, like):
+    d = node_of(like).dtype
+    return cast(y, d) if d != dt.DT_FP32 else y
+
+
+def softmax(x, dim: int = -1) -> Tensor:
+    """FP32 ``exp(x - amax) / sum(exp(x - amax))`` along ``dim``, cast back."""
+    xf = _f32(x)
+    e = exp(sub(xf, amax(xf, dim, keepdim=True)))
+    return _back(div(e, sum(e, dim, keepdim=True)), x)
+
+
+def rms_norm(x, gamma=None, epsilon: float = 1e-6) -> Tensor:
+    """``x / sqrt(mean(x^2) + eps) * gamma`` over the last dim, in FP32."""
+    xf = _f32(x)
+    y = mul(xf, rsqrt(add(mean(mul(xf, xf), -1, keepdim=True), epsilon)))
+    if gamma is not None:
+        y = mul(y, _f32(gamma))
+    return _back(y, x)
+
+
+def layer_norm(x, weight=None, bias=None, epsilon: float = 1e-5, dim: int = -1) -> Tensor:
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over ``dim`` (biased variance), in FP32."""
+    xf = _f32(x)
+    d = sub(xf, mean(xf, dim, keepdim=True))
+    y = mul(d, rsqrt(add(mean(mul(d, d), dim, keepdim=True), epsilon)))
+    if weight is not None:
+        y = mul(y, _f32(weight))
+    if bias is not None:
+        y = add(y, _f32(bias))
+    return _back(y, x)
+
+
+def prod(x, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    raise NotImplementedError("pypto.prod (no product reduction in the tile ISA)")

@@ -1,0 +1,217 @@
+"""Views and layout ops: slicing, ``view``, ``reshape``, ``transpose``, ``permute``, ``assemble``,
+``concat``.  Views of stored tensors are free (a leaf with offsets / an axis mapping); the same
+ops on an unstored expression first store it into a workspace buffer."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from pypto_pro.errors import KernelTypeError
+
+from ..frontend.tracer import current_recorder
+from ..graph import Buffer, Node, full_leaf, gm_leaf
+from ..symbolic import SymbolicScalar, is_static
+from ..tensor import Tensor
+from .core import cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out, same_dim
+
+
+def _leaf(x) -> Node:
+    return materialize(node_of(x))
+
+
+def _slice_leaf(n: Node, starts: Sequence[Any], sizes: Sequence[Any], drop: Sequence[int] = ()) -> Node:
+    a = n.attrs
+    offsets = list(a["offsets"])
+    for i, s in enumerate(starts):
+        if not (is_static(s) and s == 0):
+            offsets[a["axes"][i]] = offsets[a["axes"][i]] + s
+    keep = [i for i in range(n.ndim) if i not in drop]
+    return gm_leaf(a["buf"], offsets, [a["axes"][i] for i in keep], [sizes[i] for i in keep])
+
+
+def getitem(x, key) -> Tensor:
+    """``x[a:b, ..., i]``: a view (ints drop their axis; negative indices on fixed dims)."""
+    n = node_of(x)
+    keys = list(key) if isinstance(key, tuple) else [key]
+    if any(k is Ellipsis for k in keys):
+        i = keys.index(Ellipsis)
+        keys = keys[:i] + [slice(None)] * (n.ndim - len(keys) + 1) + keys[i + 1:]
+    if len(keys) > n.ndim:
+        raise KernelTypeError(f"too many indices ({len(keys)}) for a {n.ndim}-D tensor")
+    keys += [slice(None)] * (n.ndim - len(keys))
+    if isinstance(x, Tensor) and all(isinstance(k, slice) and k == slice(None) for k in keys):
+        return x
+    starts, sizes, drop = [], [], []
+    for i, (k, dim) in enumerate(zip(keys, n.shape)):
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise NotImplementedError("pypto tensor slicing with a step")
+            start = 0 if k.start is None else k.start
+            stop = dim if k.stop is None else k.stop
+            if is_static(start) and start < 0:
+                start += _static(dim, "a negative slice start")
+            if is_static(stop) and stop < 0:
+                stop += _static(dim, "a negative slice stop")
+            if is_static(stop) and is_static(dim) and stop > dim:
+                stop = dim
+            starts.append(start)
+            sizes.append(stop - start)
+        elif is_scalar(k) and not isinstance(k, (bool, float)):
+            if is_static(k) and k < 0:
+                k += _static(dim, "a negative index")
+            starts.append(k)
+            sizes.append(1)
+            drop.append(i)
+        else:
+            raise NotImplementedError(f"pypto tensor indexing with {type(k).__name__} (gather by tensor index)")
+    for s in sizes:
+        if is_static(s) and s <= 0:
+            raise KernelTypeError(f"empty slice {keys!r}")
+    return out(_slice_leaf(_leaf(x), starts, sizes, drop))
+
+
+def _static(d, what):
+    if not is_static(d):
+        raise KernelTypeError(f"{what} needs a fixed dim")
+    return d
+
+
+def setitem(x, key, value) -> None:
+    """``x[...] = value``: store into a region of a stored tensor (a parameter or pypto.tensor)."""
+    n = node_of(x, "assignment target")
+    if n.op != "gm":
+        raise KernelTypeError("only kernel parameters, pypto.tensor(...) buffers and their views can be assigned to")
+    dst = node_of(getitem(x, key))
+    if is_scalar(value):
+        from .creation import full
+
+        val = node_of(full(list(dst.shape), value, dst.dtype))
+    else:
+        val = cast_node(node_of(value, "assigned value"), dst.dtype)
+    from .core import broadcast_shape
+
+    shape = broadcast_shape(dst.shape, val.shape, "assignment")
+    if len(shape) != len(dst.shape) or not all(same_dim(a, b) for a, b in zip(shape, dst.shape)):
+        raise KernelTypeError(f"cannot assign a tensor of shape {list(val.shape)} to a region of shape "
+                              f"{list(dst.shape)}")
+    current_recorder().store(dst, val)
+
+
+def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
+         valid_shape: Optional[Sequence[Any]] = None, dtype=None) -> Tensor:
+    """``pypto.view(x, shape, offsets, valid_shape=None)``: a slice of ``shape`` at ``offsets``; with
+    ``valid_shape`` only that region is valid (computed and stored)."""
+    if dtype is not None:
+        raise NotImplementedError("pypto.view(x, dtype=...) (bit reinterpretation)")
+    n = node_of(x)
+    if shape is None:
+        raise KernelTypeError("pypto.view needs a shape")
+    offsets = list(offsets) if offsets is not None else [0] * n.ndim
+    if len(shape) != n.ndim or len(offsets) != n.ndim:
+        raise KernelTypeError(f"pypto.view: shape/offsets need {n.ndim} entries")
+    sizes = list(valid_shape) if valid_shape is not None else list(shape)
+    return out(_slice_leaf(_leaf(x), offsets, sizes))
+
+
+def assemble(src, offsets=None, dst=None, parallel: bool = False) -> None:
+    """``pypto.assemble(src, offsets, dst)`` or ``assemble([(src, offsets), ...], dst)``: write src into dst."""
+    if isinstance(src, list) and dst is None:
+        src, dst = src, offsets
+        for s, o in src:
+            assemble(s, o, dst)
+        return
+    s = node_of(src)
+    key = tuple(slice(o, o + d) for o, d in zip(offsets, s.shape))
+    setitem(dst, key, src)
+
+
+def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False) -> Tensor:
+    """Same elements in row-major order with another shape (zero-copy on stored contiguous tensors)."""
+    n = node_of(x)
+    shape = list(shape)
+    if -1 in shape:
+        i = shape.index(-1)
+        known = 1
+        total = 1
+        for d in n.shape:
+            total *= _static(d, "reshape with -1")
+        for j, d in enumerate(shape):
+            if j != i:
+                known *= _static(d, "reshape with -1")
+        shape[i] = total // known
+    if len(shape) == n.ndim and all(same_dim(a, b) for a, b in zip(shape, n.shape)):
+        return x if isinstance(x, Tensor) else out(n)
+    leaf = n if is_full_leaf(n) else materialize(n)
+    base = leaf.attrs["buf"]
+    alias = Buffer(f"{base.name}_r", base.dtype, tuple(shape), "alias", base=base)
+    return out(full_leaf(alias))
+
+
+def unsqueeze(x, dim: int) -> Tensor:
+    n = node_of(x)
+    d = norm_dim(dim, n.ndim + 1)
+    shape = list(n.shape)
+    shape.insert(d, 1)
+    return reshape(x, shape)
+
+
+def squeeze(x, dim: Optional[int] = None) -> Tensor:
+    n = node_of(x)
+    dims = [i for i, d in enumerate(n.shape) if is_static(d) and d == 1] if dim is None else [norm_dim(dim, n.ndim)]
+    return reshape(x, [d for i, d in enumerate(n.shape) if i not in dims])
+
+
+def permute(x, dims: Sequence[int]) -> Tensor:
+    n = node_of(x)
+    dims = [norm_dim(d, n.ndim) for d in dims]
+    if sorted(dims) != list(range(n.ndim)):
+        raise KernelTypeError(f"pypto.permute: {dims} is not a permutation of {n.ndim} dims")
+    leaf = _leaf(x)
+    a = leaf.attrs
+    return out(gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in dims], [leaf.shape[d] for d in dims]))
+
+
+def transpose(x, dim0: int = -2, dim1: int = -1) -> Tensor:
+    n = node_of(x)
+    d0, d1 = norm_dim(dim0, n.ndim), norm_dim(dim1, n.ndim)
+    order = list(range(n.ndim))
+    order[d0], order[d1] = order[d1], order[d0]
+    return permute(x, order)
+
+
+def clone(x) -> Tensor:
+    n = node_of(x)
+    return out(node_of(materialize(Node("cast", (n,), n.shape, n.dtype, {"dtype": n.dtype, "mode": 0}))))
+
+
+def expand_clone(x, shape: Sequence[Any], *, valid_shape=None) -> Tensor:
+    """Broadcast size-1 dims to ``shape``."""
+    n = node_of(x)
+    from .core import broadcast_shape
+
+    full_shape = broadcast_shape(n.shape, shape, "pypto.expand_clone")
+    return out(Node("expand", (n,), full_shape, n.dtype, {}))
+
+
+def concat(tensors: List[Any], dim: int = 0) -> Tensor:
+    """Concatenate along ``dim`` into a workspace buffer."""
+    nodes = [node_of(t) for t in tensors]
+    d = norm_dim(dim, nodes[0].ndim)
+    total = 0
+    for m in nodes:
+        total = total + m.shape[d]
+    shape = list(nodes[0].shape)
+    shape[d] = total
+    rec = current_recorder()
+    buf = rec.new_temp(shape, nodes[0].dtype)
+    off: Any = 0
+    for m in nodes:
+        starts = [0] * len(shape)
+        starts[d] = off
+        dst = gm_leaf(buf, starts, range(len(shape)), m.shape)
+        rec.store(dst, cast_node(m, buf.dtype))
+        off = off + m.shape[d]
+    return out(full_leaf(buf))
+
+
+__all__ = ["getitem", "setitem", "view", "assemble", "reshape", "unsqueeze", "squeeze", "permute", "transpose",
+           "clone", "expand_clone", "concat", "SymbolicScalar"]

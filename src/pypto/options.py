@@ -1,0 +1,201 @@
+"""The six option groups of ``@pypto.frontend.jit`` and their process-wide defaults.
+
+Every documented key is listed here with its default and a status:
+
+* ``honoured`` — the key changes what we do (see docs/tensor.md for each meaning);
+* ``default-only`` — the key tunes NPU scheduling/codegen that has no counterpart in this
+  implementation; its default value is accepted, any other value raises ``NotImplementedError``
+  naming the key (never silently ignored).
+
+Unknown keys and ill-typed values raise ``ValueError``.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, Callable, Dict, Optional, Tuple
+
+
+class RunMode(enum.IntEnum):
+    """``runtime_options["run_mode"]``: NPU (0) runs on the execution backend, SIM (1) on the simulator."""
+
+    NPU = 0
+    SIM = 1
+
+
+class CompStage(enum.IntEnum):
+    """``host_options["compile_stage"]``: where compilation stops (everything but ALL_COMPLETE skips the run)."""
+
+    ALL_COMPLETE = 0
+    TENSOR_GRAPH = 1
+    TILE_GRAPH = 2
+    EXECUTE_GRAPH = 3
+    CODEGEN_INSTRUCTION = 4
+
+
+def _int_in(lo: int, hi: int) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, bool) or v in (0, 1)
+
+
+def _pos_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _any(v) -> bool:
+    return True
+
+
+def _run_mode(v) -> bool:
+    return v in (0, 1) or v in ("npu", "sim", "interp", "cpu")
+
+
+def _stage(v) -> bool:
+    return v in tuple(CompStage)
+
+
+# group -> key -> (default, validator, status)
+SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
+    "host": {
+        "compile_stage": (CompStage.ALL_COMPLETE, _stage, "honoured"),
+        "compile_monitor_enable": (0, _int_in(0, 2), "honoured"),
+        "compile_timeout": (600, _pos_number, "honoured"),
+        "compile_timeout_stage": (600, _pos_number, "default-only"),
+        "compile_monitor_print_interval": (60, _pos_number, "default-only"),
+    },
+    "codegen": {
+        "support_dynamic_aligned": (False, _is_bool, "honoured"),
+        "enable_pmu_trace": (False, _is_bool, "default-only"),
+    },
+    "pass": {
+        "vec_nbuffer_setting": ({}, _any, "default-only"),
+        "cube_l1_reuse_setting": ({}, _any, "default-only"),
+        "cube_nbuffer_setting": ({}, _any, "default-only"),
+        "sg_set_scope": (-1, _any, "default-only"),
+        "auto_mix_partition": (False, _any, "default-only"),
+        "sg_set_ooo_scope": (-1, _any, "default-only"),
+        "ooo_sched_mode": (0, _any, "default-only"),
+        "sg_set_tunevf_mode": (0, _any, "default-only"),
+        "enable_slice": (False, _any, "default-only"),
+    },
+    "runtime": {
+        "run_mode": (None, _run_mode, "honoured"),
+        "device_sched_mode": (0, _int_in(0, 3), "default-only"),
+        "stitch_function_max_num": (128, _int_in(1, 1 << 20), "default-only"),
+        "max_workspace_kb": (0, _int_in(0, 1 << 40), "honoured"),
+        "valid_shape_optimize": (False, _is_bool, "default-only"),
+        "ready_on_host_tensors": ([], _any, "default-only"),
+        "device_sched_parallelism": (1, _int_in(1, 8), "default-only"),
+        "launch_sched_aicpu_num": (0, _any, "default-only"),
+        "launch_early_mode": (0, _any, "default-only"),
+    },
+    "verify": {
+        "enable_pass_verify": (False, _is_bool, "honoured"),
+        "pass_verify_save_tensor": (False, _is_bool, "honoured"),
+        "pass_verify_save_tensor_dir": ("", lambda v: isinstance(v, str), "honoured"),
+        "pass_verify_pass_filter": ([], _any, "default-only"),
+        "pass_verify_error_tol": (1e-3, lambda v: _pos_number(v) or (isinstance(v, (list, tuple)) and len(v) == 2),
+                                  "honoured"),
+    },
+    "debug": {
+        "compile_debug_mode": (0, _int_in(0, 1), "honoured"),
+        "runtime_debug_mode": (0, _int_in(0, 4), "honoured"),
+        "dump_pass_graph": (False, _is_bool, "honoured"),
+    },
+}
+
+GROUPS = tuple(SPEC)
+_GLOBAL: Dict[str, Dict[str, Any]] = {g: {} for g in GROUPS}
+
+
+def validate(group: str, options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """Check ``options`` of one group; returns a copy.  Raises ValueError / NotImplementedError."""
+    if group not in SPEC:
+        raise ValueError(f"unknown option group {group!r}; expected one of {', '.join(GROUPS)}")
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"{group}_options must be a dict, got {type(options).__name__}")
+    spec = SPEC[group]
+    for key, value in options.items():
+        if key not in spec:
+            raise ValueError(f"{group}_options: unknown key {key!r}; known keys: {', '.join(spec)}")
+        default, ok, status = spec[key]
+        if not ok(value):
+            raise ValueError(f"{group}_options[{key!r}] = {value!r} is not a valid value")
+        if status == "default-only" and value != default:
+            raise NotImplementedError(
+                f"{group}_options[{key!r}] = {value!r}: this NPU scheduling/codegen knob has no counterpart in the "
+                f"portable implementation (only its default {default!r} is accepted)")
+    return dict(options)
+
+
+def set_options(group: str, **kwargs) -> None:
+    """Update the process-wide defaults of one group (validated)."""
+    _GLOBAL[group].update(validate(group, kwargs))
+
+
+def get_options(group: str) -> Dict[str, Any]:
+    """The effective process-wide values of one group (defaults filled in)."""
+    return {k: _GLOBAL[group].get(k, spec[0]) for k, spec in SPEC[group].items()}
+
+
+def reset_options() -> None:
+    """Forget every ``set_*_options`` call."""
+    for g in GROUPS:
+        _GLOBAL[g].clear()
+
+
+def effective(local: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Global values overridden by a jit's own options, per group."""
+    out = {}
+    for g in GROUPS:
+        merged = get_options(g)
+        merged.update(local.get(g, {}))
+        out[g] = merged
+    return out
+
+
+def freeze(value) -> Any:
+    """A hashable form of an option value (for cache keys)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def _setter(group: str):
+    def setter(**kwargs) -> None:
+        set_options(group, **kwargs)
+
+    setter.__name__ = f"set_{group}_options"
+    setter.__doc__ = f"``pypto.set_{group}_options(**kw)``: process-wide {group} options (see pypto.options.SPEC)."
+    return setter
+
+
+def _getter(group: str):
+    def getter() -> Dict[str, Any]:
+        return get_options(group)
+
+    getter.__name__ = f"get_{group}_options"
+    getter.__doc__ = f"``pypto.get_{group}_options()``: the effective process-wide {group} options."
+    return getter
+
+
+set_host_options, get_host_options = _setter("host"), _getter("host")
+set_codegen_options, get_codegen_options = _setter("codegen"), _getter("codegen")
+set_pass_options, get_pass_options = _setter("pass"), _getter("pass")
+set_runtime_options, get_runtime_options = _setter("runtime"), _getter("runtime")
+set_verify_options, get_verify_options = _setter("verify"), _getter("verify")
+set_debug_options, get_debug_options = _setter("debug"), _getter("debug")
+
+
+def set_global_options(**groups: Dict[str, Any]) -> None:
+    """``pypto.set_options(runtime_options={...}, ...)``."""
+    for name, value in groups.items():
+        if not name.endswith("_options"):
+            raise ValueError(f"pypto.set_options takes <group>_options=dict arguments, got {name!r}")
+        set_options(name[: -len("_options")], **(value or {}))

@@ -1,0 +1,99 @@
+"""``pypto.SymbolicScalar``: a runtime scalar (dynamic dim, loop index) seen while recording.
+
+It wraps a tile-IR scalar expression; arithmetic and comparisons build new expressions, and a
+Python ``if`` on a symbolic condition becomes a runtime branch (see :mod:`pypto.frontend.tracer`).
+"""
+from __future__ import annotations
+
+from typing import Union
+
+from pypto_pro.dtypes import DT_BOOL, DT_INDEX
+from pypto_pro.ir import nodes as ir
+
+Number = Union[int, float, bool]
+
+
+def to_expr(value) -> ir.Expr:
+    """A Python number or SymbolicScalar as an IR expression."""
+    if isinstance(value, SymbolicScalar):
+        return value.expr
+    if isinstance(value, ir.Expr):
+        return value
+    return ir.const(value)
+
+
+def _wrap(op: str, a, b) -> "SymbolicScalar":
+    ea, eb = to_expr(a), to_expr(b)
+    return SymbolicScalar(ir.BinOp(op, ea, eb, ir.binop_dtype(op, ea.dtype, eb.dtype)))
+
+
+class SymbolicScalar:
+    """A scalar known only at run time.  Supports + - * // % comparisons, ``pypto.min/max``."""
+
+    def __init__(self, expr: ir.Expr):
+        self.expr = expr
+
+    # arithmetic -------------------------------------------------------------------------
+    def __add__(self, o): return _wrap("+", self, o)
+    def __radd__(self, o): return _wrap("+", o, self)
+    def __sub__(self, o): return _wrap("-", self, o)
+    def __rsub__(self, o): return _wrap("-", o, self)
+    def __mul__(self, o): return _wrap("*", self, o)
+    def __rmul__(self, o): return _wrap("*", o, self)
+    def __floordiv__(self, o): return _wrap("//", self, o)
+    def __rfloordiv__(self, o): return _wrap("//", o, self)
+    def __mod__(self, o): return _wrap("%", self, o)
+    def __rmod__(self, o): return _wrap("%", o, self)
+    def __truediv__(self, o): return _wrap("/", self, o)
+    def __neg__(self): return _wrap("-", 0, self)
+
+    # comparisons ------------------------------------------------------------------------
+    def __lt__(self, o): return _wrap("<", self, o)
+    def __le__(self, o): return _wrap("<=", self, o)
+    def __gt__(self, o): return _wrap(">", self, o)
+    def __ge__(self, o): return _wrap(">=", self, o)
+    def __eq__(self, o): return _wrap("==", self, o)  # type: ignore[override]
+    def __ne__(self, o): return _wrap("!=", self, o)  # type: ignore[override]
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        from .frontend.tracer import current_recorder
+
+        return current_recorder().branch(self)
+
+    def __index__(self):
+        raise TypeError("a SymbolicScalar has no value while recording; use it in shapes, offsets and pypto.loop "
+                        "bounds, or annotate the dim as a fixed int / pypto.STATIC")
+
+    def is_concrete(self) -> bool:
+        """Always False: the value exists only at run time (DYNAMIC dims never recompile)."""
+        return False
+
+    def concrete(self) -> int:
+        raise ValueError(f"{self!r} is a runtime value (a DYNAMIC dim or loop index) and has no concrete value "
+                         f"while recording")
+
+    @property
+    def dtype(self):
+        return DT_BOOL if self.expr.dtype == DT_BOOL else DT_INDEX
+
+    def __repr__(self) -> str:
+        return f"SymbolicScalar({self.expr!r})"
+
+
+def sym_min(a, b):
+    """``pypto.min(a, b)``: works on ints and SymbolicScalars."""
+    if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
+        return min(a, b)
+    return _wrap("min", a, b)
+
+
+def sym_max(a, b):
+    """``pypto.max(a, b)``: works on ints and SymbolicScalars."""
+    if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
+        return max(a, b)
+    return _wrap("max", a, b)
+
+
+def is_static(d) -> bool:
+    return isinstance(d, int) and not isinstance(d, bool)

@@ -1,0 +1,172 @@
+"""``pypto.Tensor``: the parameter annotation and the value kernels compute with while recording.
+
+As an annotation: ``pypto.Tensor((1, 4, 1, 64), pypto.DT_FP32)`` (call form),
+``pypto.Tensor[[pypto.DYNAMIC, 64], pypto.DT_FP16]`` (subscript form), ``pypto.Tensor()`` /
+``pypto.Tensor[...]`` (shape and dtype inferred from the argument).  While recording, every tensor
+is a ``Tensor`` wrapping a graph node; operators and methods record ops.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from pypto_pro.dtypes import DataType
+from pypto_pro.language.annotations import DYNAMIC, STATIC
+
+from .graph import Node
+
+DYN = DYNAMIC
+
+
+class TileOpFormat:
+    """Tensor storage formats (``pypto.TileOpFormat.TILEOP_ND`` / ``TILEOP_NZ``)."""
+
+    TILEOP_ND = "ND"
+    TILEOP_NZ = "NZ"
+
+
+def _check_dims(dims) -> List[Any]:
+    if dims is Ellipsis:
+        return [Ellipsis]
+    if not isinstance(dims, (list, tuple)):
+        raise TypeError(f"pypto.Tensor shape must be a list or tuple, got {dims!r}")
+    out = list(dims)
+    for i, d in enumerate(out):
+        ok = (isinstance(d, int) and not isinstance(d, bool) and d > 0) or d is DYNAMIC or d is STATIC or (
+            d is Ellipsis and i == len(out) - 1)
+        if not ok:
+            raise TypeError(f"pypto.Tensor dim {i} must be a positive int, pypto.DYNAMIC, pypto.STATIC or a trailing "
+                            f"..., got {d!r}")
+    return out
+
+
+class Tensor:
+    """A tensor annotation (``node is None``) or a recorded tensor value."""
+
+    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format")
+    __array_priority__ = 1000
+
+    def __init__(self, shape=None, dtype: Optional[DataType] = None, name: str = "",
+                 format: str = TileOpFormat.TILEOP_ND, *, _node: Optional[Node] = None):  # noqa: A002
+        self.node = _node
+        self.name = name
+        self.ann_dims = None if shape is None else _check_dims(shape)
+        if dtype is not None and not isinstance(dtype, DataType):
+            raise TypeError(f"pypto.Tensor dtype must be a pypto.DT_* type, got {dtype!r}")
+        self.ann_dtype = dtype
+        if format not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
+            raise TypeError(f"pypto.Tensor format must be a pypto.TileOpFormat, got {format!r}")
+        if format == TileOpFormat.TILEOP_NZ:
+            raise NotImplementedError("pypto.Tensor(format=TILEOP_NZ): NZ GM tensors")
+        self.ann_format = format
+
+    def __class_getitem__(cls, item) -> "Tensor":
+        if item == () :
+            raise TypeError("pypto.Tensor[] is invalid: use pypto.Tensor[...] to infer shape and dtype")
+        if item is Ellipsis:
+            return cls()
+        items = list(item) if isinstance(item, tuple) else [item]
+        dims = items[0]
+        dtype = items[1] if len(items) > 1 else None
+        name = ""
+        for extra in items[2:]:
+            if isinstance(extra, str) and extra not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
+                name = extra
+            elif isinstance(extra, dict):
+                name = extra.get("name", name)
+        if dims is Ellipsis:
+            t = cls(None, dtype, name)
+            return t
+        return cls(dims, dtype, name)
+
+    # ----------------------------------------------------------------- annotation side
+    @property
+    def is_annotation(self) -> bool:
+        return self.node is None
+
+    # ----------------------------------------------------------------- value side
+    def _need_node(self) -> Node:
+        if self.node is None:
+            raise TypeError("this pypto.Tensor is an annotation, not a recorded tensor")
+        return self.node
+
+    @property
+    def shape(self) -> List[Any]:
+        """Dims: ints for fixed/STATIC dims, ``pypto.SymbolicScalar`` for DYNAMIC ones."""
+        if self.node is None:
+            return list(self.ann_dims or [])
+        return list(self.node.shape)
+
+    @property
+    def dtype(self) -> DataType:
+        return self.node.dtype if self.node is not None else self.ann_dtype
+
+    @property
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def __len__(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        if self.node is None:
+            return f"pypto.Tensor({self.ann_dims!r}, {self.ann_dtype!r})"
+        return f"pypto.Tensor({[getattr(d, 'expr', d) for d in self.shape]}, {self.dtype.name})"
+
+    def __bool__(self):
+        raise TypeError("a pypto.Tensor has no truth value while recording; compare scalars, or use pypto.where")
+
+    # operators ---------------------------------------------------------------
+    def __add__(self, o): return _ops().add(self, o)
+    def __radd__(self, o): return _ops().add(o, self)
+    def __sub__(self, o): return _ops().sub(self, o)
+    def __rsub__(self, o): return _ops().sub(o, self)
+    def __mul__(self, o): return _ops().mul(self, o)
+    def __rmul__(self, o): return _ops().mul(o, self)
+    def __truediv__(self, o): return _ops().div(self, o)
+    def __rtruediv__(self, o): return _ops().div(o, self)
+    def __floordiv__(self, o): return _ops().floor_div(self, o)
+    def __rfloordiv__(self, o): return _ops().floor_div(o, self)
+    def __mod__(self, o): return _ops().remainder(self, o)
+    def __rmod__(self, o): return _ops().remainder(o, self)
+    def __pow__(self, o): return _ops().pow(self, o)
+    def __neg__(self): return _ops().neg(self)
+    def __abs__(self): return _ops().abs(self)
+    def __matmul__(self, o): return _ops().matmul(self, o, None)
+    def __lt__(self, o): return _ops().lt(self, o)
+    def __le__(self, o): return _ops().le(self, o)
+    def __gt__(self, o): return _ops().gt(self, o)
+    def __ge__(self, o): return _ops().ge(self, o)
+    def __eq__(self, o): return _ops().eq(self, o)  # type: ignore[override]
+    def __ne__(self, o): return _ops().ne(self, o)  # type: ignore[override]
+    __hash__ = object.__hash__
+
+    # indexing ------------------------------------------------------------------
+    def __getitem__(self, key):
+        return _ops().getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        _ops().setitem(self, key, value)
+
+    def move(self, value) -> None:
+        """``out.move(expr)``: the same as ``out[:] = expr``."""
+        _ops().setitem(self, slice(None), value)
+
+    # method forms ----------------------------------------------------------------
+    def __getattr__(self, name: str):
+        fn = getattr(_ops(), name, None)
+        if fn is None or name.startswith("_") or not callable(fn):
+            raise AttributeError(f"pypto.Tensor has no attribute {name!r}")
+        return lambda *a, **k: fn(self, *a, **k)
+
+
+def _ops():
+    from . import ops
+
+    return ops
+
+
+def wrap(node: Node) -> Tensor:
+    return Tensor(_node=node)
+
+
+__all__ = ["Tensor", "TileOpFormat", "DYNAMIC", "DYN", "STATIC", "wrap"]
