@@ -1,7 +1,9 @@
 """Cube/vector fusion: out = softmax(A @ B) along rows, one mix block (1 AIC + 2 AIV).
 
 The cube core computes S = A @ B in 64-column blocks and stores them (fp32) to a GM workspace,
-then signals the vector cores with ``set_cross_core`` on its FIX pipe.  Each AIV waits, takes half
+then signals the vector cores with ``set_cross_core`` on its FIX pipe.  Every buffer is a depth-1
+tile group with a mutex id, so ``auto_mutex`` orders the pipes that share it (MTE2 -> MTE1 -> M -> FIX
+on the cube, MTE2 -> V -> MTE3 on the vector cores).  Each AIV waits, takes half
 of the rows and computes a numerically stable row softmax: row max (``maximum`` with dim=0 into a
 DN [R,1] tile), ``expand_sub``, ``exp``, row ``sum``, ``expand_div``.
 """
@@ -14,14 +16,20 @@ BN = 64
 HALF = M // 2
 
 
-@pl.jit
+def tile(shape, dtype, space, addr, mutex_id, layout=None):
+    """One buffer under auto_mutex: a depth-1 tile group with its own mutex id (inlined into the kernel)."""
+    tt = pl.TileType(shape, dtype, space, layout=layout)
+    return pl.make_tile_group(type=tt, addrs=addr, mutex_ids=[mutex_id]).current()
+
+
+@pl.jit(auto_mutex=True)
 def matmul_softmax(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
                    work: pl.Tensor[[M, N], pl.DT_FP32], out: pl.Tensor[[M, N], pl.DT_FP32]):
-    a_l1 = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, pl.MemorySpace.Mat), addr=0x0)
-    b_l1 = pl.make_tile(pl.TileType([K, BN], pl.DT_FP16, pl.MemorySpace.Mat), addr=0x10000)
-    a_l0 = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, pl.MemorySpace.Left), addr=0x0)
-    b_l0 = pl.make_tile(pl.TileType([K, BN], pl.DT_FP16, pl.MemorySpace.Right), addr=0x0)
-    s_acc = pl.make_tile(pl.TileType([M, BN], pl.DT_FP32, pl.MemorySpace.Acc), addr=0x0)
+    a_l1 = tile([M, K], pl.DT_FP16, pl.MemorySpace.Mat, 0x0, 0)
+    b_l1 = tile([K, BN], pl.DT_FP16, pl.MemorySpace.Mat, 0x10000, 1)
+    a_l0 = tile([M, K], pl.DT_FP16, pl.MemorySpace.Left, 0x0, 2)
+    b_l0 = tile([K, BN], pl.DT_FP16, pl.MemorySpace.Right, 0x0, 3)
+    s_acc = tile([M, BN], pl.DT_FP32, pl.MemorySpace.Acc, 0x0, 4)
     with pl.section_cube():
         pl.load(a_l1, a, [0, 0])
         pl.move(a_l0, a_l1)
@@ -32,9 +40,9 @@ def matmul_softmax(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_
             pl.store(work, s_acc, [0, j * BN])
         pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0)
 
-    s = pl.make_tile(pl.TileType([HALF, N], pl.DT_FP32), addr=0x0)
-    tmp = pl.make_tile(pl.TileType([HALF, N], pl.DT_FP32), addr=0x8000)
-    row = pl.make_tile(pl.TileType([HALF, 1], pl.DT_FP32, layout=pl.DN), addr=0x10000)
+    s = tile([HALF, N], pl.DT_FP32, pl.MemorySpace.Vec, 0x0, 5)
+    tmp = tile([HALF, N], pl.DT_FP32, pl.MemorySpace.Vec, 0x8000, 6)
+    row = tile([HALF, 1], pl.DT_FP32, pl.MemorySpace.Vec, 0x10000, 7, layout=pl.DN)
     with pl.section_vector():
         r0 = pl.get_subblock_idx() * HALF
         pl.system.wait_cross_core(pipe=pl.PipeType.MTE2, event_id=0)

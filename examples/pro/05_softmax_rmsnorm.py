@@ -2,7 +2,8 @@
 
 Each core takes blocks of 16 rows round-robin; the last block is a tail whose valid rows are set
 with ``pl.set_validshape`` before the load.  Row statistics live in DN [16, 1] tiles and are
-broadcast back with ``expand_*`` ops.
+broadcast back with ``expand_*`` ops.  Each buffer is a depth-1 tile group with a mutex id, so
+``auto_mutex`` (on by default) orders MTE2 -> V -> MTE3 on it, across loop iterations too.
 """
 import numpy as np
 
@@ -12,12 +13,18 @@ R, C = 16, 256
 EPS = 1e-6
 
 
+def vec_tile(shape, dtype, addr, mutex_id, **kw):
+    """A Vec buffer under auto_mutex: a depth-1 tile group with its own mutex id (inlined)."""
+    tt = pl.TileType(shape, dtype, pl.MemorySpace.Vec, **kw)
+    return pl.make_tile_group(type=tt, addrs=addr, mutex_ids=[mutex_id]).current()
+
+
 @pl.jit
 def softmax_rows(x: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP32], y: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP32]):
     rows = x.shape[0]
-    t = pl.make_tile(pl.TileType([R, C], pl.DT_FP32, valid_shape=[-1, C]), addr=0x0)
-    tmp = pl.make_tile(pl.TileType([R, C], pl.DT_FP32), addr=0x4000)
-    stat = pl.make_tile(pl.TileType([R, 1], pl.DT_FP32, layout=pl.DN), addr=0x8000)
+    t = vec_tile([R, C], pl.DT_FP32, 0x0, 0, valid_shape=[-1, C])
+    tmp = vec_tile([R, C], pl.DT_FP32, 0x4000, 1)
+    stat = vec_tile([R, 1], pl.DT_FP32, 0x8000, 2, layout=pl.DN)
     with pl.section_vector():
         for blk in pl.range(pl.get_block_idx(), (rows + R - 1) // R, pl.get_block_num()):
             valid = pl.min(rows - blk * R, R)
@@ -35,12 +42,12 @@ def softmax_rows(x: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP32], y: pl.Tensor[[pl.DYN
 def rmsnorm_rows(x: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP16], gamma: pl.Tensor[[1, C], pl.DT_FP16],
                  y: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP16]):
     rows = x.shape[0]
-    xh = pl.make_tile(pl.TileType([R, C], pl.DT_FP16, valid_shape=[-1, C]), addr=0x0)
-    xf = pl.make_tile(pl.TileType([R, C], pl.DT_FP32, valid_shape=[-1, C]), addr=0x2000)
-    sq = pl.make_tile(pl.TileType([R, C], pl.DT_FP32, valid_shape=[-1, C]), addr=0x6000)
-    gh = pl.make_tile(pl.TileType([1, C], pl.DT_FP16), addr=0xA000)
-    gf = pl.make_tile(pl.TileType([1, C], pl.DT_FP32), addr=0xA200)
-    ms = pl.make_tile(pl.TileType([R, 1], pl.DT_FP32, layout=pl.DN), addr=0xA800)
+    xh = vec_tile([R, C], pl.DT_FP16, 0x0, 0, valid_shape=[-1, C])
+    xf = vec_tile([R, C], pl.DT_FP32, 0x2000, 1, valid_shape=[-1, C])
+    sq = vec_tile([R, C], pl.DT_FP32, 0x6000, 2, valid_shape=[-1, C])
+    gh = vec_tile([1, C], pl.DT_FP16, 0xA000, 3)
+    gf = vec_tile([1, C], pl.DT_FP32, 0xA200, 4)
+    ms = vec_tile([R, 1], pl.DT_FP32, 0xA800, 5, layout=pl.DN)
     with pl.section_vector():
         pl.load(gh, gamma, [0, 0])
         pl.cast(gf, gh)
@@ -49,6 +56,7 @@ def rmsnorm_rows(x: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP16], gamma: pl.Tensor[[1,
             pl.set_validshape(xh, [valid, C])
             pl.set_validshape(xf, [valid, C])
             pl.set_validshape(sq, [valid, C])
+            pl.set_validshape(ms, [valid, 1])
             pl.load(xh, x, [blk * R, 0])
             pl.cast(xf, xh)
             pl.mul(sq, xf, xf)

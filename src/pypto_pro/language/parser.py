@@ -374,24 +374,26 @@ class KernelParser:
         pass
 
     def stmt_Assign(self, node: ast.Assign) -> None:
+        outer = self.assign_target  # inside an inlined helper: the caller's target names its tiles
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.assign_target = node.targets[0].id
         try:
             value = self.eval(node.value)
         finally:
-            self.assign_target = None
+            self.assign_target = outer
         for target in node.targets:
             self.store(target, value, node)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is None:
             return
+        outer = self.assign_target
         if isinstance(node.target, ast.Name):
             self.assign_target = node.target.id
         try:
             value = self.eval(node.value)
         finally:
-            self.assign_target = None
+            self.assign_target = outer
         self.store(node.target, value, node)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
@@ -800,7 +802,11 @@ class KernelParser:
         kwargs = {}
         for k in node.keywords:
             if k.arg is None:
-                raise self.err(KernelSyntaxError, "**kwargs is not supported in a kernel", node)
+                extra = self.eval(k.value)
+                if not isinstance(extra, dict):
+                    raise self.err(KernelSyntaxError, "**kwargs needs a compile-time dict", node)
+                kwargs.update(extra)
+                continue
             kwargs[k.arg] = self.eval(k.value)
         opdef = getattr(func, "__pto_op__", None)
         if opdef is not None:
