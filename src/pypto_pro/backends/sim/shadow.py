@@ -5,60 +5,43 @@ race with future ones: a box (byte range on chip, element box in GM), the agent 
 its clock.  A new access races with a recorded one when the boxes overlap, at least one writes,
 they are not both atomic, and the recorded access does not happen before the new one:
 ``vc[agent] >= clock`` fails.  Program order orders accesses of one agent, except two writes on a
-DMA pipe (MTE1/MTE2/MTE3/FIX), whose transfers may complete out of order: those need a barrier or
-a release of that pipe in between (the agent's own clock component only advances at such fences).
+DMA pipe (MTE1/MTE2/MTE3/FIX), whose transfers may complete out of order: those need
+``bar_<pipe>`` in between, or a chain through another pipe (a DMA agent's own clock component only
+advances at such fences).
 Accesses covered by a later access that happens after them are pruned (they cannot reveal a race
 the later access would not).
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 
 from .instr import Access, Instr
 
+# a record: [lo, hi, agent, clock, write, atomic, access, instr, alive]
+_LO, _HI, _AGENT, _CLOCK, _WRITE, _ATOMIC, _ACC, _INS, _ALIVE = range(9)
+
 
 class Region:
-    """Growable arrays of the live accesses of one memory region."""
+    """The live accesses of one memory region, bucketed along the box's first axis.
 
-    __slots__ = ("n", "lo", "hi", "agent", "clock", "write", "atomic", "refs")
+    The bucket width is the first access's extent on that axis (a tile's bytes, or its rows), so a
+    new access only looks at the few records near it; a record spanning several buckets sits in each."""
 
-    def __init__(self, dims: int):
-        cap = 8
-        self.n = 0
-        self.lo = np.zeros((cap, dims), np.int64)
-        self.hi = np.zeros((cap, dims), np.int64)
-        self.agent = np.zeros(cap, np.int64)
-        self.clock = np.zeros(cap, np.int64)
-        self.write = np.zeros(cap, bool)
-        self.atomic = np.zeros(cap, bool)
-        self.refs: List[Tuple[Access, Instr]] = []
+    __slots__ = ("width", "buckets")
 
-    def append(self, acc: Access, ins: Instr, agent: int, clock: int) -> None:
-        n = self.n
-        if n == self.agent.size:
-            for name in ("lo", "hi", "agent", "clock", "write", "atomic"):
-                old = getattr(self, name)
-                new = np.zeros((2 * old.shape[0],) + old.shape[1:], old.dtype)
-                new[:n] = old
-                setattr(self, name, new)
-        self.lo[n] = acc.lo
-        self.hi[n] = acc.hi
-        self.agent[n] = agent
-        self.clock[n] = clock
-        self.write[n] = acc.write
-        self.atomic[n] = acc.atomic
-        self.refs.append((acc, ins))
-        self.n = n + 1
+    def __init__(self, width: int):
+        self.width = max(1, width)
+        self.buckets: Dict[int, List[list]] = {}
 
-    def keep(self, mask: np.ndarray) -> None:
-        n = int(mask.sum())
-        for name in ("lo", "hi", "agent", "clock", "write", "atomic"):
-            arr = getattr(self, name)
-            arr[:n] = arr[:self.n][mask]
-        self.refs = [r for r, k in zip(self.refs, mask) if k]
-        self.n = n
+
+def _covers(lo, hi, rlo, rhi) -> bool:
+    return all(a <= c and d <= b for a, b, c, d in zip(lo, hi, rlo, rhi))
+
+
+def _overlaps(lo, hi, rlo, rhi) -> bool:
+    return all(c < b and d > a for a, b, c, d in zip(lo, hi, rlo, rhi))
 
 
 class Shadow:
@@ -68,41 +51,58 @@ class Shadow:
         self.regions: Dict[Tuple, Region] = {}
 
     def access(self, acc: Access, ins: Instr, agent: int, clock: int, vc: np.ndarray,
-               dma: bool) -> Iterator[Tuple[Access, Instr, int]]:
-        """Record ``acc`` by ``agent`` at ``clock`` (knowing ``vc``); yield the earlier accesses it races with."""
+               dma: bool) -> List[Tuple[Access, Instr, int]]:
+        """Record ``acc`` by ``agent`` at ``clock`` (knowing ``vc``); return the earlier accesses it races
+        with, those of other agents first."""
+        lo, hi, write, atomic = acc.lo, acc.hi, acc.write, acc.atomic
         region = self.regions.get(acc.region)
         if region is None:
-            region = self.regions[acc.region] = Region(len(acc.lo))
-        n = region.n
-        if n:
-            lo = np.asarray(acc.lo)
-            hi = np.asarray(acc.hi)
-            rlo, rhi = region.lo[:n], region.hi[:n]
-            if lo.size == 1:
-                overlap = (rlo[:, 0] < hi[0]) & (rhi[:, 0] > lo[0])
-            else:
-                overlap = np.all((rlo < hi) & (rhi > lo), axis=1)
-            idx = np.flatnonzero(overlap)
-            if idx.size:
-                agents = region.agent[idx]
-                writes = region.write[idx]
-                hb = vc[agents] >= region.clock[idx]
-                same = agents == agent
-                hb |= (same & ~writes) if (dma and acc.write) else same
-                conflict = writes | acc.write
-                if acc.atomic:
-                    conflict &= ~region.atomic[idx]
-                bad = idx[conflict & ~hb]
-                for i in sorted(bad, key=lambda k: region.agent[k] == agent):  # other pipes first
-                    old_acc, old_ins = region.refs[i]
-                    yield old_acc, old_ins, int(region.agent[i])
-                if lo.size == 1:
-                    covered = (rlo[idx, 0] >= lo[0]) & (rhi[idx, 0] <= hi[0])
+            region = self.regions[acc.region] = Region(hi[0] - lo[0])
+        width = region.width
+        first, last = lo[0] // width, (hi[0] - 1) // width
+        one_dim = len(lo) == 1
+        races = []
+        seen = set() if last > first else None
+        buckets = region.buckets
+        for b in range(first, last + 1):
+            records = buckets.get(b)
+            if not records:
+                continue
+            dropped = False
+            for rec in records:
+                if not rec[_ALIVE]:
+                    dropped = True
+                    continue
+                if seen is not None:
+                    if id(rec) in seen:
+                        continue
+                    seen.add(id(rec))
+                rlo, rhi = rec[_LO], rec[_HI]
+                if one_dim:
+                    if not (rlo[0] < hi[0] and rhi[0] > lo[0]):
+                        continue
+                elif not _overlaps(lo, hi, rlo, rhi):
+                    continue
+                rwrite = rec[_WRITE]
+                ragent = rec[_AGENT]
+                if ragent == agent and not (dma and write and rwrite):
+                    hb = True  # program order of one pipe
                 else:
-                    covered = np.all((rlo[idx] >= lo) & (rhi[idx] <= hi), axis=1)
-                drop = covered & hb & (~writes | acc.write)
-                if drop.any():
-                    mask = np.ones(n, bool)
-                    mask[idx[drop]] = False
-                    region.keep(mask)
-        region.append(acc, ins, agent, clock)
+                    hb = vc[ragent] >= rec[_CLOCK]
+                if not hb and (write or rwrite) and not (atomic and rec[_ATOMIC]):
+                    races.append((rec[_ACC], rec[_INS], ragent))
+                if hb and (write or not rwrite) and _covers(lo, hi, rlo, rhi):
+                    rec[_ALIVE] = False
+                    dropped = True
+            if dropped:
+                buckets[b] = [r for r in records if r[_ALIVE]]
+        rec = [lo, hi, agent, clock, write, atomic, acc, ins, True]
+        for b in range(first, last + 1):
+            records = buckets.get(b)
+            if records is None:
+                buckets[b] = [rec]
+            else:
+                records.append(rec)
+        if len(races) > 1:
+            races.sort(key=lambda r: r[2] == agent)
+        return races
