@@ -24,6 +24,7 @@ class ArchSpec:
     #: required byte alignment of a tile's address, keyed by MemorySpace name (absent = none).
     addr_align: Dict[str, int]
     #: number of AI-Core blocks (each one cube core plus ``vector_per_block`` vector cores).
+    #: a2/a3: 24 (soc.cpp fallback); a5: 32 is our assumption (not stated in the sources we have).
     core_num: int
     vector_per_block: int = 2
     #: Acc fractal (rows, cols) of the L0C result layout.
