@@ -1,0 +1,50 @@
+"""The compiled CPU backend: tile IR -> C++ (``kernel.cpp``) -> ``call_kernel*.so``, run on a thread pool.
+
+``run(kernel, tensors, scalars, block_dim)`` is the backend entry point (see :mod:`pypto_pro.backends`);
+:func:`prepare` builds (or fetches from the in-memory and on-disk caches) the library of one kernel
+specialization and raises ``NotImplementedError`` naming the first op the backend cannot emit.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Dict
+
+import numpy as np
+
+from ...ir.nodes import KernelIR
+from .launcher import CompiledKernel, build, run_compiled
+from .toolchain import find_toolchain
+
+_compiled: "weakref.WeakKeyDictionary[KernelIR, CompiledKernel]" = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def available() -> bool:
+    """Whether a C++ compiler was found (the backend is usable)."""
+    return find_toolchain() is not None
+
+
+def prepare(kernel: KernelIR) -> CompiledKernel:
+    """The loaded library of ``kernel`` (built on first use; cached in memory and on disk)."""
+    ck = _compiled.get(kernel)
+    if ck is not None:
+        return ck
+    with _lock:
+        ck = _compiled.get(kernel)
+        if ck is None:
+            tc = find_toolchain()
+            if tc is None:
+                raise NotImplementedError("the cpu backend without a C++ compiler (set $CXX or install g++/clang++)")
+            ck = build(kernel, tc)
+            _compiled[kernel] = ck
+    return ck
+
+
+def run(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int, *, jit=None):
+    """Backend entry point: compile if needed, then launch ``block_dim`` blocks synchronously."""
+    run_compiled(prepare(kernel), tensors, scalars, block_dim)
+    return None
+
+
+__all__ = ["available", "prepare", "run"]

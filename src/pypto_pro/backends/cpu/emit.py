@@ -1,0 +1,324 @@
+"""C++ emission of each tile op, attached to the op table as ``OPS[name].extras["cpp"]``.
+
+An emitter takes the :class:`~.codegen.KernelCodegen` and the op statement and returns C++ text
+(usually one call into the tile library).  Ops that write into another core's memory (Vec->Mat,
+Acc->Vec) also register ``extras["cpp_peer_dst"]`` so the code generator can share the scalars
+that select the destination slot.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ...ir import nodes as ir
+from ...ir.optable import OPS
+from ...ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode, RoundMode
+from .codegen import KernelCodegen, c_type
+
+M = MemorySpace
+Emitter = Callable[[KernelCodegen, ir.OpStmt], str]
+
+
+def _register(name: str, fn: Emitter) -> None:
+    OPS[name].extras["cpp"] = fn
+
+
+def _rhs(g: KernelCodegen, value) -> str:
+    return g.tile(value) if isinstance(value, ir.TileRef) else g.scalar(value)
+
+
+# ------------------------------------------------------------------ vector
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "and_": "and_", "or_": "or_",
+           "shl": "shl", "shr": "shr"}
+for _op, _fn in _BINARY.items():
+    _register(_op, lambda g, s, fn=_fn: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['lhs'])}, "
+                                         f"{_rhs(g, s.args['rhs'])});")
+_register("xor", lambda g, s: f"pto::xor_(C, {g.tile(s.args['dst'])}, {g.tile(s.args['lhs'])}, "
+                              f"{g.tile(s.args['rhs'])});")
+
+_REDUCE = {"sum": "RSum", "max": "RMax", "min": "RMin", "argmax": "RArgMax", "argmin": "RArgMin"}
+
+
+def _reduce_call(g, dst, src, kind: str, dim: int) -> str:
+    return (f"pto::reduce<pto::{_REDUCE[kind]}, {c_type(dst.dtype)}, {c_type(src.dtype)}>(C, {g.tile(dst)}, "
+            f"{g.tile(src)}, {0 if dim == 0 else 1});")
+
+
+def _minmax(fn: str, kind: str) -> Emitter:
+    def emit(g, s):
+        a = s.args
+        if a["dim"] is None:
+            return f"pto::{fn}(C, {g.tile(a['dst'])}, {g.tile(a['lhs'])}, {_rhs(g, a['rhs'])});"
+        return _reduce_call(g, a["dst"], a["lhs"], kind, a["dim"])
+    return emit
+
+
+_register("maximum", _minmax("maximum", "max"))
+_register("minimum", _minmax("minimum", "min"))
+for _kind in ("sum", "argmax", "argmin"):
+    _register(_kind, lambda g, s, k=_kind: _reduce_call(g, s.args["dst"], s.args["src"], k, s.args["dim"]))
+for _prefix, _dim in (("row", 0), ("col", 1)):
+    for _kind in ("sum", "max", "min", "argmax", "argmin"):
+        _register(f"{_prefix}_{_kind}",
+                  lambda g, s, k=_kind, d=_dim: _reduce_call(g, s.args["dst"], s.args["src"], k, d))
+
+for _op in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not_"):
+    _register(_op, lambda g, s, fn=_op: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});")
+
+_register("expands", lambda g, s: f"pto::expands(C, {g.tile(s.args['dst'])}, {g.scalar(s.args['scalar'])});")
+_register("cast", lambda g, s: f"pto::cast(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                               f"{int(RoundMode(s.args['mode']))});")
+
+_CMP = {"eq": "CEq", "ne": "CNe", "lt": "CLt", "le": "CLe", "gt": "CGt", "ge": "CGe"}
+for _op, _fn in _CMP.items():
+    _register(_op, lambda g, s, fn=_fn: f"pto::compare<pto::{fn}>(C, {g.tile(s.args['mask'])}, "
+                                         f"{g.tile(s.args['lhs'])}, {_rhs(g, s.args['rhs'])});")
+_register("select", lambda g, s: f"pto::select(C, {g.tile(s.args['dst'])}, {g.tile(s.args['mask'])}, "
+                                 f"{g.tile(s.args['lhs'])}, {_rhs(g, s.args['rhs'])});")
+
+_EXPAND = {"expand_max": "OpMax", "expand_min": "OpMin", "expand_mul": "OpMul", "expand_sub": "OpSub",
+           "expand_div": "OpDiv"}
+for _op, _fn in _EXPAND.items():
+    _register(_op, lambda g, s, fn=_fn: f"pto::expand<pto::{fn}>(C, {g.tile(s.args['dst'])}, "
+                                         f"{g.tile(s.args['src'])}, {g.tile(s.args['v'])}, "
+                                         f"{0 if s.args['dim'] == 0 else 1});")
+
+_register("addc", lambda g, s: f"pto::addc(C, {g.tile(s.args['dst'])}, {g.tile(s.args['a'])}, "
+                               f"{g.tile(s.args['b'])}, {g.tile(s.args['c'])});")
+for _op in ("mul_add_dst", "fused_mul_add", "add_relu", "sub_relu"):
+    _register(_op, lambda g, s, fn=_op: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['lhs'])}, "
+                                         f"{g.tile(s.args['rhs'])});")
+_register("fused_mul_add_relu", lambda g, s: f"pto::fused_mul_add_relu(C, {g.tile(s.args['dst'])}, "
+                                             f"{g.tile(s.args['a'])}, {g.tile(s.args['b'])});")
+_register("axpy", lambda g, s: f"pto::axpy(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                               f"{g.scalar(s.args['alpha'])});")
+
+
+# ------------------------------------------------------------------ GM movement
+def _order(order, ndim: int):
+    if order is None:
+        return (ndim - 2, ndim - 1) if ndim >= 2 else (-1, 0)
+    return order[0] % ndim, order[1] % ndim
+
+
+def _offsets(g, offsets) -> str:
+    return "{" + ", ".join(g.scalar(o) for o in offsets) + "}"
+
+
+def _load(tile_units: bool) -> Emitter:
+    def emit(g, s):
+        a = s.args
+        t = a["src"]
+        a0, a1 = _order(a["order"], t.ndim)
+        offs = a["tile_offsets"] if tile_units else a["offsets"]
+        what = "pl.load_tile" if tile_units else "pl.load"
+        lines = ["{", f"  const auto d_ = {g.tile(a['dst'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
+        if tile_units:
+            lines.append(f"  pto::tile_units(o_, {a0}, {a1}, d_.rows, d_.cols);")
+        lines.append(f"  pto::load(C, d_, {g.tensor(t)}, o_, {a0}, {a1}, \"{what}\");")
+        lines.append("}")
+        return "\n".join(lines)
+    return emit
+
+
+def _fixpipe_args(g, a) -> str:
+    scale = a.get("scale")
+    relu = a.get("relu_pre_mode")
+    relu_v = int(ReluPreMode(relu)) if relu is not None else 0
+    if scale is None:
+        return f"false, 0.f, {relu_v}"
+    return f"true, (float){g.scalar(scale)}, {relu_v}"
+
+
+def _store(tile_units: bool) -> Emitter:
+    def emit(g, s):
+        a = s.args
+        t = a["dst"]
+        a0, a1 = _order(a["order"], t.ndim)
+        offs = a["tile_offsets"] if tile_units else a["offsets"]
+        what = "pl.store_tile" if tile_units else "pl.store"
+        atomic = "true" if AtomicType(a["atomic"]) == AtomicType.AtomicAdd else "false"
+        lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
+        if tile_units:
+            lines.append(f"  pto::tile_units(o_, {a0}, {a1}, s_.rows, s_.cols);")
+        lines.append(f"  pto::store(C, {g.tensor(t)}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, "
+                     f"{_fixpipe_args(g, a)});")
+        lines.append("}")
+        return "\n".join(lines)
+    return emit
+
+
+_register("load", _load(False))
+_register("load_tile", _load(True))
+_register("store", _store(False))
+_register("store_tile", _store(True))
+
+
+# ------------------------------------------------------------------ tile -> tile
+def _is_insert(a) -> bool:
+    s, d = a["src"].static_shape, a["dst"].static_shape
+    return (a.get("offset") is not None and s is not None and d is not None and s[0] <= d[0] and s[1] <= d[1]
+            and tuple(s) != tuple(d) and a.get("acc_to_vec_mode") is None and a.get("relu_pre_mode") is None
+            and a.get("scale") is None and a["dst"].space == M.Mat)
+
+
+def _peer_cube(a) -> bool:
+    return a["src"].space == M.Vec and a["dst"].space == M.Mat
+
+
+def _insert_code(g, dst, src, offset) -> str:
+    transposed = "true" if (dst.layout == Layout.ZN and src.layout == Layout.NZ) else "false"
+    r0, c0 = (g.scalar(x) for x in offset)
+    if _peer_cube({"src": src, "dst": dst}):
+        return "\n".join([
+            "{",
+            "  pto::Core* P_ = C.blk->cube();",
+            '  if (!P_) pto::fail(C, "insert into Mat needs the block\'s cube core; this kernel has none");',
+            f"  pto::insert_into(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {r0}, {c0}, {transposed});",
+            "}"])
+    return f"pto::insert_into(C, {g.tile(dst)}, {g.tile(src)}, {r0}, {c0}, {transposed});"
+
+
+def _move(g, s):
+    a = s.args
+    dst, src = a["dst"], a["src"]
+    if _is_insert(a):
+        return _insert_code(g, dst, src, a["offset"])
+    if src.space == M.Acc:
+        mode = int(AccToVecMode(a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0))
+        if a["offset"] is not None:
+            raise NotImplementedError("pl.move Acc -> Vec with offset= on the cpu backend")
+        return (f"pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
+                f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {_fixpipe_args(g, a)});")
+    has_off = "true" if a["offset"] is not None else "false"
+    r0, c0 = (g.scalar(x) for x in a["offset"]) if a["offset"] is not None else ("0", "0")
+    if _peer_cube(a):
+        return "\n".join([
+            "{",
+            "  pto::Core* P_ = C.blk->cube();",
+            '  if (!P_) pto::fail(C, "Vec -> Mat needs the block\'s cube core; this kernel has none");',
+            f"  pto::move_to(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {has_off}, {r0}, {c0});",
+            "}"])
+    return f"pto::move_to(C, {g.tile(dst)}, {g.tile(src)}, {has_off}, {r0}, {c0});"
+
+
+def _move_peer(s):
+    a = s.args
+    if a["src"].space == M.Acc or _peer_cube(a):
+        return a["dst"]
+    return None
+
+
+_register("move", _move)
+OPS["move"].extras["cpp_peer_dst"] = _move_peer
+_register("insert", lambda g, s: _insert_code(g, s.args["dst"], s.args["src"], s.args["offset"]))
+OPS["insert"].extras["cpp_peer_dst"] = lambda s: s.args["dst"] if _peer_cube(s.args) else None
+
+
+# ------------------------------------------------------------------ cube
+def _matmul(g, s):
+    a = s.args
+    dst, lhs = a["dst"], a["lhs"]
+    targs = f"<{c_type(dst.dtype)}, {c_type(lhs.dtype)}>"
+    acc = a.get("acc")
+    bias = a.get("bias")
+    lines = ["{"]
+    acc_p = bias_p = "nullptr"
+    if acc is not None:
+        lines.append(f"  const auto acc_ = {g.tile(acc)};")
+        acc_p = "&acc_"
+    if bias is not None:
+        lines.append(f"  const auto bias_ = {g.tile(bias)};")
+        bias_p = "&bias_"
+    lines.append(f"  pto::matmul{targs}(C, {g.tile(dst)}, {g.tile(lhs)}, {g.tile(a['rhs'])}, {acc_p}, {bias_p});")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+_register("matmul", _matmul)
+_register("matmul_acc", _matmul)
+
+
+# ------------------------------------------------------------------ scalar pipe
+def _index(g, value):
+    if isinstance(value, (list, tuple)):
+        return [g.scalar(v) for v in value]
+    return [g.scalar(value)]
+
+
+def _tile_lin(g, tile_code: str, idx) -> str:
+    if len(idx) == 1:
+        return idx[0]
+    if len(idx) != 2:
+        raise NotImplementedError("tile element access with more than 2 indices")
+    return f"pto::tile_lin2(C, t_, {idx[0]}, {idx[1]})"
+
+
+def _getval(g, s):
+    a = s.args
+    src = a["src"]
+    idx = _index(g, a["index"])
+    target = g.var(s.result) if s.result is not None else None
+    kind = g.var_kinds.get(s.result.uid, "i") if s.result is not None else "i"
+    ctype = {"f": "float", "b": "bool", "i": "int64_t"}[kind]
+    assign = f"{target} = ({ctype})" if target else "(void)"
+    if isinstance(src, ir.TensorParam):
+        return f"{{ int64_t i_[] = {{{', '.join(idx)}}}; {assign}pto::getval(C, {g.tensor(src)}, i_, {len(idx)}); }}"
+    return (f"{{ const auto t_ = {g.tile(src)}; {assign}pto::getval(C, t_, {_tile_lin(g, 't_', idx)}); }}")
+
+
+def _setval(g, s):
+    a = s.args
+    dst = a["dst"]
+    idx = _index(g, a["index"])
+    value = g.scalar(a["value"])
+    if isinstance(dst, ir.TensorParam):
+        return f"{{ int64_t i_[] = {{{', '.join(idx)}}}; pto::setval(C, {g.tensor(dst)}, i_, {len(idx)}, {value}); }}"
+    return f"{{ const auto t_ = {g.tile(dst)}; pto::setval(C, t_, {_tile_lin(g, 't_', idx)}, {value}); }}"
+
+
+def _set_validshape(g, s):
+    a = s.args
+    t = a["tile"]
+    rows, cols = (g.scalar(x) for x in a["shape"])
+    lines = ["{", f"  const int64_t r_ = {rows}, c_ = {cols};"]
+    if isinstance(t, ir.TileGroupDecl):
+        for i in g.decl_indices(t):
+            lines.append(f"  pto::set_valid(C, kTiles, {i}, r_, c_);")
+    elif isinstance(t, ir.DeclRef):
+        lines.append(f"  pto::set_valid(C, kTiles, {g.decl_index[t.tile.uid]}, r_, c_);")
+    elif isinstance(t, ir.SlotRef):
+        lines.append(f"  pto::set_valid(C, kTiles, {g.slot_index(t)}, r_, c_);")
+    else:
+        lines.append('  pto::fail(C, "set_validshape needs a whole tile or a tile group, not a subview");')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+_register("getval", _getval)
+_register("setval", _setval)
+_register("set_validshape", _set_validshape)
+_register("trap", lambda g, s: 'pto::fail(C, "pl.trap() was executed");')
+
+
+# ------------------------------------------------------------------ synchronisation
+def _nop(g, s):
+    return f"/* {s.op.aliases[0]}: ordered by program order on the CPU */"
+
+
+for _op in ["sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "set_mm_layout_transform", "dcci"] + \
+        [f"bar_{p}" for p in ("m", "mte1", "mte2", "mte3", "fix", "all", "v")]:
+    _register(_op, _nop)
+
+_register("set_cross_core", lambda g, s: f"pto::set_cross_core(C, {int(s.args['sync_mode'])}, "
+                                         f"{g.scalar(s.args['event_id'])});")
+_register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args['sync_mode'])}, "
+                                          f"{g.scalar(s.args['event_id'])});")
+
+
+def _sync_all(g, s):
+    if s.args["workspaces"] is not None or int(s.args["mode"]) != 0:
+        raise NotImplementedError("pl.system.sync_all SOFT mode / workspaces on the cpu backend")
+    return f"pto::sync_all(C, {int(s.args['core_type'])});"
+
+
+_register("sync_all", _sync_all)

@@ -1,0 +1,363 @@
+// PyPTO CPU backend: GM <-> tile movement, tile <-> tile moves, the fixpipe, matmul, scalar access.
+// Every GM access is bounds-checked once per op (ops/movement.py gm_window) before any element moves.
+#pragma once
+#include "cast.h"
+#include "tile.h"
+#include "vector.h"
+
+namespace pto {
+
+// A GM tensor argument: pointer, shape and strides (elements) straight from the caller's array.
+template <class T> struct Gm {
+  T* p;
+  int32_t nd;
+  const int64_t* shape;
+  const int64_t* stride;
+  const char* name;
+};
+
+template <class T> inline Gm<T> gm(const Core& C, int64_t off, int32_t nd, const char* name) {
+  Gm<T> g;
+  g.p = (T*)(intptr_t)C.args[off];
+  g.nd = nd;
+  g.shape = C.args + off + 1;
+  g.stride = C.args + off + 1 + nd;
+  g.name = name;
+  return g;
+}
+
+struct GmWin {
+  int64_t base, st0, st1;
+};
+
+inline void shape_str(char* buf, size_t n, int nd, const int64_t* shape) {
+  size_t k = (size_t)std::snprintf(buf, n, "[");
+  for (int i = 0; i < nd && k < n; ++i) k += (size_t)std::snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)shape[i]);
+  if (k < n) std::snprintf(buf + k, n - k, "]");
+}
+
+// The rows x cols window at `offs` along axes (a0, a1) (a0 < 0: a 1-D tensor), bounds-checked.
+template <class T>
+inline GmWin gm_window(Core& C, const Gm<T>& g, const int64_t* offs, int a0, int a1, int64_t rows, int64_t cols,
+                       const char* what) {
+  char sh[160];
+  if (a0 < 0 && rows > 1) fail(C, "%s: a 1-D tensor '%s' cannot fill %lld tile rows", what, g.name, (long long)rows);
+  GmWin w{0, 0, 0};
+  for (int ax = 0; ax < g.nd; ++ax) {
+    int64_t o = offs[ax], size = g.shape[ax];
+    if (o < 0) fail(C, "%s: offset %lld on axis %d of tensor '%s' is negative", what, (long long)o, ax, g.name);
+    int64_t ext = ax == a0 ? rows : (ax == a1 ? cols : -1);
+    if (ext < 0) {
+      if (o >= size) {
+        shape_str(sh, sizeof sh, g.nd, g.shape);
+        fail(C, "%s: offset %lld on axis %d is outside tensor '%s' of shape %s", what, (long long)o, ax, g.name, sh);
+      }
+    } else if (o + ext > size) {
+      shape_str(sh, sizeof sh, g.nd, g.shape);
+      fail(C, "%s: the tile window [%lld, %lld) on axis %d exceeds tensor '%s' of shape %s; for tails set the tile's "
+           "valid shape (pl.set_validshape) before the access", what, (long long)o, (long long)(o + ext), ax, g.name, sh);
+    }
+    w.base += o * g.stride[ax];
+  }
+  w.st0 = a0 >= 0 ? g.stride[a0] : 0;
+  w.st1 = g.stride[a1];
+  return w;
+}
+
+// ---------------------------------------------------------------- load / store
+template <class T>
+inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs, int a0, int a1, const char* what) {
+  const int vr = d.vr, vc = d.vc;
+  GmWin w = gm_window(C, g, offs, a0, a1, vr, vc, what);
+  if (vr <= 0 || vc <= 0) return;
+  const T* src = g.p + w.base;
+  for (int r = 0; r < vr; ++r) {
+    const T* s = src + r * w.st0;
+    if (d.nd() && w.st1 == 1) {
+      std::memcpy(d.rowp(r), s, sizeof(T) * (size_t)vc);
+      continue;
+    }
+    T* row = d.base + d.roff(r);
+    ColIt it = d.colit();
+    for (int c = 0; c < vc; ++c, it.next()) row[it.off] = s[c * w.st1];
+  }
+}
+
+// Tile-unit offsets of load_tile/store_tile: the two order axes scale by the tile's physical shape.
+inline void tile_units(int64_t* offs, int a0, int a1, int64_t rows, int64_t cols) {
+  if (a0 >= 0) offs[a0] *= rows;
+  offs[a1] *= cols;
+}
+
+enum Relu { NoRelu = 0, NormalRelu = 1 };
+
+// Accumulator value -> output storage (movement.py fixpipe_values): scale, ReLU, one rounding.
+template <class TO, class TA> inline TO fixpipe(TA v, bool has_scale, float scale, int relu) {
+  if constexpr (std::is_same<TA, float>::value) {
+    double x = (double)v;
+    if (has_scale) x = (double)(float)(x * (double)scale);
+    if (relu == NormalRelu) x = (x != x) ? x : (x > 0 ? x : 0.0);
+    if constexpr (is_float_t<TO>) return st<TO>((float)x);
+    else return (TO)x;
+  } else {
+    if (has_scale) {
+      double x = (double)v * (double)scale;
+      if (relu == NormalRelu) x = (x != x) ? x : (x > 0 ? x : 0.0);
+      if constexpr (is_float_t<TO>) return from_double<TO>(x);
+      else {
+        x = std::nearbyint(x);
+        const double lo = (double)std::numeric_limits<TO>::min(), hi = (double)std::numeric_limits<TO>::max();
+        return (TO)(x < lo ? lo : (x > hi ? hi : x));
+      }
+    }
+    int64_t x = (int64_t)v;
+    if (relu == NormalRelu && x < 0) x = 0;
+    if constexpr (is_float_t<TO>) return from_double<TO>((double)x);
+    else return (TO)x;
+  }
+}
+
+template <class TG, class T>
+inline void store(Core& C, const Gm<TG>& g, const Tile<T>& s, const int64_t* offs, int a0, int a1, const char* what,
+                  bool atomic_add, bool has_scale = false, float scale = 0.f, int relu = NoRelu) {
+  const int vr = s.vr, vc = s.vc;
+  GmWin w = gm_window(C, g, offs, a0, a1, vr, vc, what);
+  if (vr <= 0 || vc <= 0) return;
+  TG* dst = g.p + w.base;
+  auto conv = [&](T v) -> TG {
+    if constexpr (std::is_same<T, TG>::value) { if (!has_scale && relu == NoRelu) return v; }
+    return fixpipe<TG, T>(v, has_scale, scale, relu);
+  };
+  if (atomic_add) pto_rt_atomic_lock(g.p);
+  for (int r = 0; r < vr; ++r) {
+    TG* o = dst + r * w.st0;
+    const T* row = s.base + s.roff(r);
+    if (!atomic_add && std::is_same<T, TG>::value && s.nd() && w.st1 == 1 && !has_scale && relu == NoRelu) {
+      std::memcpy((void*)o, (const void*)s.rowp(r), sizeof(T) * (size_t)vc);
+      continue;
+    }
+    ColIt it = s.colit();
+    for (int c = 0; c < vc; ++c, it.next()) {
+      TG v = conv(row[it.off]);
+      if (atomic_add) o[c * w.st1] = st<TG>((ct<TG>)(ld<TG>(o[c * w.st1]) + ld<TG>(v)));
+      else o[c * w.st1] = v;
+    }
+  }
+  if (atomic_add) pto_rt_atomic_unlock(g.p);
+}
+
+// ---------------------------------------------------------------- tile -> tile
+// dst[dr + i, dc + j] = conv(src[sr + i, sc + j]) (or src[sr + j, sc + i] when transposed).
+template <class TD, class TS, class F>
+inline void copy_block(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int sr, int sc, int rows, int cols,
+                       bool transposed, F conv) {
+  if (rows <= 0 || cols <= 0) return;
+  if (!transposed && d.nd() && s.nd() && std::is_same<TD, TS>::value) {
+    for (int r = 0; r < rows; ++r)
+      std::memmove((void*)(d.rowp(dr + r) + dc), (const void*)(s.rowp(sr + r) + sc), sizeof(TD) * (size_t)cols);
+    return;
+  }
+  // fractal / transposed paths; the snapshot keeps overlapping copies exact
+  Snapshot<TS> snap(sub_any(s, sr, sc, transposed ? cols : rows, transposed ? rows : cols),
+                    transposed ? cols : rows, transposed ? rows : cols, overlaps(d, s));
+  const Tile<TS>& v = snap.view;
+  for (int r = 0; r < rows; ++r) {
+    TD* row = d.base + d.roff(dr + r);
+    ColIt it = d.colit();
+    for (int k = 0; k < dc; ++k) it.next();
+    for (int c = 0; c < cols; ++c, it.next()) row[it.off] = conv(transposed ? v.at(c, r) : v.at(r, c));
+  }
+}
+
+template <class T> inline Tile<T> sub_any(const Tile<T>& t, int r, int c, int rows, int cols) {
+  Tile<T> x = t;
+  x.r0 = t.r0 + r;
+  x.c0 = t.c0 + c;
+  x.rows = rows;
+  x.cols = cols;
+  return x;
+}
+
+template <class TD, class TS> inline TD plain_conv(TS v) {
+  if constexpr (std::is_same<TD, TS>::value) return v;
+  else return st<TD>((ct<TD>)ld<TS>(v));
+}
+
+// pl.move between tiles of one core (Mat->Left/Right/Bias, Vec->Vec) or into a peer (Vec->Mat).
+template <class TD, class TS>
+inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offset, int64_t r0, int64_t c0) {
+  if (has_offset) {
+    const int rows = d.vr, cols = d.vc;
+    if (r0 < 0 || c0 < 0 || r0 + rows > s.rows || c0 + cols > s.cols)
+      fail(C, "move window [%lld:%lld, %lld:%lld] leaves source %s of shape [%d, %d]", (long long)r0,
+           (long long)(r0 + rows), (long long)c0, (long long)(c0 + cols), s.name, s.rows, s.cols);
+    copy_block(d, 0, 0, s, (int)r0, (int)c0, rows, cols, false, plain_conv<TD, TS>);
+    return;
+  }
+  const bool transposed = !(s.rows == d.rows && s.cols == d.cols);
+  if (transposed) copy_block(d, 0, 0, s, 0, 0, s.vc, s.vr, true, plain_conv<TD, TS>);
+  else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, plain_conv<TD, TS>);
+}
+
+// pl.insert / inserting move: dst[r0 + i, c0 + j] = src[i, j] over src's valid window (ZN dst <- NZ src: transposed).
+template <class TD, class TS>
+inline void insert_into(Core& C, const Tile<TD>& d, const Tile<TS>& s, int64_t r0, int64_t c0, bool transposed) {
+  int rows = s.vr, cols = s.vc;
+  if (transposed) { int t = rows; rows = cols; cols = t; }
+  if (r0 < 0 || c0 < 0 || r0 + rows > d.rows || c0 + cols > d.cols)
+    fail(C, "insert at [%lld, %lld] of a %dx%d block leaves %s of shape [%d, %d]", (long long)r0, (long long)c0, rows,
+         cols, d.name, d.rows, d.cols);
+  copy_block(d, (int)r0, (int)c0, s, 0, 0, rows, cols, transposed, plain_conv<TD, TS>);
+}
+
+enum AccToVec { SingleModeVec0 = 0, SingleModeVec1, DualModeSplitM, DualModeSplitN };
+
+// Acc -> Vec through the fixpipe into the block's AIV(s); `dst_on(core)` resolves dst on a vector core.
+template <class TD, class TA, class DstOn>
+inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, bool has_scale, float scale, int relu) {
+  const int rows = s.vr, cols = s.vc;
+  struct Part { int sub, r0, c0, rows, cols; } parts[2];
+  int np = 0;
+  if (mode == SingleModeVec0) parts[np++] = {0, 0, 0, rows, cols};
+  else if (mode == SingleModeVec1) parts[np++] = {1, 0, 0, rows, cols};
+  else if (mode == DualModeSplitM) {
+    int h = (rows + 1) / 2;
+    if (rows == 1) parts[np++] = {0, 0, 0, rows, cols};
+    else { parts[np++] = {0, 0, 0, h, cols}; parts[np++] = {1, h, 0, rows - h, cols}; }
+  } else {
+    int h = ((cols + 31) / 32) * 32 / 2;
+    if (cols <= 16) parts[np++] = {0, 0, 0, rows, cols};
+    else { parts[np++] = {0, 0, 0, rows, h < cols ? h : cols}; parts[np++] = {1, 0, h, rows, cols - h > 0 ? cols - h : 0}; }
+  }
+  if (!C.blk->vec(0)) fail(C, "Acc -> Vec needs the block's vector cores; this kernel has none (use sections for a mix kernel)");
+  for (int i = 0; i < np; ++i) {
+    Core* V = C.blk->vec(parts[i].sub);
+    if (!V) fail(C, "acc_to_vec_mode targets AIV%d, which this block does not have", parts[i].sub);
+    Tile<TD> d = dst_on(*V);
+    if (parts[i].rows > d.rows || parts[i].cols > d.cols)
+      fail(C, "Acc -> Vec: a [%d, %d] share does not fit tile %s [%d, %d]", parts[i].rows, parts[i].cols, d.name, d.rows, d.cols);
+    copy_block(d, 0, 0, s, parts[i].r0, parts[i].c0, parts[i].rows, parts[i].cols, false,
+               [&](TA v) { return fixpipe<TD, TA>(v, has_scale, scale, relu); });
+  }
+}
+
+// ---------------------------------------------------------------- matmul
+template <class T> inline void unpack_f32(const Tile<T>& t, int rows, int cols, float* out) {
+  for (int r = 0; r < rows; ++r) {
+    const T* row = t.base + t.roff(r);
+    ColIt it = t.colit();
+    for (int c = 0; c < cols; ++c, it.next()) out[(int64_t)r * cols + c] = (float)ld<T>(row[it.off]);
+  }
+}
+
+// dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands accumulate in
+// fp32 (documented tolerance vs the fp64 reference); int8 accumulates exactly in int32.
+template <class TA, class TI>
+inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TI>& b, const Tile<TA>* acc,
+                   const Tile<float>* bias) {
+  const int m = a.vr, k = a.vc, k2 = b.vr, n = b.vc;
+  if (k2 != k) fail(C, "matmul: lhs valid K=%d differs from rhs valid K=%d", k, k2);
+  if (m < 1 || m > 4095) fail(C, "matmul: M=%d is outside [1, 4095]", m);
+  if (k < 1 || k > 4095) fail(C, "matmul: K=%d is outside [1, 4095]", k);
+  if (n < 1 || n > 4095) fail(C, "matmul: N=%d is outside [1, 4095]", n);
+  if (m > d.rows || n > d.cols) fail(C, "matmul: the %dx%d product does not fit %s [%d, %d]", m, n, d.name, d.rows, d.cols);
+  if constexpr (std::is_same<TA, int32_t>::value) {
+    int32_t* x = (int32_t*)std::malloc(sizeof(int32_t) * ((size_t)m * k + (size_t)k * n + (size_t)m * n));
+    int32_t *y = x + (int64_t)m * k, *p = y + (int64_t)k * n;
+    for (int r = 0; r < m; ++r) for (int c = 0; c < k; ++c) x[(int64_t)r * k + c] = a.at(r, c);
+    for (int r = 0; r < k; ++r) for (int c = 0; c < n; ++c) y[(int64_t)r * n + c] = b.at(r, c);
+    for (int r = 0; r < m; ++r) {
+      int32_t* pr = p + (int64_t)r * n;
+      for (int c = 0; c < n; ++c) pr[c] = acc ? acc->at(r, c) : 0;
+      for (int q = 0; q < k; ++q) {
+        const uint32_t av = (uint32_t)x[(int64_t)r * k + q];
+        const int32_t* yr = y + (int64_t)q * n;
+        for (int c = 0; c < n; ++c) pr[c] = (int32_t)((uint32_t)pr[c] + av * (uint32_t)yr[c]);
+      }
+    }
+    for (int r = 0; r < m; ++r) for (int c = 0; c < n; ++c) d.at(r, c) = p[(int64_t)r * n + c];
+    std::free(x);
+  } else {
+    float* x = (float*)std::malloc(sizeof(float) * ((size_t)m * k + (size_t)k * n + (size_t)m * n));
+    float *y = x + (int64_t)m * k, *p = y + (int64_t)k * n;
+    unpack_f32(a, m, k, x);
+    unpack_f32(b, k, n, y);
+    if (acc) unpack_f32(*acc, m, n, p);
+    else if (bias) { for (int r = 0; r < m; ++r) for (int c = 0; c < n; ++c) p[(int64_t)r * n + c] = bias->at(0, c); }
+    else std::memset(p, 0, sizeof(float) * (size_t)m * n);
+    pto_rt_sgemm(m, n, k, x, y, p);
+    for (int r = 0; r < m; ++r) {
+      float* row = d.base + d.roff(r);
+      ColIt it = d.colit();
+      for (int c = 0; c < n; ++c, it.next()) row[it.off] = p[(int64_t)r * n + c];
+    }
+    std::free(x);
+  }
+}
+
+// ---------------------------------------------------------------- scalar access, valid shapes
+template <class T> inline void tile_pos(Core& C, const Tile<T>& t, int64_t lin, int& r, int& c) {
+  if (lin < 0 || lin >= (int64_t)t.rows * t.cols)
+    fail(C, "element index %lld is outside tile %s of shape [%d, %d]", (long long)lin, t.name, t.rows, t.cols);
+  r = (int)(lin / t.cols);
+  c = (int)(lin % t.cols);
+}
+template <class T> inline int64_t tile_lin2(Core& C, const Tile<T>& t, int64_t i, int64_t j) {
+  if (i < 0 || i >= t.rows || j < 0 || j >= t.cols)
+    fail(C, "element index [%lld, %lld] is outside tile %s of shape [%d, %d]", (long long)i, (long long)j, t.name,
+         t.rows, t.cols);
+  return i * t.cols + j;
+}
+template <class T> inline ct<T> getval(Core& C, const Tile<T>& t, int64_t lin) {
+  int r, c;
+  tile_pos(C, t, lin, r, c);
+  return ld<T>(t.at(r, c));
+}
+template <class T, class V> inline void setval(Core& C, const Tile<T>& t, int64_t lin, V v) {
+  int r, c;
+  tile_pos(C, t, lin, r, c);
+  if constexpr (std::is_floating_point<V>::value) t.at(r, c) = from_double<T>((double)v);
+  else t.at(r, c) = from_int<T>((int64_t)v);
+}
+template <class T> inline int64_t gm_elem(Core& C, const Gm<T>& g, const int64_t* idx, int n) {
+  char sh[160];
+  int64_t off = 0, total = 1;
+  for (int i = 0; i < g.nd; ++i) total *= g.shape[i];
+  if (n == 1 && g.nd != 1) {  // linear index
+    int64_t lin = idx[0];
+    if (lin < 0 || lin >= total) {
+      shape_str(sh, sizeof sh, g.nd, g.shape);
+      fail(C, "element index %lld is outside tensor '%s' of shape %s", (long long)lin, g.name, sh);
+    }
+    for (int i = g.nd - 1; i >= 0; --i) { off += (lin % g.shape[i]) * g.stride[i]; lin /= g.shape[i]; }
+    return off;
+  }
+  if (n != g.nd) fail(C, "%d indices for tensor '%s' of rank %d", n, g.name, g.nd);
+  for (int i = 0; i < n; ++i) {
+    if (idx[i] < 0 || idx[i] >= g.shape[i]) {
+      shape_str(sh, sizeof sh, g.nd, g.shape);
+      fail(C, "element index is outside tensor '%s' of shape %s", g.name, sh);
+    }
+    off += idx[i] * g.stride[i];
+  }
+  return off;
+}
+template <class T> inline ct<T> getval(Core& C, const Gm<T>& g, const int64_t* idx, int n) {
+  return ld<T>(g.p[gm_elem(C, g, idx, n)]);
+}
+template <class T, class V> inline void setval(Core& C, const Gm<T>& g, const int64_t* idx, int n, V v) {
+  T* p = g.p + gm_elem(C, g, idx, n);
+  if constexpr (std::is_floating_point<V>::value) *p = from_double<T>((double)v);
+  else *p = from_int<T>((int64_t)v);
+}
+
+inline void set_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, int64_t cols) {
+  const TileDecl& d = decls[i];
+  if (!(1 <= rows && rows <= d.rows && 1 <= cols && cols <= d.cols))
+    fail(C, "valid shape [%lld, %lld] is outside tile %s of shape [%d, %d]", (long long)rows, (long long)cols, d.name,
+         d.rows, d.cols);
+  C.valid[2 * i] = (int32_t)rows;
+  C.valid[2 * i + 1] = (int32_t)cols;
+}
+
+}  // namespace pto

@@ -1,0 +1,278 @@
+// PyPTO CPU backend: tile views over a core's byte-addressed on-chip memories.
+//
+// A Tile<T> is a typed view at a declaration's byte address with the declaration's layout; a
+// subview keeps the parent's layout and shape and adds an origin.  Element (r, c) of a view lives
+// at row_part(r) + col_part(c) elements from the base for every layout (ND, DN and the fractal
+// layouts are all separable), so loops walk rows and step through columns without division.
+// The placement is exactly pypto_pro.ir.layout.element_offsets, so aliasing matches the interpreter.
+#pragma once
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core.h"
+
+namespace pto {
+
+[[noreturn]] inline void fail(Core& C, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] inline void fail(Core& C, const char* fmt, ...) {
+  char buf[900];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  pto_rt_fail(&C, buf);
+}
+
+inline const char* core_label(const Core& C, char* buf, size_t n) {
+  if (C.kind == 1)
+    std::snprintf(buf, n, "block %d AIC", C.block);
+  else
+    std::snprintf(buf, n, "block %d AIV%d", C.block, C.sub);
+  return buf;
+}
+
+// Steps through the column parts of a layout starting at parent column c0.
+struct ColIt {
+  int64_t off;
+  int32_t ci, fc;
+  int64_t step_in, step_blk;
+  inline void next() {
+    if (++ci == fc) {
+      ci = 0;
+      off += step_blk - (int64_t)(fc - 1) * step_in;
+    } else {
+      off += step_in;
+    }
+  }
+};
+
+template <class T> struct Tile {
+  T* base;                  // element 0 of the parent declaration
+  int32_t lay, prows, pcols;  // parent layout and physical shape
+  int32_t r0, c0;           // origin of this view in the parent
+  int32_t rows, cols;       // physical shape of this view
+  int32_t vr, vc;           // valid window
+  int32_t fr, fc;           // fractal block (rows, cols)
+  const char* name;
+
+  inline int64_t nblk_r() const { return (prows + fr - 1) / fr; }
+  inline int64_t nblk_c() const { return (pcols + fc - 1) / fc; }
+  // Row part of the offset of parent row R.
+  inline int64_t rpart(int64_t R) const {
+    switch (lay) {
+      case ND: return R * pcols;
+      case DN: return R;
+      default: {
+        int64_t B = (int64_t)fr * fc, rb = R / fr, ri = R % fr;
+        int64_t o = (lay == ZN || lay == ZZ) ? rb * nblk_c() * B : rb * B;
+        return o + ((lay == NZ || lay == ZZ) ? ri * fc : ri);
+      }
+    }
+  }
+  inline int64_t cpart(int64_t Cc) const {
+    switch (lay) {
+      case ND: return Cc;
+      case DN: return Cc * prows;
+      default: {
+        int64_t B = (int64_t)fr * fc, cb = Cc / fc, ci = Cc % fc;
+        int64_t o = (lay == ZN || lay == ZZ) ? cb * B : cb * nblk_r() * B;
+        return o + ((lay == NZ || lay == ZZ) ? ci : ci * fr);
+      }
+    }
+  }
+  inline int64_t roff(int r) const { return rpart(r0 + r); }
+  inline ColIt colit() const {
+    ColIt it;
+    it.off = cpart(c0);
+    if (lay == ND || lay == DN) {
+      it.ci = 0;
+      it.fc = 0x7FFFFFFF;
+      it.step_in = lay == ND ? 1 : prows;
+      it.step_blk = 0;
+    } else {
+      int64_t B = (int64_t)fr * fc;
+      it.ci = c0 % fc;
+      it.fc = fc;
+      it.step_in = (lay == NZ || lay == ZZ) ? 1 : fr;
+      it.step_blk = (lay == ZN || lay == ZZ) ? B : nblk_r() * B;
+    }
+    return it;
+  }
+  inline T& at(int r, int c) const { return base[roff(r) + cpart(c0 + c)]; }
+  inline bool nd() const { return lay == ND; }
+  inline T* rowp(int r) const { return base + (int64_t)(r0 + r) * pcols + c0; }  // ND only
+  // Byte span of the parent declaration (for alias checks).
+  inline const uint8_t* lo() const { return (const uint8_t*)base; }
+  inline const uint8_t* hi() const {
+    int64_t n = (lay == ND || lay == DN) ? (int64_t)prows * pcols : nblk_r() * fr * nblk_c() * fc;
+    return (const uint8_t*)(base + n);
+  }
+};
+
+inline void fractal_dims(int32_t lay, int32_t esize, int32_t acc, int32_t& fr, int32_t& fc) {
+  int32_t run = 32 / esize > 1 ? 32 / esize : 1;
+  if (acc) {
+    fr = 16;
+    fc = 16;
+  } else if (lay == NZ || lay == ZZ) {
+    fr = 16;
+    fc = run;
+  } else {
+    fr = run;
+    fc = 16;
+  }
+}
+
+// The tile declared as kTiles[i] on core C (with that core's valid window).
+template <class T> inline Tile<T> tile(Core& C, const TileDecl& d, int i) {
+  Tile<T> t;
+  t.base = (T*)(C.mem[d.space] + d.addr);
+  t.lay = d.lay;
+  t.prows = d.rows;
+  t.pcols = d.cols;
+  t.r0 = t.c0 = 0;
+  t.rows = d.rows;
+  t.cols = d.cols;
+  t.vr = C.valid[2 * i];
+  t.vc = C.valid[2 * i + 1];
+  fractal_dims(d.lay, d.esize, d.acc, t.fr, t.fc);
+  t.name = d.name;
+  return t;
+}
+
+// base[r0:r1, c0:c1]: same buffer and layout, valid window intersected with the parent's.
+template <class T> inline Tile<T> sub(Core& C, Tile<T> b, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  if (!(0 <= r0 && r0 < r1 && r1 <= b.rows && 0 <= c0 && c0 < c1 && c1 <= b.cols))
+    fail(C, "subview [%lld:%lld, %lld:%lld] is outside tile %s of shape [%d, %d]", (long long)r0, (long long)r1,
+         (long long)c0, (long long)c1, b.name, b.rows, b.cols);
+  Tile<T> t = b;
+  t.r0 = b.r0 + (int32_t)r0;
+  t.c0 = b.c0 + (int32_t)c0;
+  t.rows = (int32_t)(r1 - r0);
+  t.cols = (int32_t)(c1 - c0);
+  int64_t vr = (r1 < b.vr ? r1 : b.vr) - r0, vc = (c1 < b.vc ? c1 : b.vc) - c0;
+  t.vr = vr > 0 ? (int32_t)vr : 0;
+  t.vc = vc > 0 ? (int32_t)vc : 0;
+  return t;
+}
+
+inline int64_t slot(int64_t index, int64_t depth) {
+  int64_t s = index % depth;
+  return s < 0 ? s + depth : s;
+}
+
+// ------------------------------------------------------------------------------------------
+// Element-wise driver: f maps the sources' stored values at (r, c) to dst's stored value.
+// Like the interpreter, every source is read before dst is written: a source that overlaps dst
+// with a different element mapping is snapshotted first.
+// ------------------------------------------------------------------------------------------
+template <class T> struct Cur {
+  T* row;
+  ColIt it;
+  inline T get() const { return row[it.off]; }
+  inline void next() { it.next(); }
+};
+
+template <class TD, class TS> inline bool same_map(const Tile<TD>& d, const Tile<TS>& s) {
+  return sizeof(TD) == sizeof(TS) && (const void*)d.base == (const void*)s.base && d.lay == s.lay &&
+         d.prows == s.prows && d.pcols == s.pcols && d.r0 == s.r0 && d.c0 == s.c0;
+}
+
+template <class TD, class TS> inline bool overlaps(const Tile<TD>& d, const Tile<TS>& s) {
+  return d.lo() < s.hi() && s.lo() < d.hi();
+}
+
+// Scratch copy of s's top-left rows x cols window as a plain ND tile (heap).
+template <class T> struct Snapshot {
+  Tile<T> view;
+  T* mem = nullptr;
+  Snapshot(const Tile<T>& s, int rows, int cols, bool needed) : view(s) {
+    if (!needed) return;
+    mem = (T*)std::malloc(sizeof(T) * (size_t)(rows > 0 ? rows : 1) * (size_t)(cols > 0 ? cols : 1));
+    for (int r = 0; r < rows; ++r) {
+      T* row = s.base + s.roff(r);
+      ColIt it = s.colit();
+      for (int c = 0; c < cols; ++c, it.next()) mem[(int64_t)r * cols + c] = row[it.off];
+    }
+    view.base = mem;
+    view.lay = ND;
+    view.prows = rows;
+    view.pcols = cols;
+    view.r0 = view.c0 = 0;
+  }
+  ~Snapshot() { std::free(mem); }
+  Snapshot(const Snapshot&) = delete;
+};
+
+template <class TD, class F, class... TS>
+inline void ew_row_nd(TD* dp, int n, F& f, const TS*... sp) {
+  for (int c = 0; c < n; ++c) dp[c] = f(sp[c]...);
+}
+
+template <class TD, class F, class... TS>
+inline void ew_row_any(TD* drow, ColIt cd, int n, F& f, Cur<TS>... cs) {
+  for (int c = 0; c < n; ++c) {
+    drow[cd.off] = f(cs.get()...);
+    cd.next();
+    (cs.next(), ...);
+  }
+}
+
+template <class TD, class F, class... TS>
+inline void ew_views(const Tile<TD>& d, int vr, int vc, F& f, const Tile<TS>&... s) {
+  if (d.nd() && (s.nd() && ...)) {
+    for (int r = 0; r < vr; ++r) ew_row_nd(d.rowp(r), vc, f, (const TS*)s.rowp(r)...);
+    return;
+  }
+  for (int r = 0; r < vr; ++r)
+    ew_row_any(d.base + d.roff(r), d.colit(), vc, f, Cur<TS>{s.base + s.roff(r), s.colit()}...);
+}
+
+template <class TD, class F, class... TS>
+inline void ew(Core& C, const Tile<TD>& d, int vr, int vc, F f, const Tile<TS>&... s) {
+  (void)C;
+  if (vr <= 0 || vc <= 0) return;
+  if (((overlaps(d, s) && !same_map(d, s)) || ...)) {
+    // rare: a source overlaps dst shifted or retyped -> read it completely first
+    ew_snap(d, vr, vc, f, s...);
+    return;
+  }
+  ew_views(d, vr, vc, f, s...);
+}
+
+template <class TD, class F, class TS>
+inline void ew_snap(const Tile<TD>& d, int vr, int vc, F& f, const Tile<TS>& a) {
+  Snapshot<TS> sa(a, vr, vc, true);
+  ew_views(d, vr, vc, f, sa.view);
+}
+template <class TD, class F, class TA, class TB>
+inline void ew_snap(const Tile<TD>& d, int vr, int vc, F& f, const Tile<TA>& a, const Tile<TB>& b) {
+  Snapshot<TA> sa(a, vr, vc, overlaps(d, a) && !same_map(d, a));
+  Snapshot<TB> sb(b, vr, vc, overlaps(d, b) && !same_map(d, b));
+  ew_views(d, vr, vc, f, sa.view, sb.view);
+}
+template <class TD, class F, class TA, class TB, class TC>
+inline void ew_snap(const Tile<TD>& d, int vr, int vc, F& f, const Tile<TA>& a, const Tile<TB>& b,
+                    const Tile<TC>& c) {
+  Snapshot<TA> sa(a, vr, vc, overlaps(d, a) && !same_map(d, a));
+  Snapshot<TB> sb(b, vr, vc, overlaps(d, b) && !same_map(d, b));
+  Snapshot<TC> sc(c, vr, vc, overlaps(d, c) && !same_map(d, c));
+  ew_views(d, vr, vc, f, sa.view, sb.view, sc.view);
+}
+
+// dst's valid window, checked to fit every source's physical shape (ops/common.py window()).
+template <class TD> inline void window(Core& C, const Tile<TD>& d, int& vr, int& vc) {
+  (void)C;
+  vr = d.vr;
+  vc = d.vc;
+}
+template <class TD, class TS, class... R>
+inline void window(Core& C, const Tile<TD>& d, int& vr, int& vc, const Tile<TS>& s, const R&... rest) {
+  window(C, d, vr, vc, rest...);
+  if (vr > s.rows || vc > s.cols)
+    fail(C, "operand %s (%dx%d) is smaller than the destination's valid window %dx%d", s.name, s.rows, s.cols, vr,
+         vc);
+}
+
+}  // namespace pto

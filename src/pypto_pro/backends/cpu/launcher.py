@@ -1,0 +1,161 @@
+"""Building, loading and calling compiled kernels (``call_kernel_<hash>.so``) through ctypes.
+
+The runtime library (pool, fibers, events; ``libpto_rt_<hash>.so``) is built once per toolchain and
+loaded with RTLD_GLOBAL so every kernel library resolves its ``pto_rt_*`` symbols against it.  A
+kernel call passes one int64 array: per tensor its data pointer, shape and element strides, then
+the scalars (floats as the bits of a double).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from pathlib import Path
+from typing import Any, Dict, Sequence
+
+import numpy as np
+
+from ... import __version__
+from ...errors import KernelDeadlockError, KernelLaunchError, KernelRuntimeError
+from ...ir import nodes as ir
+from ...runtime import cache
+from .codegen import Generated, generate
+from .toolchain import INCLUDE_DIR, RUNTIME_SOURCE, Toolchain, compile_shared
+
+#: Bump when the generated code or its calling convention changes meaning.
+CODEGEN_VERSION = "1"
+
+
+class PtoError(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("site", ctypes.c_int32), ("message", ctypes.c_char * 1024)]
+
+
+@functools.lru_cache(maxsize=1)
+def _library_sources_digest() -> str:
+    parts = [RUNTIME_SOURCE.read_text()]
+    for h in sorted(INCLUDE_DIR.rglob("*.h")):
+        parts += [h.name, h.read_text()]
+    return cache.digest(*parts)
+
+
+_runtime_lock = threading.Lock()
+_runtime: Dict[str, ctypes.CDLL] = {}
+
+
+def runtime_library(tc: Toolchain) -> ctypes.CDLL:
+    """The process-wide runtime library for this toolchain (built on first use, cached on disk)."""
+    with _runtime_lock:
+        lib = _runtime.get(tc.identity)
+        if lib is not None:
+            return lib
+        key = cache.digest(_library_sources_digest(), tc.identity, __version__, CODEGEN_VERSION)
+        entry = cache.entry("_pto_runtime", "host", key)
+        name = f"libpto_rt_{key[:12]}.so"
+
+        def produce(tmp: Path) -> Dict[str, str]:
+            compile_shared(tc, RUNTIME_SOURCE, tmp / name, opt="-O2", extra=("-lpthread",))
+            return {name: name}
+
+        entry.build(produce)
+        lib = ctypes.CDLL(str(entry.path(name)), mode=ctypes.RTLD_GLOBAL)
+        _runtime[tc.identity] = lib
+        return lib
+
+
+class CompiledKernel:
+    """A loaded ``call_kernel*.so`` for one kernel specialization."""
+
+    def __init__(self, kernel: ir.KernelIR, gen: Generated, path: Path):
+        self.kernel = kernel
+        self.gen = gen
+        self.path = path
+        lib = ctypes.CDLL(str(path))
+        fn = lib.call_kernel
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+        self._lib = lib
+        self.fn = fn
+        self._tensor_params = [p for p in kernel.params if isinstance(p, ir.TensorParam)]
+        self._scalar_params = [p for p in kernel.params if isinstance(p, ir.ScalarParam)]
+        self._spare = threading.local()
+
+    # ------------------------------------------------------------------ argument packing
+    def buffers(self):
+        """(int64 args array, its double view, error struct) private to the calling thread."""
+        spare = getattr(self._spare, "bufs", None)
+        if spare is None:
+            args = (ctypes.c_int64 * max(1, self.gen.nslots))()
+            spare = (args, (ctypes.c_double * max(1, self.gen.nslots)).from_buffer(args), PtoError())
+            self._spare.bufs = spare
+        return spare
+
+    def pack(self, tensors: Dict[int, np.ndarray], scalars_by_uid: Dict[int, Any]):
+        args, dbl, err = self.buffers()
+        for p in self._tensor_params:
+            arr = tensors[p.index]
+            slot = self.gen.tensor_slots[p.index]
+            args[slot] = arr.ctypes.data
+            size = arr.itemsize
+            for i, (n, st) in enumerate(zip(arr.shape, arr.strides)):
+                if st % size:
+                    raise KernelLaunchError(f"argument '{p.name}': stride {st} bytes is not a multiple of the element "
+                                            f"size {size}", kernel=self.kernel.name)
+                args[slot + 1 + i] = n
+                args[slot + 1 + p.ndim + i] = st // size
+        for p in self._scalar_params:
+            slot, kind = self.gen.scalar_slots[p.index]
+            value = scalars_by_uid[p.var.uid]
+            if kind == "f":
+                dbl[slot] = float(value)
+            else:
+                args[slot] = int(value)
+        return args, err
+
+    # ------------------------------------------------------------------ calling
+    def call(self, args, err, block_dim: int) -> None:
+        if self.fn(args, block_dim, ctypes.byref(err)) != 0:
+            self.raise_error(err)
+
+    def raise_error(self, err: PtoError) -> None:
+        message = err.message.decode(errors="replace")
+        site = self.gen.sites[err.site] if 0 <= err.site < len(self.gen.sites) else None
+        loc = site.loc if site else None
+        if site is not None and err.kind == 1 and not message.startswith("pl."):
+            message = f"pl.{site.op}: {message}"
+        cls = KernelDeadlockError if err.kind == 2 else KernelRuntimeError
+        raise cls(message, loc=loc if err.kind != 2 else None, kernel=self.kernel.name)
+
+
+def key_of(gen: Generated, tc: Toolchain) -> str:
+    """Cache key: the generated source (it encodes the whole specialized IR), toolchain, ISA, versions."""
+    return cache.digest(gen.source, tc.identity, _library_sources_digest(), __version__, CODEGEN_VERSION)
+
+
+def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
+    """Generate, compile (or fetch from the disk cache) and load one kernel specialization."""
+    runtime_library(tc)
+    gen = generate(kernel)
+    key = key_of(gen, tc)
+    entry = cache.entry(kernel.name, kernel.arch.name, key)
+    so_name = f"call_kernel_{key[:12]}.so"
+
+    def produce(tmp: Path) -> Dict[str, str]:
+        src = tmp / "kernel.cpp"
+        src.write_text(gen.source)
+        # compile against the final kernel.cpp path so compiler messages name it
+        final_src = entry.path("kernel.cpp")
+        cache.write_atomic(final_src, gen.source.encode())
+        compile_shared(tc, final_src, tmp / so_name)
+        return {"kernel.cpp": "kernel.cpp", so_name: so_name}
+
+    entry.build(produce)
+    return CompiledKernel(kernel, gen, entry.path(so_name))
+
+
+def run_compiled(ck: CompiledKernel, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any],
+                 block_dim: int) -> None:
+    args, err = ck.pack(tensors, scalars)
+    ck.call(args, err, block_dim)
+
+
+__all__: Sequence[str] = ["CompiledKernel", "build", "run_compiled", "runtime_library"]

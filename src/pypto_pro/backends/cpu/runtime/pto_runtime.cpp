@@ -1,0 +1,618 @@
+// PyPTO CPU backend runtime (libpto_rt.so): one per process, shared by every compiled kernel.
+//
+// * A persistent pool of worker threads ($PYPTO_NUM_THREADS, default: the machine's cores; the
+//   launching thread is one of them) runs the blocks of a launch.
+// * Kernels without cross-core waits run each block's cores in order (cube, AIV0, AIV1), like the
+//   interpreter.  Kernels with intra-block waits run a block's cores as fibers on one thread,
+//   round-robin, switching only when a core waits; a round in which no core progresses is a
+//   deadlock.  Kernels with sync_all or INTER_BLOCK events run every core of the grid as a fiber
+//   from one shared queue, so block_dim may exceed the worker count.
+// * Errors unwind the failing core (C++ exception), abort the launch and are returned to Python.
+#include <ucontext.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pto/core.h"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+using namespace pto;
+
+namespace {
+
+struct Abort {};
+
+constexpr int NEVENTS = 16;
+constexpr size_t FIBER_STACK = 512 * 1024;
+
+struct LaunchRT;
+
+// Runtime-private state of one core.
+struct CoreRT {
+  Core core;
+  ucontext_t ctx;
+  void* stack = nullptr;
+  bool done = false;
+  bool progressed = false;  // reported when yielding
+  int64_t gid = 0;
+  int64_t sync_gen[3] = {0, 0, 0};
+  char waiting[160] = {0};
+};
+
+struct BlockRT {
+  Block blk;
+  CoreRT cores[4];
+  std::atomic<int64_t> sets[3][NEVENTS][4];
+  std::atomic<int64_t> waits[3][NEVENTS][4];
+  std::vector<uint8_t> mem;
+  std::vector<int32_t> valid;
+  std::vector<int64_t> sv;
+};
+
+// Thread-local scheduler context for fibers.
+struct FiberHost {
+  ucontext_t sched;
+  CoreRT* current = nullptr;
+};
+thread_local FiberHost* t_host = nullptr;
+// Fibers of grid launches may resume on another thread: always re-read the thread's host.
+__attribute__((noipa)) FiberHost* current_host() { return t_host; }
+
+struct LaunchRT {
+  const KernelDesc* d;
+  const int64_t* args;
+  int64_t nblocks;
+  int32_t ncores;  // per block
+  PtoError* err;
+  std::atomic<int64_t> next{0};
+  std::atomic<int> active{0};
+  std::atomic<bool> aborted{false};
+  std::atomic<int64_t> epoch{0};
+  std::mutex emu;
+  // grid mode
+  std::vector<BlockRT*> blocks;
+  std::vector<std::atomic<int64_t>> gsets;   // NEVENTS x total cores
+  std::vector<std::atomic<int64_t>> gwaits;  // NEVENTS x total cores
+  std::atomic<int64_t> arrivals[3];
+  std::mutex qmu;
+  std::condition_variable qcv;
+  std::deque<CoreRT*> queue;
+  int64_t live = 0, running = 0, idle_polls = 0;
+
+  void error(int kind, int site, const char* msg) {
+    std::lock_guard<std::mutex> g(emu);
+    if (err->kind == 0) {
+      err->kind = kind;
+      err->site = site;
+      std::snprintf(err->message, sizeof err->message, "%s", msg);
+    }
+    aborted.store(true);
+  }
+};
+
+LaunchRT* launch_of(Core* c) { return reinterpret_cast<LaunchRT*>(c->launch); }
+CoreRT* rt_of(Core* c) { return (CoreRT*)c->fiber; }
+
+// ------------------------------------------------------------------ block setup
+int core_count(const KernelDesc* d) { return d->kind == 2 ? 1 + d->vector_per_block : 1; }
+
+void init_block(LaunchRT* L, BlockRT* B, int64_t b) {
+  const KernelDesc* d = L->d;
+  const int n = L->ncores;
+  int64_t per_core = 0;
+  for (int s = 0; s < NSPACES; ++s) per_core += (d->extent[s] + 63) / 64 * 64;
+  if ((int64_t)B->mem.size() < per_core * n) B->mem.resize((size_t)(per_core * n));
+  if (per_core * n) std::memset(B->mem.data(), 0xFF, (size_t)(per_core * n));
+  B->valid.resize((size_t)(2 * d->ntiles * n + 2));
+  B->sv.assign((size_t)(d->nshared * n + 1), 0);
+  B->blk.ncores = n;
+  for (int m = 0; m < 3; ++m)
+    for (int e = 0; e < NEVENTS; ++e)
+      for (int k = 0; k < 4; ++k) { B->sets[m][e][k].store(0); B->waits[m][e][k].store(0); }
+  for (int i = 0; i < n; ++i) {
+    CoreRT& R = B->cores[i];
+    Core& C = R.core;
+    const bool cube = d->kind == 1 || (d->kind == 2 && i == 0);
+    C.kind = cube ? 1 : 0;
+    C.block = (int32_t)b;
+    C.sub = d->kind == 2 && !cube ? i - 1 : 0;
+    if (d->kind == 2 && !cube) {
+      C.block_idx = b * d->vector_per_block + C.sub;
+      C.subblock_idx = C.sub;
+      C.subblock_num = d->vector_per_block;
+    } else {
+      C.block_idx = b;
+      C.subblock_idx = 0;
+      C.subblock_num = 1;
+    }
+    C.block_num = L->nblocks;
+    uint8_t* base = B->mem.data() + per_core * i;
+    for (int s = 0; s < NSPACES; ++s) {
+      C.mem[s] = d->extent[s] ? base : nullptr;
+      base += (d->extent[s] + 63) / 64 * 64;
+    }
+    C.valid = B->valid.data() + 2 * d->ntiles * i;
+    std::memcpy(C.valid, d->init_valid, sizeof(int32_t) * 2 * (size_t)d->ntiles);
+    C.sv = B->sv.data() + d->nshared * i;
+    C.site = -1;
+    C.args = L->args;
+    C.blk = &B->blk;
+    C.launch = reinterpret_cast<pto::Launch*>(L);
+    C.local = i;
+    C.fiber = &R;
+    B->blk.cores[i] = &C;
+    R.done = false;
+    R.progressed = false;
+    R.gid = b * n + i;
+    R.sync_gen[0] = R.sync_gen[1] = R.sync_gen[2] = 0;
+    R.waiting[0] = 0;
+  }
+}
+
+// Run one core's program; false if it failed (the launch is then aborted).
+bool run_core(LaunchRT* L, Core& C) {
+  try {
+    L->d->core_main(C);
+    return true;
+  } catch (const Abort&) {
+    return false;
+  } catch (const std::exception& e) {
+    L->error(1, C.site, e.what());
+    return false;
+  }
+}
+
+// ------------------------------------------------------------------ fibers
+void fiber_entry(unsigned lo, unsigned hi) {
+  CoreRT* R = (CoreRT*)(((uintptr_t)hi << 32) | (uintptr_t)lo);
+  run_core(launch_of(&R->core), R->core);
+  R->done = true;
+  R->progressed = true;
+  setcontext(&current_host()->sched);
+}
+
+void fiber_make(CoreRT* R) {
+  if (!R->stack) {
+    R->stack = mmap(nullptr, FIBER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (R->stack == MAP_FAILED) { R->stack = nullptr; throw std::bad_alloc(); }
+  }
+  getcontext(&R->ctx);
+  R->ctx.uc_stack.ss_sp = R->stack;
+  R->ctx.uc_stack.ss_size = FIBER_STACK;
+  R->ctx.uc_link = nullptr;
+  uintptr_t p = (uintptr_t)R;
+  makecontext(&R->ctx, (void (*)())fiber_entry, 2, (unsigned)(p & 0xFFFFFFFFu), (unsigned)(p >> 32));
+}
+
+void fiber_free(CoreRT* R) {
+  if (R->stack) munmap(R->stack, FIBER_STACK);
+  R->stack = nullptr;
+}
+
+// Resume R on this thread until it waits or finishes.
+void fiber_resume(CoreRT* R) {
+  FiberHost host;
+  FiberHost* prev = t_host;
+  t_host = &host;
+  host.current = R;
+  swapcontext(&host.sched, &R->ctx);
+  t_host = prev;
+}
+
+// Called by a waiting core: hand control back to the scheduler.
+void fiber_yield(Core* C, bool progressed) {
+  CoreRT* R = rt_of(C);
+  FiberHost* h = current_host();
+  if (!h || h->current != R) {
+    // should not happen: the code generator picks fiber mode for every kernel that can wait
+    launch_of(C)->error(1, C->site, "internal error: a core waited outside a fiber");
+    throw Abort{};
+  }
+  R->progressed = progressed;
+  swapcontext(&R->ctx, &h->sched);
+}
+
+std::string deadlock_report(LaunchRT* L, const std::vector<CoreRT*>& cores) {
+  std::string s = "every remaining core is blocked:";
+  int shown = 0;
+  for (CoreRT* R : cores) {
+    if (R->done) continue;
+    if (++shown > 16) { s += "\n  ..."; break; }
+    char lab[64];
+    const Core& C = R->core;
+    if (C.kind == 1) std::snprintf(lab, sizeof lab, "block %d AIC", C.block);
+    else std::snprintf(lab, sizeof lab, "block %d AIV%d", C.block, C.sub);
+    int line = (C.site >= 0 && C.site < L->d->nsites) ? L->d->site_lines[C.site] : 0;
+    s += "\n  ";
+    s += lab;
+    s += " waits for ";
+    s += R->waiting;
+    s += " at line " + std::to_string(line);
+  }
+  return s;
+}
+
+// ------------------------------------------------------------------ running blocks
+void run_block_inline(LaunchRT* L, BlockRT* B, int64_t b) {
+  init_block(L, B, b);
+  for (int i = 0; i < L->ncores && !L->aborted.load(std::memory_order_relaxed); ++i) run_core(L, B->cores[i].core);
+}
+
+void run_block_fibers(LaunchRT* L, BlockRT* B, int64_t b) {
+  init_block(L, B, b);
+  std::vector<CoreRT*> pending;
+  for (int i = 0; i < L->ncores; ++i) {
+    fiber_make(&B->cores[i]);
+    pending.push_back(&B->cores[i]);
+  }
+  while (!pending.empty() && !L->aborted.load()) {
+    bool progressed = false;
+    std::vector<CoreRT*> still;
+    for (CoreRT* R : pending) {
+      fiber_resume(R);
+      progressed |= R->progressed;
+      if (!R->done) still.push_back(R);
+      if (L->aborted.load()) break;
+    }
+    if (L->aborted.load()) break;
+    if (!still.empty() && !progressed) {
+      std::string msg = deadlock_report(L, still);
+      L->error(2, still[0]->core.site, msg.c_str());
+      break;
+    }
+    pending.swap(still);
+  }
+  // abandoned fibers hold no resources besides their stacks (kept for reuse)
+}
+
+thread_local BlockRT* t_block = nullptr;
+
+void help_blocks(LaunchRT* L) {
+  if (!t_block) t_block = new BlockRT();
+  while (!L->aborted.load(std::memory_order_relaxed)) {
+    int64_t b = L->next.fetch_add(1);
+    if (b >= L->nblocks) break;
+    if (L->d->mode == 1) run_block_fibers(L, t_block, b);
+    else run_block_inline(L, t_block, b);
+  }
+}
+
+void help_grid(LaunchRT* L) {
+  std::unique_lock<std::mutex> lk(L->qmu);
+  while (true) {
+    if (L->live == 0 || L->aborted.load()) break;
+    if (L->queue.empty()) {
+      L->qcv.wait_for(lk, std::chrono::milliseconds(1));
+      continue;
+    }
+    CoreRT* R = L->queue.front();
+    L->queue.pop_front();
+    ++L->running;
+    lk.unlock();
+    fiber_resume(R);
+    lk.lock();
+    --L->running;
+    if (R->done) {
+      --L->live;
+      L->idle_polls = 0;
+      L->qcv.notify_all();
+    } else {
+      L->idle_polls = R->progressed ? 0 : L->idle_polls + 1;
+      L->queue.push_back(R);
+      if (L->running == 0 && L->idle_polls > L->live) {
+        std::vector<CoreRT*> all(L->queue.begin(), L->queue.end());
+        std::string msg = deadlock_report(L, all);
+        lk.unlock();
+        L->error(2, R->core.site, msg.c_str());
+        lk.lock();
+        L->qcv.notify_all();
+        break;
+      }
+    }
+  }
+}
+
+void setup_grid(LaunchRT* L) {
+  const int64_t total = L->nblocks * L->ncores;
+  L->gsets = std::vector<std::atomic<int64_t>>((size_t)(NEVENTS * total));
+  L->gwaits = std::vector<std::atomic<int64_t>>((size_t)(NEVENTS * total));
+  for (auto& x : L->gsets) x.store(0);
+  for (auto& x : L->gwaits) x.store(0);
+  for (auto& a : L->arrivals) a.store(0);
+  L->blocks.resize((size_t)L->nblocks);
+  for (int64_t b = 0; b < L->nblocks; ++b) {
+    BlockRT* B = new BlockRT();
+    init_block(L, B, b);
+    for (int i = 0; i < L->ncores; ++i) {
+      fiber_make(&B->cores[i]);
+      L->queue.push_back(&B->cores[i]);
+    }
+    L->blocks[(size_t)b] = B;
+  }
+  L->live = total;
+}
+
+void teardown_grid(LaunchRT* L) {
+  for (BlockRT* B : L->blocks) {
+    for (int i = 0; i < L->ncores; ++i) fiber_free(&B->cores[i]);
+    delete B;
+  }
+  L->blocks.clear();
+}
+
+void help(LaunchRT* L) {
+  if (L->d->mode == 2) help_grid(L);
+  else help_blocks(L);
+}
+
+// ------------------------------------------------------------------ the pool
+struct Pool {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<LaunchRT*> jobs;
+  std::vector<std::thread> threads;
+  int size = 0;
+
+  Pool() {
+    const char* env = std::getenv("PYPTO_NUM_THREADS");
+    int n = env ? std::atoi(env) : 0;
+    if (n <= 0) {
+      cpu_set_t set;
+      n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)std::thread::hardware_concurrency();
+    }
+    size = n > 0 ? n : 1;
+    for (int i = 1; i < size; ++i) {
+      threads.emplace_back([this] { loop(); });
+      threads.back().detach();
+    }
+  }
+
+  void loop() {
+    std::unique_lock<std::mutex> lk(mu);
+    while (true) {
+      cv.wait(lk, [this] { return !jobs.empty(); });
+      LaunchRT* L = jobs.front();
+      L->active.fetch_add(1);
+      lk.unlock();
+      help(L);
+      L->active.fetch_sub(1);
+      lk.lock();
+      for (auto it = jobs.begin(); it != jobs.end(); ++it)
+        if (*it == L) { jobs.erase(it); break; }  // nothing left to claim
+    }
+  }
+
+  void submit(LaunchRT* L, int helpers) {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      jobs.push_back(L);
+    }
+    for (int i = 0; i < helpers; ++i) cv.notify_one();
+  }
+
+  void retire(LaunchRT* L) {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      for (auto it = jobs.begin(); it != jobs.end(); ++it)
+        if (*it == L) { jobs.erase(it); break; }
+    }
+    while (L->active.load() != 0) std::this_thread::yield();
+  }
+};
+
+Pool& pool() {
+  static Pool* p = new Pool();  // never destroyed: workers outlive interpreter shutdown
+  return *p;
+}
+
+std::mutex g_atomic_locks[64];
+std::mutex& atomic_lock_for(const void* addr) { return g_atomic_locks[((uintptr_t)addr >> 6) % 64]; }
+
+}  // namespace
+
+// ------------------------------------------------------------------ C ABI
+extern "C" int pto_rt_launch(const KernelDesc* d, const int64_t* args, int64_t block_dim, PtoError* err) {
+  err->kind = 0;
+  err->site = -1;
+  err->message[0] = 0;
+  LaunchRT L;
+  L.d = d;
+  L.args = args;
+  L.nblocks = block_dim;
+  L.ncores = core_count(d);
+  L.err = err;
+  try {
+    if (d->mode == 2) setup_grid(&L);
+    const int workers = pool().size;
+    const int64_t want = d->mode == 2 ? (int64_t)workers : (block_dim < workers ? block_dim : workers);
+    if (want > 1) pool().submit(&L, (int)(want - 1));
+    help(&L);
+    if (want > 1) pool().retire(&L);
+    if (d->mode == 2) teardown_grid(&L);
+  } catch (const std::bad_alloc&) {
+    L.error(1, -1, "out of memory while setting up the launch");
+  }
+  return err->kind;
+}
+
+extern "C" [[noreturn]] void pto_rt_fail(Core* core, const char* message) {
+  char buf[1000];
+  const Core& C = *core;
+  if (C.kind == 1) std::snprintf(buf, sizeof buf, "%s (on block %d AIC)", message, C.block);
+  else std::snprintf(buf, sizeof buf, "%s (on block %d AIV%d)", message, C.block, C.sub);
+  launch_of(core)->error(1, core->site, buf);
+  throw Abort{};
+}
+
+namespace {
+
+const char* mode_name(int mode) {
+  return mode == 0 ? "INTER_BLOCK" : mode == 1 ? "INTER_SUBBLOCK" : "INTRA_BLOCK";
+}
+
+// The cores whose sets a wait by `C` consumes (ops/sync.py _sources).
+void sources(Core* C, int mode, std::vector<int64_t>& out, bool& grid) {
+  LaunchRT* L = launch_of(C);
+  out.clear();
+  grid = mode == 0;
+  if (mode == 2) {
+    for (int i = 0; i < C->blk->ncores; ++i)
+      if (C->blk->cores[i]->kind != C->kind) out.push_back(i);
+  } else if (mode == 1) {
+    if (C->kind != 0) pto_rt_fail(C, "INTER_SUBBLOCK events are between the AIVs of a block");
+    for (int i = 0; i < C->blk->ncores; ++i)
+      if (C->blk->cores[i]->kind == 0) out.push_back(i);
+  } else {
+    for (int64_t b = 0; b < L->nblocks; ++b)
+      for (int i = 0; i < L->ncores; ++i) {
+        const bool cube = L->d->kind == 1 || (L->d->kind == 2 && i == 0);
+        if ((cube ? 1 : 0) == C->kind) out.push_back(b * L->ncores + i);
+      }
+  }
+}
+
+}  // namespace
+
+extern "C" void pto_rt_set_cross(Core* C, int32_t mode, int64_t event) {
+  LaunchRT* L = launch_of(C);
+  if (event < 0 || event >= NEVENTS) pto_rt_fail(C, "cross-core event id outside [0, 15]");
+  std::vector<int64_t> src;
+  bool grid;
+  sources(C, mode, src, grid);  // the cores a set reaches are the cores a wait listens to
+  if (src.empty()) {
+    char m[128];
+    std::snprintf(m, sizeof m, "set_cross_core(%s) has no core to reach in this kernel", mode_name(mode));
+    pto_rt_fail(C, m);
+  }
+  if (grid) L->gsets[(size_t)(event * L->nblocks * L->ncores + rt_of(C)->gid)].fetch_add(1);
+  else ((BlockRT*)C->blk)->sets[mode][event][C->local].fetch_add(1);
+  L->epoch.fetch_add(1);
+}
+
+extern "C" void pto_rt_wait_cross(Core* C, int32_t mode, int64_t event) {
+  LaunchRT* L = launch_of(C);
+  if (event < 0 || event >= NEVENTS) pto_rt_fail(C, "cross-core event id outside [0, 15]");
+  std::vector<int64_t> src;
+  bool grid;
+  sources(C, mode, src, grid);
+  if (src.empty()) {
+    char m[128];
+    std::snprintf(m, sizeof m, "wait_cross_core(%s) has no core that could set it in this kernel", mode_name(mode));
+    pto_rt_fail(C, m);
+  }
+  BlockRT* B = (BlockRT*)C->blk;
+  const int64_t total = L->nblocks * L->ncores;
+  auto ready = [&] {
+    const int64_t done = grid ? L->gwaits[(size_t)(event * total + rt_of(C)->gid)].load()
+                              : B->waits[mode][event][C->local].load();
+    for (int64_t s : src) {
+      const int64_t sets = grid ? L->gsets[(size_t)(event * total + s)].load() : B->sets[mode][event][s].load();
+      if (sets - done <= 0) return false;
+    }
+    return true;
+  };
+  bool first = true;
+  while (!ready()) {
+    if (L->aborted.load()) throw Abort{};
+    std::snprintf(rt_of(C)->waiting, sizeof rt_of(C)->waiting, "wait_cross_core(event_id=%lld, %s)",
+                  (long long)event, mode_name(mode));
+    fiber_yield(C, first);
+    first = false;
+  }
+  if (grid) L->gwaits[(size_t)(event * total + rt_of(C)->gid)].fetch_add(1);
+  else B->waits[mode][event][C->local].fetch_add(1);
+}
+
+extern "C" void pto_rt_sync_all(Core* C, int32_t core_type) {
+  LaunchRT* L = launch_of(C);
+  if (L->d->kind == 0 && core_type != 0)
+    pto_rt_fail(C, "sync_all in a vector-only kernel needs core_type=pl.SyncCoreType.AIV_ONLY");
+  const bool vec_ok = core_type == 0 || core_type == 2, cube_ok = core_type == 1 || core_type == 2;
+  if (!(C->kind == 0 ? vec_ok : cube_ok)) {
+    const char* names[] = {"AIV_ONLY", "AIC_ONLY", "MIX"};
+    char m[128];
+    std::snprintf(m, sizeof m, "a %s core cannot join sync_all(core_type=%s)", C->kind ? "cube" : "vector",
+                  names[core_type]);
+    pto_rt_fail(C, m);
+  }
+  int64_t per_block = 0;
+  for (int i = 0; i < L->ncores; ++i) {
+    const bool cube = L->d->kind == 1 || (L->d->kind == 2 && i == 0);
+    per_block += cube ? cube_ok : vec_ok;
+  }
+  const int64_t participants = per_block * L->nblocks;
+  CoreRT* R = rt_of(C);
+  const int64_t gen = R->sync_gen[core_type]++;
+  L->arrivals[core_type].fetch_add(1);
+  L->epoch.fetch_add(1);
+  bool first = true;
+  while (L->arrivals[core_type].load() < (gen + 1) * participants) {
+    if (L->aborted.load()) throw Abort{};
+    const char* names[] = {"AIV_ONLY", "AIC_ONLY", "MIX"};
+    std::snprintf(R->waiting, sizeof R->waiting, "sync_all #%lld (%s)", (long long)gen, names[core_type]);
+    fiber_yield(C, first);
+    first = false;
+  }
+}
+
+extern "C" void pto_rt_atomic_lock(const void* addr) { atomic_lock_for(addr).lock(); }
+extern "C" void pto_rt_atomic_unlock(const void* addr) { atomic_lock_for(addr).unlock(); }
+
+// ------------------------------------------------------------------ fp32 GEMM: C += A @ B (row-major)
+extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+#if defined(__AVX2__) && defined(__FMA__)
+  constexpr int MR = 6, NR = 16;
+  float* bp = (float*)std::aligned_alloc(64, sizeof(float) * (size_t)(k * NR + 16));
+  for (int64_t j0 = 0; j0 < n; j0 += NR) {
+    const int64_t nr = n - j0 < NR ? n - j0 : NR;
+    for (int64_t q = 0; q < k; ++q) {
+      const float* br = b + q * n + j0;
+      float* dst = bp + q * NR;
+      for (int64_t t = 0; t < NR; ++t) dst[t] = t < nr ? br[t] : 0.f;
+    }
+    for (int64_t i0 = 0; i0 < m; i0 += MR) {
+      const int64_t mr = m - i0 < MR ? m - i0 : MR;
+      __m256 acc[MR][2];
+      for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+      const float* ar[MR];
+      for (int r = 0; r < MR; ++r) ar[r] = a + (i0 + (r < mr ? r : 0)) * k;
+      for (int64_t q = 0; q < k; ++q) {
+        const __m256 b0 = _mm256_load_ps(bp + q * NR), b1 = _mm256_load_ps(bp + q * NR + 8);
+        for (int r = 0; r < MR; ++r) {
+          const __m256 av = _mm256_broadcast_ss(ar[r] + q);
+          acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+      }
+      for (int r = 0; r < mr; ++r) {
+        float out[NR];
+        _mm256_storeu_ps(out, acc[r][0]);
+        _mm256_storeu_ps(out + 8, acc[r][1]);
+        float* cr = c + (i0 + r) * n + j0;
+        for (int64_t t = 0; t < nr; ++t) cr[t] += out[t];
+      }
+    }
+  }
+  std::free(bp);
+#else
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t q = 0; q < k; ++q) {
+      const float av = a[i * k + q];
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += av * b[q * n + j];
+    }
+#endif
+}
