@@ -306,3 +306,18 @@ def test_out_of_bounds_load_is_rejected():
 
     with pytest.raises(KernelRuntimeError, match="exceeds tensor 'x'"):
         oob(np.zeros((16, 64), np.float32))
+
+
+# ------------------------------------------------------------------ GM write-write between cores
+@pl.jit(backend="sim")
+def flag_write(out: pl.Tensor[[1], pl.DT_INT32], same: int):
+    with pl.section_vector():
+        pl.setval(out, 0, 1 if same else pl.get_block_idx())
+
+
+def test_cores_writing_different_values_to_one_gm_element_race():
+    out = np.zeros(1, np.int32)
+    flag_write[2](out, 1)  # every core stores the same value: benign
+    assert flag_write.last_report.hazards == []
+    with pytest.raises(KernelRaceError, match="block 0 AIV0.*\n.*\n.*\n.*block 1 AIV0"):
+        flag_write[2](out, 0)

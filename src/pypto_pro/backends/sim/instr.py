@@ -17,7 +17,7 @@ class Access:
     """One access of an instruction: a box of a memory region (bytes on chip, elements in GM)."""
 
     __slots__ = ("region", "lo", "hi", "write", "atomic", "what", "nbytes", "rows", "cols", "space", "dtype", "gm",
-                 "text")
+                 "text", "digest")
 
     def __init__(self, region: Tuple, lo: Tuple[int, ...], hi: Tuple[int, ...], write: bool, atomic: bool,
                  what: str, nbytes: int, rows: int, cols: int, space: str, dtype: str, gm: bool, text: str):
@@ -34,6 +34,8 @@ class Access:
         self.dtype = dtype
         self.gm = gm
         self.text = text  # e.g. "tile t0, UB of block 0 AIV0, bytes [0, 8192)"
+        #: for GM writes: a digest of the bytes written (equal digests = a benign same-value write)
+        self.digest = None
 
 
 class Instr:

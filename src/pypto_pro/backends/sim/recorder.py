@@ -44,6 +44,7 @@ class Recorder:
         self._gm: Dict[int, Tuple] = {}
         self._sync_all_gen: Dict[Tuple[int, int], int] = {}
         self._uninit_seen: set = set()
+        self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
         self._element: Optional[Tuple[int, int]] = None  # getval/setval: the one element touched
         self._skip_read_space: Optional[MemorySpace] = None  # read-modify-write artefacts of insert
@@ -73,6 +74,9 @@ class Recorder:
     def end_op(self, core, stmt: ir.OpStmt) -> None:
         ci = self.index[id(core)]
         ins = self._pending.pop(ci)
+        for acc, arr, index in self._gm_writes:
+            acc.digest = hash(np.ascontiguousarray(arr[index]).tobytes())
+        self._gm_writes.clear()
         ins.cost = cost_of(self.params, ins)
         self.streams[ci].append(ins)
         self.cur = None
@@ -201,8 +205,11 @@ class Recorder:
         box = ", ".join(f"{l}:{h}" for l, h in zip(lo, hi))
         text = f"tensor '{param.name}' [{box}] (GM bytes [{first}, {last}) of the tensor)"
         rows = extents[-2] if len(extents) >= 2 else 1
-        ins.accesses.append(Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
-                                   rows, extents[-1] if extents else 1, "GM", param.dtype.name, True, text))
+        acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
+                     rows, extents[-1] if extents else 1, "GM", param.dtype.name, True, text)
+        ins.accesses.append(acc)
+        if write and not atomic:
+            self._gm_writes.append((acc, arr, index))
 
 
 __all__ = ["Recorder", "SPACE_LABEL"]

@@ -8,6 +8,7 @@ they are not both atomic, and the recorded access does not happen before the new
 DMA pipe (MTE1/MTE2/MTE3/FIX), whose transfers may complete out of order: those need
 ``bar_<pipe>`` in between, or a chain through another pipe (a DMA agent's own clock component only
 advances at such fences).
+Two unordered GM writes of identical bytes (every core storing the same flag value) are benign.
 Accesses covered by a later access that happens after them are pruned (they cannot reveal a race
 the later access would not).
 """
@@ -89,7 +90,8 @@ class Shadow:
                     hb = True  # program order of one pipe
                 else:
                     hb = vc[ragent] >= rec[_CLOCK]
-                if not hb and (write or rwrite) and not (atomic and rec[_ATOMIC]):
+                if not hb and (write or rwrite) and not (atomic and rec[_ATOMIC]) and not (
+                        write and rwrite and acc.digest is not None and acc.digest == rec[_ACC].digest):
                     races.append((rec[_ACC], rec[_INS], ragent))
                 if hb and (write or not rwrite) and _covers(lo, hi, rlo, rhi):
                     rec[_ALIVE] = False
