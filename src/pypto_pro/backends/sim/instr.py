@@ -83,5 +83,14 @@ class Hazard:
         """The exception strict mode raises for this hazard."""
         return _ERRORS[self.kind](self.message, loc=self.locs[-1] if self.locs else None, kernel=kernel)
 
+    def summary(self) -> str:
+        """One line: the kind and the instructions (op, pipe, core, line) involved."""
+        if self.kind == "race" and self.details is not None:
+            a, b = self.details
+            return f"race: pl.{a.op} ({a.pipe}, core {a.core}, line {a.loc.lineno if a.loc else '?'}) vs " \
+                   f"pl.{b.op} ({b.pipe}, core {b.core}, line {b.loc.lineno if b.loc else '?'})"
+        lines = ", ".join(str(loc.lineno) for loc in self.locs)
+        return f"{self.kind}: {self.message.splitlines()[0]}" + (f" (lines {lines})" if lines else "")
+
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"

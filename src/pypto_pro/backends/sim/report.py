@@ -116,7 +116,7 @@ class SimReport:
             lines.append(f"  {p:<5} {self.pipe_busy[p]:>12}  {100 * util[p]:6.1f}%")
         if self.hazards:
             lines.append(f"  hazards: {len(self.hazards)}")
-            lines += [f"    - {h.kind}: {h.message.splitlines()[0]}" for h in self.hazards]
+            lines += [f"    - {h.summary()}" for h in self.hazards]
         else:
             lines.append("  hazards: none")
         tips = self.suggestions()
