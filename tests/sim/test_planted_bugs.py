@@ -321,3 +321,40 @@ def test_cores_writing_different_values_to_one_gm_element_race():
     assert flag_write.last_report.hazards == []
     with pytest.raises(KernelRaceError, match="block 0 AIV0.*\n.*\n.*\n.*block 1 AIV0"):
         flag_write[2](out, 0)
+
+
+# ------------------------------------------------------------------ Acc phase flags (matmul -> fixpipe)
+def _phase_body(a, c, store_phase):
+    a_l1 = pl.make_tile(pl.TileType([32, 32], pl.DT_FP16, pl.MemorySpace.Mat), addr=0x0)
+    a_l0 = pl.make_tile(pl.TileType([32, 32], pl.DT_FP16, pl.MemorySpace.Left), addr=0x0)
+    b_l0 = pl.make_tile(pl.TileType([32, 32], pl.DT_FP16, pl.MemorySpace.Right), addr=0x0)
+    acc = pl.make_tile(pl.TileType([32, 32], pl.DT_FP32, pl.MemorySpace.Acc), addr=0x0)
+    with pl.section_cube():
+        pl.load(a_l1, a, [0, 0])
+        _sync(P.MTE2, P.MTE1)
+        pl.move(a_l0, a_l1)
+        pl.move(b_l0, a_l1)
+        _sync(P.MTE1, P.M)
+        pl.matmul(acc, a_l0, b_l0, phase=pl.AccPhase.Partial)
+        pl.matmul_acc(acc, acc, a_l0, b_l0, phase=pl.AccPhase.Final)
+        pl.store(c, acc, [0, 0], phase=store_phase)
+
+
+@pl.jit(backend="sim")
+def phased(a: pl.Tensor[[32, 32], pl.DT_FP16], c: pl.Tensor[[32, 32], pl.DT_FP32]):
+    _phase_body(a, c, pl.STPhase.Final)
+
+
+@pl.jit(backend="sim")
+def half_phased(a: pl.Tensor[[32, 32], pl.DT_FP16], c: pl.Tensor[[32, 32], pl.DT_FP32]):
+    _phase_body(a, c, None)
+
+
+def test_acc_phase_flags_order_matmul_and_store():
+    a = (np.arange(32 * 32) % 7).astype(np.float16).reshape(32, 32)
+    c = np.zeros((32, 32), np.float32)
+    phased(a, c)
+    np.testing.assert_array_equal(c, 2 * (a.astype(np.float32) @ a.astype(np.float32)))
+    assert phased.last_report.hazards == []
+    with pytest.raises(KernelRaceError, match="pl.matmul_acc on pipe M(.|\n)*pl.store on pipe FIX"):
+        half_phased(a, c)

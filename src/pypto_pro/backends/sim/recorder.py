@@ -104,6 +104,15 @@ class Recorder:
             if name == "set_cross_core":
                 return ("xset", tuple((t, mode.value, event, ci) for t in others))
             return ("xwait", tuple((ci, mode.value, event, s) for s in others))
+        if name in ("matmul", "matmul_acc", "store", "store_tile") and a.get("phase") is not None:
+            ref = a["dst"] if name.startswith("matmul") else a["src"]
+            if ref.space == MemorySpace.Acc:
+                base = ref
+                while isinstance(base, ir.SubRef):
+                    base = base.base
+                decl = ExecCtx(self.interp, core, stmt).decl_of(base)
+                final = int(a["phase"]) == 1  # AccPhase.Final / STPhase.Final
+                return ("phase_mm" if name.startswith("matmul") else "phase_st", decl.uid, final)
         if name == "sync_all":
             core_type = SyncCoreType(a["core_type"])
             gen_key = (ci, core_type.value)

@@ -66,6 +66,8 @@ class Replay:
         self.flags: Dict[Tuple, Deque] = {}
         self.xflags: Dict[Tuple, Deque] = {}
         self.mutexes: Dict[Tuple[int, int], _Mutex] = {}
+        #: Acc phase flags (API.md A6): (core, tile) -> (flag, published clock, time)
+        self.phases: Dict[Tuple[int, int], Tuple[int, Optional[np.ndarray], int]] = {}
         self.arrivals: Dict[Tuple, Dict[int, Tuple[int, np.ndarray]]] = {}
         self.waiters: Dict[Tuple, List[int]] = {}
         self.blocked: Dict[int, str] = {}
@@ -262,6 +264,16 @@ class Replay:
                 t, published = self.xflags[key].popleft()
                 dep = max(dep, t)
                 np.maximum(vc, published, out=vc)
+        elif kind in ("phase_mm", "phase_st"):
+            want = 0 if kind == "phase_mm" else 1
+            state, published, t = self.phases.get((ci, sync[1]), (0, None, 0))
+            if state != want:
+                self._park(agent, ("phase", ci, sync[1]), f"waits for the Acc tile's phase flag to become {want} "
+                           f"({'a Final store' if want == 0 else 'a Final matmul'} that never comes)")
+                return False
+            if published is not None:
+                np.maximum(vc, published, out=vc)
+                dep = t
         start = max(ins.issue, self.free[agent], dep)
         end = start + ins.cost
         ins.start, ins.end = start, end
@@ -276,7 +288,13 @@ class Replay:
         for acc in ins.accesses:
             for old_acc, old_ins, _ in self.shadow.access(acc, ins, agent, clock, vc, dma):
                 self._race(old_acc, old_ins, acc, ins)
-        if kind is not None and kind not in ("wait", "lock", "xwait"):
+        if kind in ("phase_mm", "phase_st"):
+            if sync[2]:  # Final: a matmul sets the flag for the fixpipe, a store hands the tile back
+                published = vc.copy()
+                published[agent] = clock
+                self.phases[(ci, sync[1])] = (1 if kind == "phase_mm" else 0, published, end)
+                self._notify(("phase", ci, sync[1]))
+        elif kind is not None and kind not in ("wait", "lock", "xwait"):
             self._release(agent, ci, ins, kind, sync, clock, end)
         return True
 
