@@ -195,7 +195,14 @@ class Lowerer:
 
             def body(region: Region) -> None:
                 v = ps.operand(value, "full", region, shape)
-                if v.kind == "one" or v.mask or v.ref.dtype != self.b.param(dst.attrs["buf"]).dtype:
+                want = self.b.param(dst.attrs["buf"]).dtype
+                if v.mask:
+                    v = ps.mask_to_values(v, dt.DT_FP16, region)
+                    if want != dt.DT_FP16:
+                        t = ps.tile_for("full", want, region)
+                        self.b.op("cast", dst=t, src=v.ref)
+                        v = type(v)(t, "full")
+                if v.kind == "one" or v.ref.dtype != want:
                     v = ps.eval(Node("cast", (value,), value.shape, dst.attrs["buf"].dtype,
                                      {"dtype": dst.attrs["buf"].dtype, "mode": 0}), region, shape)
                     if v.kind != "full":

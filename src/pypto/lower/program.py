@@ -23,7 +23,9 @@ def eval_expr(e: ir.Expr, values: Dict[int, Any]):
     if isinstance(e, ir.BinOp):
         a, b = eval_expr(e.lhs, values), eval_expr(e.rhs, values)
         ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
-               "%": lambda: a % b, "min": lambda: min(a, b), "max": lambda: max(a, b), "/": lambda: a / b}
+               "%": lambda: a % b, "min": lambda: min(a, b), "max": lambda: max(a, b), "/": lambda: a / b,
+               "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+               ">": lambda: a > b, ">=": lambda: a >= b, "and": lambda: a and b, "or": lambda: a or b}
         return ops[e.op]()
     raise TypeError(f"cannot evaluate {e!r} on the host")
 

@@ -31,13 +31,14 @@ def same_dim(a, b) -> bool:
 
 
 def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast") -> Tuple[Any, ...]:
-    """Torch broadcasting of two shapes (symbolic dims must match exactly or meet a 1)."""
+    """Torch broadcasting of two shapes.  Two DYNAMIC dims are taken to be equal (their runtime values
+    must agree); a DYNAMIC dim never broadcasts against a fixed one other than 1."""
     n = max(len(a), len(b))
     a = [1] * (n - len(a)) + list(a)
     b = [1] * (n - len(b)) + list(b)
     out = []
     for x, y in zip(a, b):
-        if same_dim(x, y) or (is_static(y) and y == 1):
+        if same_dim(x, y) or (is_static(y) and y == 1) or (not is_static(x) and not is_static(y)):
             out.append(x)
         elif is_static(x) and x == 1:
             out.append(y)

@@ -68,7 +68,8 @@ def where(cond, a, b) -> Tensor:
     if c.dtype != dt.DT_BOOL:
         c = compare("ne", cond, 0).node
     if is_scalar(a) and is_scalar(b):
-        raise KernelTypeError("pypto.where needs at least one tensor value operand")
+        dtype = dt.DT_FP32 if isinstance(a, float) or isinstance(b, float) else dt.DT_INT32
+        a = out(Node("full", (), c.shape, dtype, {"value": a}))
     if is_scalar(a):
         return _where_swap(c, a, b)
     x = node_of(a)

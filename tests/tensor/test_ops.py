@@ -1,0 +1,261 @@
+"""Every implemented tensor op against torch, through the lowered tile program on the interpreter."""
+import pytest
+import torch
+
+import pypto
+
+R, C = 24, 80
+
+
+def run_unary(fn, x, out_dtype=None, tile=(16, 64)):
+    out = torch.empty(x.shape, dtype=out_dtype or x.dtype)
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), y: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        y[:] = fn(a)
+
+    k(x, out)
+    return out
+
+
+def run_binary(fn, x, y, out_shape=None, out_dtype=None):
+    out = torch.empty(out_shape or torch.broadcast_shapes(x.shape, y.shape), dtype=out_dtype or x.dtype)
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), b: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(16, 64)
+        o[:] = fn(a, b)
+
+    k(x, y, out)
+    return out
+
+
+torch.manual_seed(0)
+X = torch.randn(R, C)
+POS = torch.rand(R, C) + 0.1
+
+UNARY = [
+    ("neg", lambda a: -a, torch.neg, X), ("abs", pypto.abs, torch.abs, X), ("exp", pypto.exp, torch.exp, X),
+    ("log", pypto.log, torch.log, POS), ("sqrt", pypto.sqrt, torch.sqrt, POS), ("rsqrt", pypto.rsqrt, torch.rsqrt, POS),
+    ("reciprocal", pypto.reciprocal, torch.reciprocal, POS), ("relu", pypto.relu, torch.relu, X),
+    ("sigmoid", pypto.sigmoid, torch.sigmoid, X), ("tanh", pypto.tanh, torch.tanh, X),
+    ("erf", pypto.erf, torch.erf, X), ("erfc", pypto.erfc, torch.erfc, X),
+    ("gelu", pypto.gelu, torch.nn.functional.gelu, X), ("silu", pypto.silu, torch.nn.functional.silu, X),
+    ("floor", pypto.floor, torch.floor, X * 3), ("ceil", pypto.ceil, torch.ceil, X * 3),
+    ("trunc", pypto.trunc, torch.trunc, X * 3), ("round", pypto.round, torch.round, X * 3),
+    ("sign", pypto.sign, torch.sign, X), ("clip", lambda a: pypto.clip(a, -0.5, 0.5), lambda a: a.clamp(-0.5, 0.5), X),
+    ("pow3", lambda a: a ** 3, lambda a: a ** 3, X), ("lrelu", pypto.lrelu,
+                                                       lambda a: torch.nn.functional.leaky_relu(a, 0.01), X),
+    ("log2", pypto.log2, torch.log2, POS), ("exp2", pypto.exp2, torch.exp2, X), ("expm1", pypto.expm1, torch.expm1, X),
+    ("log1p", pypto.log1p, torch.log1p, POS), ("scalar_rsub", lambda a: 2.0 - a, lambda a: 2.0 - a, X),
+    ("scalar_rdiv", lambda a: 2.0 / a, lambda a: 2.0 / a, POS), ("chain", lambda a: (a * 2 + 1) / 3 - a,
+                                                                  lambda a: (a * 2 + 1) / 3 - a, X),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref,x", UNARY, ids=[u[0] for u in UNARY])
+def test_unary(name, fn, ref, x):
+    torch.testing.assert_close(run_unary(fn, x), ref(x), rtol=1e-5, atol=2e-6)
+
+
+BINARY = [
+    ("add", pypto.add, torch.add), ("sub", pypto.sub, torch.sub), ("mul", pypto.mul, torch.mul),
+    ("div", pypto.div, torch.div), ("maximum", pypto.maximum, torch.maximum), ("minimum", pypto.minimum, torch.minimum),
+    ("hypot", pypto.hypot, torch.hypot),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref", BINARY, ids=[b[0] for b in BINARY])
+@pytest.mark.parametrize("yshape", [(R, C), (1, C), (R, 1), (C,), (1, 1)], ids=["same", "row", "col", "1d", "scalar"])
+def test_binary_broadcast(name, fn, ref, yshape):
+    y = torch.rand(yshape) + 0.5
+    torch.testing.assert_close(run_binary(fn, X, y), ref(X, y), rtol=1e-5, atol=1e-6)
+
+
+def test_binary_lhs_broadcast():
+    y = torch.rand(R, 1) + 0.5
+    for fn, ref in ((pypto.sub, torch.sub), (pypto.div, torch.div), (pypto.add, torch.add)):
+        torch.testing.assert_close(run_binary(fn, y, X + 3, out_shape=(R, C)), ref(y, X + 3))
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_compare_to_bool(op):
+    y = torch.round(X)
+    got = run_binary(getattr(pypto, op), torch.round(X * 2) / 2, y, out_dtype=torch.bool)
+    assert torch.equal(got, getattr(torch, op)(torch.round(X * 2) / 2, y))
+
+
+def test_where_and_logic():
+    y = torch.randn(R, C)
+    got = run_binary(lambda a, b: pypto.where(pypto.logical_and(a > 0, b > 0), a, b * 2), X, y)
+    torch.testing.assert_close(got, torch.where((X > 0) & (y > 0), X, y * 2))
+    got = run_unary(lambda a: pypto.where(a > 0.5, 1.0, a), X)
+    torch.testing.assert_close(got, torch.where(X > 0.5, torch.tensor(1.0), X))
+
+
+def test_cast_fp16_bf16_int():
+    torch.testing.assert_close(run_unary(lambda a: pypto.cast(a, pypto.DT_FP16), X, torch.float16), X.half())
+    torch.testing.assert_close(run_unary(lambda a: pypto.cast(a, pypto.DT_BF16), X, torch.bfloat16), X.bfloat16())
+    xi = X * 10
+    torch.testing.assert_close(run_unary(lambda a: pypto.cast(a, pypto.DT_INT32), xi, torch.int32),
+                               torch.round(xi).int())
+    xb = X.bfloat16()
+    torch.testing.assert_close(run_unary(pypto.exp, xb), torch.exp(xb.float()).bfloat16())
+
+
+@pytest.mark.parametrize("fn,ref", [(pypto.sum, torch.sum), (pypto.amax, torch.amax), (pypto.amin, torch.amin)])
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("keepdim", [True, False])
+@pytest.mark.parametrize("tile", [(32, 128), (16, 32)], ids=["in_tile", "multipass"])
+def test_reductions(fn, ref, dim, keepdim, tile):
+    x = torch.randn(2, R, C)
+    want = ref(x, dim=dim, keepdim=keepdim)
+    got = run_unary(lambda a: fn(a, dim, keepdim=keepdim), x, tile=tile) if False else None
+    out = torch.empty(want.shape)
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), y: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(*tile)
+        y[:] = fn(a, dim, keepdim=keepdim)
+
+    k(x, out)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+    assert got is None
+
+
+def test_mean_argmax():
+    out = torch.empty(R, 1)
+    idx = torch.empty(R, dtype=torch.int32)
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), m: pypto.Tensor(), i: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(32, 128)
+        m[:] = pypto.mean(a, -1, keepdim=True)
+        i[:] = pypto.argmax(a, -1)
+
+    k(X, out, idx)
+    torch.testing.assert_close(out, X.mean(-1, keepdim=True))
+    assert torch.equal(idx, X.argmax(-1).int())
+
+
+def test_softmax_rmsnorm_layernorm():
+    g = torch.rand(C) + 0.5
+    b = torch.randn(C)
+    outs = [torch.empty(R, C) for _ in range(3)]
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), gamma: pypto.Tensor(), beta: pypto.Tensor(), s: pypto.Tensor(), r: pypto.Tensor(),
+          ln: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(16, 128)
+        s[:] = pypto.softmax(a, -1)
+        r[:] = pypto.rms_norm(a, gamma, 1e-6)
+        ln[:] = pypto.layer_norm(a, gamma, beta, 1e-5)
+
+    k(X, g, b, *outs)
+    torch.testing.assert_close(outs[0], torch.softmax(X, -1))
+    torch.testing.assert_close(outs[1], X * torch.rsqrt(X.pow(2).mean(-1, keepdim=True) + 1e-6) * g)
+    torch.testing.assert_close(outs[2], torch.nn.functional.layer_norm(X, (C,), g, b, 1e-5), rtol=1e-4, atol=1e-5)
+
+
+def test_shape_ops():
+    x = torch.randn(4, 8, 32)
+    outs = [torch.empty(8, 4, 32), torch.empty(4, 32, 8), torch.empty(32, 32), torch.empty(8, 8, 32),
+            torch.empty(2, 8, 16)]
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), p: pypto.Tensor(), t: pypto.Tensor(), r: pypto.Tensor(), c: pypto.Tensor(),
+          v: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(1, 16, 32)
+        p[:] = pypto.permute(a, [1, 0, 2])
+        t[:] = pypto.transpose(a, 1, 2) * 2
+        r[:] = pypto.reshape(a + 1, [32, 32])
+        c[:] = pypto.concat([a, a * 3], 0)
+        v[:] = pypto.view(a, [2, 8, 16], [1, 0, 8])
+
+    k(x, *outs)
+    torch.testing.assert_close(outs[0], x.permute(1, 0, 2))
+    torch.testing.assert_close(outs[1], x.transpose(1, 2) * 2)
+    torch.testing.assert_close(outs[2], (x + 1).reshape(32, 32))
+    torch.testing.assert_close(outs[3], torch.cat([x, x * 3], 0))
+    torch.testing.assert_close(outs[4], x[1:3, :, 8:24])
+
+
+def test_creation_and_assemble():
+    out = torch.zeros(8, 64)
+    ar = torch.empty(40, dtype=torch.int32)
+
+    @pypto.frontend.jit
+    def k(o: pypto.Tensor(), a: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        pypto.assemble(pypto.full([4, 64], 2.5, pypto.DT_FP32), [0, 0], o)
+        o[4:8, :] = pypto.ones(4, 64) + pypto.zeros(4, 64)
+        a[:] = pypto.arange(3, 123, 3)
+
+    k(out, ar)
+    assert torch.equal(out[:4], torch.full((4, 64), 2.5)) and torch.equal(out[4:], torch.ones(4, 64))
+    assert torch.equal(ar, torch.arange(3, 123, 3, dtype=torch.int32))
+
+
+@pytest.mark.parametrize("case", ["2d", "fp32", "batched", "bcast", "a_trans", "b_trans", "bias", "fp16_out"])
+def test_matmul(case):
+    torch.manual_seed(1)
+    dtype = torch.float32 if case == "fp32" else torch.float16
+    a = torch.randn(40, 48, dtype=dtype)
+    b = torch.randn(48, 36, dtype=dtype)
+    kw = {}
+    if case == "batched":
+        a, b = torch.randn(3, 40, 48, dtype=dtype), torch.randn(3, 48, 36, dtype=dtype)
+    if case == "bcast":
+        a, b = torch.randn(2, 40, 48, dtype=dtype), torch.randn(1, 48, 36, dtype=dtype)
+    if case == "a_trans":
+        a = a.t().contiguous()
+        kw["a_trans"] = True
+    if case == "b_trans":
+        b = b.t().contiguous()
+        kw["b_trans"] = True
+    bias = torch.randn(1, 36)
+    out_dtype = pypto.DT_FP16 if case == "fp16_out" else pypto.DT_FP32
+    want_a = a.float().transpose(-1, -2) if case == "a_trans" else a.float()
+    want_b = b.float().transpose(-1, -2) if case == "b_trans" else b.float()
+    want = want_a @ want_b + (bias if case == "bias" else 0)
+    out = torch.empty(want.shape, dtype=torch.float16 if case == "fp16_out" else torch.float32)
+    if case == "bias":
+        kw["extend_params"] = {"bias_tensor": None}
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y: pypto.Tensor(), bb: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 32])
+        pypto.set_vec_tile_shapes(16, 64)
+        params = dict(kw)
+        if "extend_params" in params:
+            params["extend_params"] = {"bias_tensor": bb}
+        o[:] = pypto.matmul(x, y, out_dtype, **params)
+
+    k(a, b, bias, out)
+    torch.testing.assert_close(out.float(), want, rtol=2e-3, atol=2e-3)
+
+
+def test_matmul_operator_returns_rhs_dtype():
+    a, b = torch.randn(16, 32).half(), torch.randn(32, 16).half()
+    out = torch.empty(16, 16, dtype=torch.float16)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        pypto.set_vec_tile_shapes(16, 64)
+        o[:] = x @ y
+
+    k(a, b, out)
+    torch.testing.assert_close(out, (a.float() @ b.float()).half(), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("name", ["sin", "gather", "scatter", "topk", "cumsum", "prod"])
+def test_unimplemented_ops_raise_by_name(name):
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        o[:] = getattr(pypto, name)(a, 0) if name != "sin" else pypto.sin(a)
+
+    with pytest.raises(NotImplementedError, match=name):
+        k(torch.randn(8, 64), torch.empty(8, 64))
