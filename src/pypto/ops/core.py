@@ -32,7 +32,7 @@ def same_dim(a, b) -> bool:
 
 def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast") -> Tuple[Any, ...]:
     """Torch broadcasting of two shapes.  Two DYNAMIC dims are taken to be equal (their runtime values
-    must agree); a DYNAMIC dim never broadcasts against a fixed one other than 1."""
+    must agree); a DYNAMIC dim meeting a fixed one other than 1 takes the fixed value."""
     n = max(len(a), len(b))
     a = [1] * (n - len(a)) + list(a)
     b = [1] * (n - len(b)) + list(b)
@@ -40,6 +40,8 @@ def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast")
     for x, y in zip(a, b):
         if same_dim(x, y) or (is_static(y) and y == 1) or (not is_static(x) and not is_static(y)):
             out.append(x)
+        elif not is_static(x) and is_static(y) or not is_static(y) and is_static(x):
+            out.append(x if is_static(x) else y)  # a DYNAMIC dim meeting a fixed one: equal at run time
         elif is_static(x) and x == 1:
             out.append(y)
         else:

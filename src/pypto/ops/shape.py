@@ -38,7 +38,8 @@ def getitem(x, key) -> Tensor:
     if len(keys) > n.ndim:
         raise KernelTypeError(f"too many indices ({len(keys)}) for a {n.ndim}-D tensor")
     keys += [slice(None)] * (n.ndim - len(keys))
-    if isinstance(x, Tensor) and all(isinstance(k, slice) and k == slice(None) for k in keys):
+    if isinstance(x, Tensor) and all(isinstance(k, slice) and k.start is None and k.stop is None and k.step is None
+                                     for k in keys):
         return x
     starts, sizes, drop = [], [], []
     for i, (k, dim) in enumerate(zip(keys, n.shape)):
