@@ -39,6 +39,8 @@ class CoreState:
     memory: CoreMemory
     vars: Dict[int, Any] = field(default_factory=dict)
     valid: Dict[int, List[int]] = field(default_factory=dict)
+    #: TileView of each declared tile on this core, built on first use (valid window as of then)
+    views: Dict[int, TileView] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -121,6 +123,7 @@ class Interpreter:
         self.kernel = kernel
         self.launch = LaunchState(kernel, tensors, block_dim, log)
         self.scalars = scalars  # Var uid -> value (scalar params and dynamic dims)
+        self._compiled: Dict[int, Callable[[CoreState], Any]] = {}
         #: optional tracer (the simulator): ``begin_op(core, stmt)``, ``end_op(core, stmt)``, ``on_gm(...)``
         self.observer = None
         self._make_cores(block_dim)
@@ -249,39 +252,48 @@ class Interpreter:
         return int(value)
 
     def eval(self, e, core: CoreState):
+        """The value of scalar expression ``e`` on ``core`` (compiled to a closure on first use)."""
+        fn = self._compiled.get(id(e))
+        if fn is None:
+            fn = self._compiled[id(e)] = self._compile(e)
+        return fn(core)
+
+    def _compile(self, e) -> Callable[[CoreState], Any]:
+        """A closure computing ``e`` from a core's variables: tree walking is done once, not per use."""
         t = type(e)
         if t is ir.Const:
-            return e.value
+            value = e.value
+            return lambda core: value
         if t is ir.Var:
-            try:
-                return core.vars[e.uid]
-            except KeyError:
-                raise KernelRuntimeError(f"variable '{e.name}' is read before it is assigned",
-                                         kernel=self.kernel.name) from None
-        if t is ir.BinOp:
-            a = self.eval(e.lhs, core)
-            if e.op == "and":
-                return bool(a) and bool(self.eval(e.rhs, core))
-            if e.op == "or":
-                return bool(a) or bool(self.eval(e.rhs, core))
-            return _binop(e.op, a, self.eval(e.rhs, core), e.dtype)
-        if t is ir.UnOp:
-            v = self.eval(e.operand, core)
-            if e.op == "-":
-                return -v
-            if e.op == "not":
-                return not v
-            if e.op == "~":
-                return ~int(v)
-            if e.op == "float":
-                return float(np.float32(v))
-            if e.op == "int":
-                return int(v)
-            raise TypeError(e.op)
-        if t is ir.Select:
-            return self.eval(e.if_true if self.eval(e.cond, core) else e.if_false, core)
+            uid, name, kernel = e.uid, e.name, self.kernel.name
+
+            def read(core):
+                try:
+                    return core.vars[uid]
+                except KeyError:
+                    raise KernelRuntimeError(f"variable '{name}' is read before it is assigned",
+                                             kernel=kernel) from None
+            return read
         if t is ir.CoreQuery:
-            return getattr(core, e.what)
+            what = e.what
+            return lambda core: getattr(core, what)
+        if t is ir.Select:
+            cond, yes, no = self._compile(e.cond), self._compile(e.if_true), self._compile(e.if_false)
+            return lambda core: yes(core) if cond(core) else no(core)
+        if t is ir.UnOp:
+            v = self._compile(e.operand)
+            unary = _UNARY[e.op]
+            return lambda core: unary(v(core))
+        if t is ir.BinOp:
+            a, b, op, dtype = self._compile(e.lhs), self._compile(e.rhs), e.op, e.dtype
+            if op == "and":
+                return lambda core: bool(a(core)) and bool(b(core))
+            if op == "or":
+                return lambda core: bool(a(core)) or bool(b(core))
+            fast = _EXACT_INT_OPS.get(op) if dtype.kind != "float" else None
+            if fast is not None:
+                return lambda core: fast(a(core), b(core))
+            return lambda core: _binop(op, a(core), b(core), dtype)
         raise TypeError(f"cannot evaluate {e!r}")
 
     # ------------------------------------------------------------------ tiles
@@ -302,16 +314,28 @@ class Interpreter:
                     loc=stmt.loc if stmt else None, kernel=self.kernel.name)
             vr, vc = base.valid
             valid = (max(0, min(r1, vr) - r0), max(0, min(c1, vc) - c0))
-            return TileView(base.buf, base.space, base.addr, base.dtype, base.offsets[r0:r1, c0:c1], valid,
-                            f"{base.name}[{r0}:{r1}, {c0}:{c1}]", base.hook)
+            return base.sub(r0, r1, c0, c1, valid)
         raise TypeError(f"not a tile reference: {ref!r}")
 
     def _view(self, decl: ir.TileDecl, core: CoreState) -> TileView:
-        offsets = element_offsets(decl.shape[0], decl.shape[1], decl.layout, decl.dtype.nbytes,
-                                  decl.space == MemorySpace.Acc)
         vr, vc = core.valid[decl.uid]
-        return TileView(core.memory.buffer(decl.space), decl.space, decl.addr, decl.dtype, offsets, (vr, vc),
-                        decl.name, self.launch.hook)
+        cached = core.views.get(decl.uid)
+        if cached is None:
+            offsets = element_offsets(decl.shape[0], decl.shape[1], decl.layout, decl.dtype.nbytes,
+                                      decl.space == MemorySpace.Acc)
+            cached = TileView.at(core.memory.buffer(decl.space), decl.space, decl.addr, decl.dtype, offsets,
+                                 (vr, vc), decl.name, self.launch.hook, decl.layout)
+            core.views[decl.uid] = cached
+        return cached if cached.valid == (vr, vc) else cached.with_valid((vr, vc))
+
+
+_UNARY = {"-": lambda v: -v, "not": lambda v: not v, "~": lambda v: ~int(v), "float": lambda v: float(np.float32(v)),
+          "int": int, "bool": bool}
+#: integer ops whose Python result needs no rounding (comparisons give bools)
+_EXACT_INT_OPS = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+                  "==": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y,
+                  "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y,
+                  "min": min, "max": max}
 
 
 def _binop(op: str, a, b, dtype: DataType):

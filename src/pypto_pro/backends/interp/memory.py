@@ -12,7 +12,7 @@ import numpy as np
 
 from ...dtypes import DataType
 from ...errors import KernelMemoryError
-from ...ir.types import MemorySpace
+from ...ir.types import Layout, MemorySpace
 
 UNINIT_BYTE = 0xFF
 
@@ -39,12 +39,17 @@ AccessHook = Callable[["TileView", bool, Tuple[int, int]], None]
 
 
 class TileView:
-    """A tile resolved at run time: buffer, byte address, dtype, offsets map and valid window."""
+    """A tile resolved at run time: typed memory at a byte address, offsets map and valid window.
 
-    __slots__ = ("buf", "space", "addr", "dtype", "offsets", "valid", "name", "hook", "_typed")
+    ``grid`` is a strided 2-D numpy view of the same elements when the layout is ND or DN (reads and
+    writes are then plain slices); fractal layouts go through the offsets map."""
 
-    def __init__(self, buf: np.ndarray, space: MemorySpace, addr: int, dtype: DataType, offsets: np.ndarray,
-                 valid: Tuple[int, int], name: str, hook: Optional[AccessHook] = None):
+    __slots__ = ("buf", "space", "addr", "dtype", "offsets", "valid", "name", "hook", "_typed", "grid")
+
+    def __init__(self, typed: np.ndarray, buf: np.ndarray, space: MemorySpace, addr: int, dtype: DataType,
+                 offsets: np.ndarray, valid: Tuple[int, int], name: str, hook: Optional[AccessHook] = None,
+                 grid: Optional[np.ndarray] = None):
+        self._typed = typed
         self.buf = buf
         self.space = space
         self.addr = addr
@@ -53,13 +58,35 @@ class TileView:
         self.valid = valid
         self.name = name
         self.hook = hook
-        esize = dtype.nbytes
-        span = (int(offsets.max()) + 1) * esize if offsets.size else 0
+        self.grid = grid
+
+    @classmethod
+    def at(cls, buf: np.ndarray, space: MemorySpace, addr: int, dtype: DataType, offsets: np.ndarray,
+           valid: Tuple[int, int], name: str, hook: Optional[AccessHook] = None, layout: Optional[Layout] = None
+           ) -> "TileView":
+        """The view of a declared tile, bounds-checked against its memory."""
+        span = (int(offsets.max()) + 1) * dtype.nbytes if offsets.size else 0
         if addr < 0 or addr + span > buf.size:
             raise KernelMemoryError(
-                f"tile {name} spans bytes [{addr}, {addr + span}) of {space.name}, "
-                f"which holds {buf.size} bytes")
-        self._typed = buf[addr:addr + span].view(dtype.require_numpy())
+                f"tile {name} spans bytes [{addr}, {addr + span}) of {space.name}, which holds {buf.size} bytes")
+        typed = buf[addr:addr + span].view(dtype.require_numpy())
+        rows, cols = offsets.shape
+        grid = None
+        if layout == Layout.ND:
+            grid = typed[:rows * cols].reshape(rows, cols)
+        elif layout == Layout.DN:
+            grid = typed[:rows * cols].reshape(cols, rows).T
+        return cls(typed, buf, space, addr, dtype, offsets, valid, name, hook, grid)
+
+    def sub(self, r0: int, r1: int, c0: int, c1: int, valid: Tuple[int, int]) -> "TileView":
+        """The subview ``[r0:r1, c0:c1]`` sharing this tile's memory."""
+        grid = None if self.grid is None else self.grid[r0:r1, c0:c1]
+        return TileView(self._typed, self.buf, self.space, self.addr, self.dtype, self.offsets[r0:r1, c0:c1],
+                        valid, f"{self.name}[{r0}:{r1}, {c0}:{c1}]", self.hook, grid)
+
+    def with_valid(self, valid: Tuple[int, int]) -> "TileView":
+        return TileView(self._typed, self.buf, self.space, self.addr, self.dtype, self.offsets, valid, self.name,
+                        self.hook, self.grid)
 
     @property
     def shape(self) -> Tuple[int, int]:
@@ -74,6 +101,8 @@ class TileView:
         r, c = self._window(rows, cols)
         if self.hook is not None:
             self.hook(self, False, (r, c))
+        if self.grid is not None:
+            return self.grid[:r, :c].copy()
         return self._typed[self.offsets[:r, :c]]
 
     def write(self, values, rows: Optional[int] = None, cols: Optional[int] = None) -> None:
@@ -81,7 +110,11 @@ class TileView:
         r, c = self._window(rows, cols)
         if self.hook is not None:
             self.hook(self, True, (r, c))
-        self._typed[self.offsets[:r, :c]] = np.asarray(values).astype(self._typed.dtype, copy=False)
+        values = np.asarray(values).astype(self._typed.dtype, copy=False)
+        if self.grid is not None:
+            self.grid[:r, :c] = values
+        else:
+            self._typed[self.offsets[:r, :c]] = values
 
     def read_compute(self, rows: Optional[int] = None, cols: Optional[int] = None) -> np.ndarray:
         """The window in the compute dtype (fp32 for 16/8-bit floats)."""
