@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import ops as _ops  # noqa: F401  (registers the op table)
@@ -20,20 +21,63 @@ from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
 from ..language.annotations import TensorAnnotation, scalar_annotation_dtype
 from .args import ParamSpec, bind_arguments, runtime_scalars
+from .fastpath import arg_key, frozen_launcher
+
+_warned_no_compiler = False
+
+
+def _default_backend() -> str:
+    """"cpu" where a C++ compiler is found, else "interp" (with a one-time warning)."""
+    global _warned_no_compiler
+    from ..backends import cpu
+
+    if cpu.available():
+        return "cpu"
+    if not _warned_no_compiler:
+        _warned_no_compiler = True
+        warnings.warn("no C++ compiler found ($CXX, g++, clang++): kernels run on the slow numpy interpreter",
+                      RuntimeWarning, stacklevel=3)
+    return "interp"
+
 
 def select_backend(requested: Optional[str]) -> str:
-    """``backend=`` argument, else ``$PYPTO_BACKEND``, else the default backend (API.md C1)."""
-    name = requested or os.environ.get("PYPTO_BACKEND") or "interp"
+    """``backend=`` argument, else ``$PYPTO_BACKEND``, else "cpu" if a compiler exists, else "interp" (API.md C1)."""
+    name = requested or os.environ.get("PYPTO_BACKEND") or _default_backend()
     if name not in KNOWN_BACKENDS:
         raise KernelLaunchError(f"unknown backend {name!r}; expected one of {', '.join(KNOWN_BACKENDS)}")
     return name
+
+
+def resolve_cpu(kernel: KernelIR, strict: bool):
+    """The compiled cpu library of ``kernel``, or ``None`` to fall back to the interpreter.
+
+    An op the cpu backend cannot emit raises ``NotImplementedError`` when cpu was requested with
+    ``backend="cpu"`` (``strict``); when cpu is only the default or comes from ``$PYPTO_BACKEND`` the
+    kernel falls back to the interpreter with a warning naming the op."""
+    from ..backends import cpu
+
+    try:
+        if not cpu.available():
+            raise NotImplementedError("the cpu backend without a C++ compiler (set $CXX or install g++/clang++)")
+        return cpu.prepare(kernel)
+    except NotImplementedError as e:
+        if strict:
+            raise
+        warnings.warn(f"kernel '{kernel.name}': {e} is not supported; running it on the interpreter",
+                      RuntimeWarning, stacklevel=3)
+        return None
 
 
 def execute(kernel: KernelIR, tensors, scalars, block_dim: int, backend: Optional[str] = None, jit=None):
     """Run a parsed/lowered kernel on a backend; returns the backend's report (or ``None``).
 
     The tensor-level frontend launches its lowered programs through this function too."""
-    return get_runner(select_backend(backend))(kernel, tensors, scalars, block_dim, jit=jit)
+    name = select_backend(backend)
+    if name == "cpu":
+        compiled = resolve_cpu(kernel, strict=backend == "cpu")
+        if compiled is None:
+            name = "interp"
+    return get_runner(name)(kernel, tensors, scalars, block_dim, jit=jit)
 
 
 class JitKernel:
@@ -51,6 +95,7 @@ class JitKernel:
         self._arch_request = arch
         self._backend_request = backend
         self._variants: Dict[Tuple, KernelIR] = {}
+        self._fast: Dict[Tuple, Callable] = {}
         self._signature: Optional[List[ParamSpec]] = None
         self._lock = threading.Lock()
         #: what the backend reported about the latest launch (the simulator's report; None for interp)
@@ -120,14 +165,34 @@ class JitKernel:
         return kir
 
     def launch(self, args, *, block_dim=1, stream=None) -> None:
-        if not isinstance(block_dim, int) or isinstance(block_dim, bool) or block_dim < 1:
+        if type(block_dim) is not int or block_dim < 1:
             raise KernelLaunchError(f"block_dim must be a positive int, got {block_dim!r}", kernel=self.name)
+        key = arg_key(args)
+        fast = self._fast.get(key) if key is not None else None
+        if fast is not None:  # a frozen launcher for exactly these argument types and shapes
+            fast(args, block_dim)
+            self.last_report = None
+            return
         specs = self.signature()
-        tensors, scalars, key = bind_arguments(self.name, specs, args)
+        tensors, scalars, static_key = bind_arguments(self.name, specs, args)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
-        kir = self.compile(shapes, key)
+        kir = self.compile(shapes, static_key)
         values = runtime_scalars(kir.params, tensors, scalars)
-        self.last_report = execute(kir, tensors, values, block_dim, self._backend_request, jit=self)
+        backend = select_backend(self._backend_request)
+        if backend == "cpu":
+            compiled = resolve_cpu(kir, strict=self._backend_request == "cpu")
+            if compiled is not None:
+                args_buf, err = compiled.pack(tensors, values)
+                compiled.call(args_buf, err, block_dim)
+                if key is not None:
+                    with self._lock:
+                        if len(self._fast) > 256:
+                            self._fast.clear()
+                        self._fast[key] = frozen_launcher(self.name, compiled, specs)
+                self.last_report = None
+                return
+            backend = "interp"
+        self.last_report = get_runner(backend)(kir, tensors, values, block_dim, jit=self)
 
     def ir_text(self, *args) -> str:
         """The tile IR of the variant these example arguments select (or the only compiled one)."""

@@ -117,12 +117,16 @@ void init_block(LaunchRT* L, BlockRT* B, int64_t b) {
   for (int s = 0; s < NSPACES; ++s) per_core += (d->extent[s] + 63) / 64 * 64;
   if ((int64_t)B->mem.size() < per_core * n) B->mem.resize((size_t)(per_core * n));
   if (per_core * n) std::memset(B->mem.data(), 0xFF, (size_t)(per_core * n));
-  B->valid.resize((size_t)(2 * d->ntiles * n + 2));
-  B->sv.assign((size_t)(d->nshared * n + 1), 0);
+  if (B->valid.size() < (size_t)(2 * d->ntiles * n + 2)) B->valid.resize((size_t)(2 * d->ntiles * n + 2));
+  if (B->sv.size() < (size_t)(d->nshared * n + 1)) B->sv.resize((size_t)(d->nshared * n + 1));
   B->blk.ncores = n;
-  for (int m = 0; m < 3; ++m)
-    for (int e = 0; e < NEVENTS; ++e)
-      for (int k = 0; k < 4; ++k) { B->sets[m][e][k].store(0); B->waits[m][e][k].store(0); }
+  if (d->mode != 0)  // event counters exist only where cores can wait
+    for (int m = 0; m < 3; ++m)
+      for (int e = 0; e < NEVENTS; ++e)
+        for (int k = 0; k < 4; ++k) {
+          B->sets[m][e][k].store(0, std::memory_order_relaxed);
+          B->waits[m][e][k].store(0, std::memory_order_relaxed);
+        }
   for (int i = 0; i < n; ++i) {
     CoreRT& R = B->cores[i];
     Core& C = R.core;

@@ -1,0 +1,155 @@
+"""Differential testing: random tile programs run on the interpreter and the cpu backend must agree.
+
+Programs are random chains of vector ops over random shapes, dtypes, valid windows and block_dims.
+Everything is compared bit for bit (NaNs equal) except transcendentals, which may differ by a few
+ulps (documented in docs/performance.md).
+"""
+import numpy as np
+import ml_dtypes
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kernels import load_kernels
+
+DTYPES = {"FP32": np.float32, "FP16": np.float16, "BF16": ml_dtypes.bfloat16, "INT32": np.int32,
+          "INT16": np.int16}
+FLOAT = ("FP32", "FP16", "BF16")
+
+# (template, allowed dtypes, transcendental); {d} dst, {a} {b} sources, {s} scalar
+OPS = [
+    ("pl.add({d}, {a}, {b})", None, False),
+    ("pl.sub({d}, {a}, {b})", None, False),
+    ("pl.mul({d}, {a}, {b})", None, False),
+    ("pl.maximum({d}, {a}, {b})", None, False),
+    ("pl.minimum({d}, {a}, {b})", None, False),
+    ("pl.add({d}, {a}, {s})", None, False),
+    ("pl.mul({d}, {a}, {s})", None, False),
+    ("pl.div({d}, {a}, {b})", ("FP32", "FP16"), False),
+    ("pl.abs({d}, {a})", None, False),
+    ("pl.neg({d}, {a})", None, False),
+    ("pl.relu({d}, {a})", ("FP32", "FP16", "INT32"), False),
+    ("pl.exp({d}, {a})", ("FP32", "FP16"), True),
+    ("pl.sqrt({d}, {a})", ("FP32", "FP16"), False),
+    ("pl.addc({d}, {a}, {b}, {a})", None, False),
+    ("pl.maximum(row, {a}, tmp, dim=0)\n        pl.expand_sub({d}, {a}, row, dim=0)", ("FP32", "FP16"), False),
+    ("pl.sum(row, {a}, tmp, dim=0)\n        pl.expand_mul({d}, {a}, row, dim=0)", ("FP32", "FP16", "INT32"), False),
+    ("pl.gt(mask, {a}, {b})\n        pl.select({d}, mask, {a}, {b}, tmp)", None, False),
+]
+
+KERNEL = """
+@pl.jit(backend="{backend}")
+def k_{backend}(x: pl.Tensor[[pl.DYNAMIC, {C}], pl.DT_{dt}], y: pl.Tensor[[pl.DYNAMIC, {C}], pl.DT_{dt}],
+                out: pl.Tensor[[pl.DYNAMIC, {C}], pl.DT_{dt}]):
+    t0 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr=0x0)
+    t1 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S})
+    t2 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S2})
+    tmp = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}), addr={S3})
+    row = pl.make_tile(pl.TileType([{R}, 1], pl.DT_{dt}, layout=pl.DN), addr={S4})
+    mask = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_UINT8), addr={S5})
+    with pl.section_vector():
+        b = pl.get_block_idx()
+        pl.set_validshape(t0, [{VR}, {VC}])
+        pl.set_validshape(t1, [{VR}, {VC}])
+        pl.set_validshape(t2, [{VR}, {VC}])
+        pl.load(t0, x, [b * {R}, 0])
+        pl.load(t1, y, [b * {R}, 0])
+        pl.expands(t2, 0)
+{body}
+        pl.store(out, t2, [b * {R}, 0])
+"""
+
+
+def _align(n):
+    return (n + 511) // 512 * 512
+
+
+@st.composite
+def programs(draw):
+    dt = draw(st.sampled_from(sorted(DTYPES)))
+    esize = np.dtype(DTYPES[dt]).itemsize
+    R = draw(st.sampled_from([r for r in (8, 16, 32) if r * esize % 32 == 0]))
+    C = draw(st.sampled_from([32, 64, 96, 128]))  # a UINT8 mask tile with the data shape needs C % 32 == 0
+    VR = draw(st.integers(1, R))
+    VC = draw(st.integers(1, C))
+    nb = draw(st.integers(1, 5))
+    ops = [o for o in OPS if o[1] is None or dt in o[1]]
+    chain = draw(st.lists(st.sampled_from(ops), min_size=1, max_size=6))
+    tiles = ["t0", "t1", "t2"]
+    lines = []
+    for tmpl, _, _ in chain:
+        d, a, b = draw(st.sampled_from(tiles)), draw(st.sampled_from(tiles)), draw(st.sampled_from(tiles))
+        s = draw(st.sampled_from(["2", "-3", "0.5", "1.25"])) if dt in FLOAT else draw(st.sampled_from(["2", "-3"]))
+        lines.append("        " + tmpl.format(d=d, a=a, b=b, s=s))
+    lines.append("        pl.add(t2, t2, t0)")
+    transcendental = any(o[2] for o in chain)
+    return dict(dt=dt, R=R, C=C, VR=VR, VC=VC, nb=nb, body="\n".join(lines), transcendental=transcendental)
+
+
+def _run(tmp_path, prog, seed):
+    size = prog["R"] * prog["C"] * np.dtype(DTYPES[prog["dt"]]).itemsize
+    fmt = dict(prog, S=_align(size), S2=2 * _align(size), S3=3 * _align(size), S4=4 * _align(size),
+               S5=4 * _align(size) + 512)
+    src = KERNEL.format(backend="interp", **fmt) + KERNEL.format(backend="cpu", **fmt)
+    mod = load_kernels(tmp_path, src)
+    rng = np.random.default_rng(seed)
+    shape = (prog["nb"] * prog["R"], prog["C"])
+    if prog["dt"] in FLOAT:
+        x = (rng.standard_normal(shape) * 2).astype(DTYPES[prog["dt"]])
+        y = (rng.standard_normal(shape) * 2).astype(DTYPES[prog["dt"]])
+    else:
+        x = rng.integers(-50, 50, shape).astype(DTYPES[prog["dt"]])
+        y = rng.integers(-50, 50, shape).astype(DTYPES[prog["dt"]])
+    outs = []
+    for k in (mod.k_interp, mod.k_cpu):
+        out = np.full(shape, 7, dtype=DTYPES[prog["dt"]])
+        k[None, prog["nb"]](x, y, out)
+        outs.append(out)
+    return outs
+
+
+def _compare(ref, got, prog):
+    a = ref.astype(np.float64)
+    b = got.astype(np.float64)
+    same_nan = np.isnan(a) == np.isnan(b)
+    assert same_nan.all(), f"NaN positions differ\n{prog['body']}"
+    m = ~np.isnan(a)
+    if prog["transcendental"]:
+        tol = 1e-5 if prog["dt"] == "FP32" else 1e-2
+        np.testing.assert_allclose(b[m], a[m], rtol=tol, atol=tol, err_msg=prog["body"])
+    else:
+        assert np.array_equal(a[m], b[m]), f"mismatch\n{prog['body']}\nmax diff {np.abs(a[m] - b[m]).max()}"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(prog=programs(), seed=st.integers(0, 2**31 - 1))
+def test_random_programs_match_interpreter(tmp_path, prog, seed):
+    ref, got = _run(tmp_path, prog, seed)
+    _compare(ref, got, prog)
+
+
+@pytest.mark.parametrize("dt", ["FP16", "BF16"])
+def test_cast_modes_match(tmp_path, dt):
+    src = """
+@pl.jit(backend="{b}")
+def c_{b}(x: pl.Tensor[[8, 64], pl.DT_FP32], out: pl.Tensor[[7, 8, 64], pl.DT_{dt}]):
+    a = pl.make_tile(pl.TileType([8, 64], pl.DT_FP32), addr=0x0)
+    h = pl.make_tile(pl.TileType([8, 64], pl.DT_{dt}), addr=0x1000)
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        for m in [pl.RoundMode.CAST_NONE, pl.RoundMode.CAST_RINT, pl.RoundMode.CAST_ROUND, pl.RoundMode.CAST_FLOOR,
+                  pl.RoundMode.CAST_CEIL, pl.RoundMode.CAST_TRUNC]:
+            pl.cast(h, a, mode=m)
+            pl.store(out, h, [int(m), 0, 0])
+"""
+    mod = load_kernels(tmp_path, src.format(b="interp", dt=dt) + src.format(b="cpu", dt=dt))
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((8, 64)) * 1000).astype(np.float32)
+    x[0, :4] = [np.nan, np.inf, -np.inf, 65519.0]
+    outs = []
+    for k in (mod.c_interp, mod.c_cpu):
+        o = np.zeros((7, 8, 64), DTYPES[dt])
+        k(x, o)
+        outs.append(o.view(np.uint16))
+    assert np.array_equal(outs[0], outs[1])
