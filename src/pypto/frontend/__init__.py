@@ -1,6 +1,12 @@
 """``pypto.frontend``: the jit decorator and record mode."""
+from typing import Callable
+
 from .jit import JitFunction, jit
 
-function = lambda fn: fn  # noqa: E731  (``@pypto.frontend.function`` helpers are inlined by execution)
+
+def function(fn: Callable) -> Callable:
+    """``@pypto.frontend.function``: helpers are inlined because record mode simply executes them."""
+    return fn
+
 
 __all__ = ["jit", "JitFunction", "function"]

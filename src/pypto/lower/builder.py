@@ -191,6 +191,16 @@ class Builder:
             self.handoff(self.cur_side, side_before)
         self.cur_side = side_before
 
+    def snapshot(self):
+        """State to roll a failed pass back to (see :meth:`restore`)."""
+        return (len(self.blocks[-1]), len(self.tiles), dict(self.frontier), self.cur_side)
+
+    def restore(self, state) -> None:
+        n_stmts, n_tiles, frontier, cur_side = state
+        del self.blocks[-1][n_stmts:]
+        del self.tiles[n_tiles:]
+        self.frontier, self.cur_side = frontier, cur_side
+
     # ------------------------------------------------------------------ addresses
     def assign_addresses(self, tiles: List[ir.TileDecl]) -> None:
         """First-fit over live intervals per memory space (dead buffers are reused)."""

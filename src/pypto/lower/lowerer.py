@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from pypto_pro import dtypes as dt
-from pypto_pro.errors import KernelSyntaxError
+from pypto_pro.errors import KernelMemoryError, KernelSyntaxError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.types import Layout, MemorySpace
 
@@ -189,6 +189,19 @@ class Lowerer:
         mats: Dict[int, Node] = {}
         probe = Pass(self, shape, tr, tc, mats)
         self.plan(value, shape, tr, tc, vec_tile, cube_tile, mats, probe)
+        while True:
+            state = self.b.snapshot()
+            try:
+                self.emit_pass(dst, value, shape, tr, tc, mats)
+                return
+            except KernelMemoryError:
+                self.b.restore(state)
+                if tr <= 32:
+                    raise
+                tr = max(32, _round_up(tr // 2, 32))  # fewer rows per tile: results are unchanged
+
+    def emit_pass(self, dst: Node, value: Node, shape, tr: int, tc: int, mats: Dict[int, Node]) -> None:
+        """The loop nest of one vector pass; on-chip addresses assigned at the end."""
         first = len(self.b.tiles)
         with self.b.work("vector"):
             ps = Pass(self, shape, tr, tc, mats)

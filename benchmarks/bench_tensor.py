@@ -1,0 +1,97 @@
+"""Tensor-level kernels vs torch eager and torch.compile, side by side (medians, ratios).
+
+Runs on whatever backend is the default (``PYPTO_BACKEND`` overrides); prints one table.
+Usage: python benchmarks/bench_tensor.py [--repeat N]
+"""
+import argparse
+import statistics
+import time
+
+import torch
+
+import pypto
+from pypto_pro.runtime.jit import select_backend
+
+R, C = 256, 512
+
+
+@pypto.frontend.jit
+def chain(a: pypto.Tensor(), b: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 512)
+    y[:] = pypto.sigmoid((a * b + 1.0) * 0.5 - b) * a
+
+
+@pypto.frontend.jit
+def softmax(x: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 512)
+    y[:] = pypto.softmax(x, -1)
+
+
+@pypto.frontend.jit
+def rmsnorm(x: pypto.Tensor(), g: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 512)
+    y[:] = pypto.rms_norm(x, g, 1e-6)
+
+
+@pypto.frontend.jit
+def layernorm(x: pypto.Tensor(), g: pypto.Tensor(), b: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 512)
+    y[:] = pypto.layer_norm(x, g, b, 1e-5)
+
+
+@pypto.frontend.jit
+def ffn(x: pypto.Tensor(), w1: pypto.Tensor(), w2: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_cube_tile_shapes([64, 64], [64, 128], [64, 128])
+    pypto.set_vec_tile_shapes(32, 256)
+    h = pypto.relu(pypto.matmul(x, w1, pypto.DT_FP32))
+    y[:] = pypto.matmul(pypto.cast(h, pypto.DT_FP16), w2, pypto.DT_FP32)
+
+
+def median_time(fn, repeat: int) -> float:
+    fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def cases():
+    torch.manual_seed(0)
+    a, b = torch.randn(R, C), torch.randn(R, C)
+    g, beta = torch.rand(C) + 0.5, torch.randn(C)
+    y = torch.empty(R, C)
+    x16 = torch.randn(128, 256).half()
+    w1, w2 = (torch.randn(256, 512) * 0.05).half(), (torch.randn(512, 256) * 0.05).half()
+    y2 = torch.empty(128, 256)
+    yield ("fused chain", lambda: chain(a, b, y), lambda: torch.sigmoid((a * b + 1.0) * 0.5 - b) * a)
+    yield ("softmax", lambda: softmax(a, y), lambda: torch.softmax(a, -1))
+    yield ("rmsnorm", lambda: rmsnorm(a, g, y), lambda: a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-6) * g)
+    yield ("layernorm", lambda: layernorm(a, g, beta, y),
+           lambda: torch.nn.functional.layer_norm(a, (C,), g, beta, 1e-5))
+    yield ("ffn relu", lambda: ffn(x16, w1, w2, y2),
+           lambda: torch.relu(x16.float() @ w1.float()).half().float() @ w2.float())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    print(f"backend: {select_backend(None)}, torch threads: {torch.get_num_threads()}")
+    print(f"{'case':<14}{'pypto ms':>10}{'eager ms':>10}{'compile ms':>12}{'pypto/eager':>13}{'pypto/compile':>15}")
+    for name, ours, ref in cases():
+        compiled = torch.compile(ref)
+        try:
+            t_ours = median_time(ours, args.repeat)
+        except Exception as e:  # noqa: BLE001 - report the backend failure and go on
+            print(f"{name:<14}  pypto failed on this backend: {type(e).__name__}: {str(e).splitlines()[0][:80]}")
+            continue
+        t_eager = median_time(ref, args.repeat)
+        t_comp = median_time(compiled, args.repeat)
+        print(f"{name:<14}{t_ours * 1e3:>10.2f}{t_eager * 1e3:>10.3f}{t_comp * 1e3:>12.3f}"
+              f"{t_ours / t_eager:>13.1f}{t_ours / t_comp:>15.1f}")
+
+
+if __name__ == "__main__":
+    main()
