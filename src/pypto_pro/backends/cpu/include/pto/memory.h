@@ -125,8 +125,14 @@ inline void store(Core& C, const Gm<TG>& g, const Tile<T>& s, const int64_t* off
   if (vr <= 0 || vc <= 0) return;
   TG* dst = g.p + w.base;
   auto conv = [&](T v) -> TG {
-    if constexpr (std::is_same<T, TG>::value) { if (!has_scale && relu == NoRelu) return v; }
-    return fixpipe<TG, T>(v, has_scale, scale, relu);
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, int32_t>::value) {  // Acc: the fixpipe
+      if constexpr (std::is_same<T, TG>::value) { if (!has_scale && relu == NoRelu) return v; }
+      return fixpipe<TG, T>(v, has_scale, scale, relu);
+    } else if constexpr (std::is_same<T, TG>::value) {
+      return v;
+    } else {
+      return st<TG>((ct<TG>)ld<T>(v));
+    }
   };
   if (atomic_add) pto_rt_atomic_lock(g.p);
   for (int r = 0; r < vr; ++r) {

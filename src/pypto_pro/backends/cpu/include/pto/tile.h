@@ -241,6 +241,7 @@ inline void ew(Core& C, const Tile<TD>& d, int vr, int vc, F f, const Tile<TS>&.
   ew_views(d, vr, vc, f, s...);
 }
 
+template <class TD, class F> inline void ew_snap(const Tile<TD>& d, int vr, int vc, F& f) { ew_views(d, vr, vc, f); }
 template <class TD, class F, class TS>
 inline void ew_snap(const Tile<TD>& d, int vr, int vc, F& f, const Tile<TS>& a) {
   Snapshot<TS> sa(a, vr, vc, true);
