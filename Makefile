@@ -19,8 +19,10 @@ venv: $(VENV)/.installed
 demo: venv
 	$(PY) examples/run_all.py
 
+# tests/pro run a second time on the compiled cpu backend; the build cache (./build) is shared
 test: venv
 	$(PY) -m pytest -q -n 2 tests
+	PYPTO_BACKEND=cpu $(PY) -m pytest -q -n 2 tests/pro
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
