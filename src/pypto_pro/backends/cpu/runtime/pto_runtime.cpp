@@ -576,37 +576,39 @@ extern "C" void pto_rt_sync_all(Core* C, int32_t core_type) {
 extern "C" void pto_rt_atomic_lock(const void* addr) { atomic_lock_for(addr).lock(); }
 extern "C" void pto_rt_atomic_unlock(const void* addr) { atomic_lock_for(addr).unlock(); }
 
-// ------------------------------------------------------------------ fp32 GEMM: C += A @ B (row-major)
-extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+// ------------------------------------------------------------------ GEMM in fp64: C += A @ B (row-major)
+// fp16/bf16/fp32 products are exact in fp64, so this matches the interpreter's float64 matmul up to
+// the order of the fp64 additions (the result is then rounded once to fp32 by the caller).
+extern "C" void pto_rt_dgemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
 #if defined(__AVX2__) && defined(__FMA__)
-  constexpr int MR = 6, NR = 16;
-  float* bp = (float*)std::aligned_alloc(64, sizeof(float) * (size_t)(k * NR + 16));
+  constexpr int MR = 6, NR = 8;
+  double* bp = (double*)std::aligned_alloc(64, sizeof(double) * (size_t)(k * NR + 8));
   for (int64_t j0 = 0; j0 < n; j0 += NR) {
     const int64_t nr = n - j0 < NR ? n - j0 : NR;
     for (int64_t q = 0; q < k; ++q) {
-      const float* br = b + q * n + j0;
-      float* dst = bp + q * NR;
-      for (int64_t t = 0; t < NR; ++t) dst[t] = t < nr ? br[t] : 0.f;
+      const double* br = b + q * n + j0;
+      double* dst = bp + q * NR;
+      for (int64_t t = 0; t < NR; ++t) dst[t] = t < nr ? br[t] : 0.0;
     }
     for (int64_t i0 = 0; i0 < m; i0 += MR) {
       const int64_t mr = m - i0 < MR ? m - i0 : MR;
-      __m256 acc[MR][2];
-      for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-      const float* ar[MR];
+      __m256d acc[MR][2];
+      for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_pd();
+      const double* ar[MR];
       for (int r = 0; r < MR; ++r) ar[r] = a + (i0 + (r < mr ? r : 0)) * k;
       for (int64_t q = 0; q < k; ++q) {
-        const __m256 b0 = _mm256_load_ps(bp + q * NR), b1 = _mm256_load_ps(bp + q * NR + 8);
+        const __m256d b0 = _mm256_load_pd(bp + q * NR), b1 = _mm256_load_pd(bp + q * NR + 4);
         for (int r = 0; r < MR; ++r) {
-          const __m256 av = _mm256_broadcast_ss(ar[r] + q);
-          acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-          acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+          const __m256d av = _mm256_broadcast_sd(ar[r] + q);
+          acc[r][0] = _mm256_fmadd_pd(av, b0, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_pd(av, b1, acc[r][1]);
         }
       }
       for (int r = 0; r < mr; ++r) {
-        float out[NR];
-        _mm256_storeu_ps(out, acc[r][0]);
-        _mm256_storeu_ps(out + 8, acc[r][1]);
-        float* cr = c + (i0 + r) * n + j0;
+        double out[NR];
+        _mm256_storeu_pd(out, acc[r][0]);
+        _mm256_storeu_pd(out + 4, acc[r][1]);
+        double* cr = c + (i0 + r) * n + j0;
         for (int64_t t = 0; t < nr; ++t) cr[t] += out[t];
       }
     }
@@ -615,7 +617,7 @@ extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, co
 #else
   for (int64_t i = 0; i < m; ++i)
     for (int64_t q = 0; q < k; ++q) {
-      const float av = a[i * k + q];
+      const double av = a[i * k + q];
       for (int64_t j = 0; j < n; ++j) c[i * n + j] += av * b[q * n + j];
     }
 #endif

@@ -26,10 +26,11 @@ template <class T> inline T step_toward(T y, bool up) {
     return std::nextafter(y, up ? INFINITY : -INFINITY);
   } else {
     float yf = ld<T>(y);
-    if (!std::isfinite(yf)) return y;
     int32_t b = (int32_t)bits_of(y);
     bool neg = (b & 0x8000) != 0;
     int32_t mag = b & 0x7FFF;
+    // NaN stays NaN, an infinity stepping outward stays infinite (inward: the largest finite value)
+    if (yf != yf || (std::isinf(yf) && up != neg)) return y;
     int32_t nb;
     if (mag == 0) nb = up ? 0x0001 : 0x8001;
     else nb = (b & 0x8000) | ((up != neg) ? mag + 1 : mag - 1);
@@ -53,6 +54,7 @@ template <class T> inline T float_round(double x, int mode) {
     case CAST_CEIL: return upper;
     case CAST_TRUNC: return x >= 0 ? lower : upper;
     case CAST_ROUND: {
+      if (std::isinf(yd)) return y;  // ties-away overflows exactly where ties-even does
       double dl = x - (double)ld<T>(lower), du = (double)ld<T>(upper) - x;
       return dl < du ? lower : (du < dl ? upper : (x >= 0 ? upper : lower));
     }
@@ -78,8 +80,8 @@ template <class TD, class TS> inline TD convert(TS v, int mode) {
     return st<TD>((ct<TD>)(v ? 1 : 0));
   } else if constexpr (is_float_t<TD>) {
     if constexpr (is_float_t<TS>) {
-      if constexpr (sizeof(TS) <= sizeof(TD)) return st<TD>((ct<TD>)ld<TS>(v));  // widen (or 16 <-> 16 via fp32)
-      else return float_round<TD>((double)v, mode);
+      if constexpr (sizeof(TS) < sizeof(TD)) return st<TD>((ct<TD>)ld<TS>(v));  // widening is exact
+      else return float_round<TD>((double)ld<TS>(v), mode);  // narrowing, and fp16 <-> bf16
     } else {
       return float_round<TD>((double)v, mode);  // exact values come out unchanged
     }

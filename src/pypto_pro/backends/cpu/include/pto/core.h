@@ -146,5 +146,5 @@ void pto_rt_wait_cross(pto::Core* core, int32_t mode, int64_t event);
 void pto_rt_sync_all(pto::Core* core, int32_t core_type);
 void pto_rt_atomic_lock(const void* addr);
 void pto_rt_atomic_unlock(const void* addr);
-void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+void pto_rt_dgemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c);
 }

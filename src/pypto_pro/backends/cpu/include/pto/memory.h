@@ -248,16 +248,16 @@ inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, 
 }
 
 // ---------------------------------------------------------------- matmul
-template <class T> inline void unpack_f32(const Tile<T>& t, int rows, int cols, float* out) {
+template <class T> inline void unpack_f64(const Tile<T>& t, int rows, int cols, double* out) {
   for (int r = 0; r < rows; ++r) {
     const T* row = t.base + t.roff(r);
     ColIt it = t.colit();
-    for (int c = 0; c < cols; ++c, it.next()) out[(int64_t)r * cols + c] = (float)ld<T>(row[it.off]);
+    for (int c = 0; c < cols; ++c, it.next()) out[(int64_t)r * cols + c] = (double)ld<T>(row[it.off]);
   }
 }
 
-// dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands accumulate in
-// fp32 (documented tolerance vs the fp64 reference); int8 accumulates exactly in int32.
+// dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands: exact
+// products summed in fp64, plus the base in fp64, rounded once to fp32 (cube.py); int8: exact int32.
 template <class TA, class TI>
 inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TI>& b, const Tile<TA>* acc,
                    const Tile<float>* bias) {
@@ -284,18 +284,21 @@ inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TI>
     for (int r = 0; r < m; ++r) for (int c = 0; c < n; ++c) d.at(r, c) = p[(int64_t)r * n + c];
     std::free(x);
   } else {
-    float* x = (float*)std::malloc(sizeof(float) * ((size_t)m * k + (size_t)k * n + (size_t)m * n));
-    float *y = x + (int64_t)m * k, *p = y + (int64_t)k * n;
-    unpack_f32(a, m, k, x);
-    unpack_f32(b, k, n, y);
-    if (acc) unpack_f32(*acc, m, n, p);
-    else if (bias) { for (int r = 0; r < m; ++r) for (int c = 0; c < n; ++c) p[(int64_t)r * n + c] = bias->at(0, c); }
-    else std::memset(p, 0, sizeof(float) * (size_t)m * n);
-    pto_rt_sgemm(m, n, k, x, y, p);
+    double* x = (double*)std::malloc(sizeof(double) * ((size_t)m * k + (size_t)k * n + 2 * (size_t)m * n));
+    double *y = x + (int64_t)m * k, *p = y + (int64_t)k * n, *base = p + (int64_t)m * n;
+    unpack_f64(a, m, k, x);
+    unpack_f64(b, k, n, y);
+    std::memset(p, 0, sizeof(double) * (size_t)m * n);
+    if (acc) unpack_f64(*acc, m, n, base);
+    else if (bias) { for (int r = 0; r < m; ++r) for (int c = 0; c < n; ++c) base[(int64_t)r * n + c] = bias->at(0, c); }
+    pto_rt_dgemm(m, n, k, x, y, p);
     for (int r = 0; r < m; ++r) {
       float* row = d.base + d.roff(r);
       ColIt it = d.colit();
-      for (int c = 0; c < n; ++c, it.next()) row[it.off] = p[(int64_t)r * n + c];
+      for (int c = 0; c < n; ++c, it.next()) {
+        const double v = p[(int64_t)r * n + c];
+        row[it.off] = (float)((acc || bias) ? v + base[(int64_t)r * n + c] : v);
+      }
     }
     std::free(x);
   }

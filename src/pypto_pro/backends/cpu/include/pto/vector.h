@@ -89,7 +89,7 @@ PTO_BINARY(shr, OpShift<false>)
 #undef PTO_BINARY
 
 // ---------------------------------------------------------------- element-wise unary
-struct UNeg { template <class T> static ct<T> f(ct<T> x) { return (ct<T>)(0 - x); } };
+struct UNeg { template <class T> static ct<T> f(ct<T> x) { if constexpr (is_fp<T>) return -x; else return (ct<T>)(0 - x); } };
 struct UAbs { template <class T> static ct<T> f(ct<T> x) { if constexpr (is_fp<T>) return std::fabs(x); else return x < 0 ? (ct<T>)(0 - x) : x; } };
 struct UExp { template <class T> static ct<T> f(ct<T> x) { return std::exp(x); } };
 struct ULog { template <class T> static ct<T> f(ct<T> x) { return std::log(x); } };
