@@ -1,7 +1,8 @@
 """Parameter annotations of tile kernels: ``pl.Tensor[[d0, d1], dtype]``, ``pl.Tile``, ``pl.Ptr``."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+import dataclasses
+from typing import Any, List, Optional, Sequence, Tuple
 
 from ..dtypes import DataType
 from ..ir.types import Layout
@@ -85,6 +86,25 @@ class Scalar:
 
     def __class_getitem__(cls, item: DataType) -> DataType:
         return item
+
+
+def tiling_fields(cls) -> List[Tuple[str, DataType]]:
+    """(name, dtype) of each field of a TilingData dataclass: int -> INT64, float -> FP32, bool, pl.DT_*."""
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    fields = []
+    for f in dataclasses.fields(cls):
+        dtype = scalar_annotation_dtype(hints.get(f.name, f.type))
+        if dtype is None:
+            raise NotImplementedError(f"TilingData field '{cls.__name__}.{f.name}' of type {f.type!r} (array fields "
+                                      f"T[N] are not implemented yet; use int, float, bool or a pl.DT_* scalar)")
+        fields.append((f.name, dtype))
+    return fields
+
+
+def is_tiling_annotation(annotation) -> bool:
+    return isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
 
 
 def scalar_annotation_dtype(annotation) -> Optional[DataType]:

@@ -27,7 +27,8 @@ from ..ir.layout import footprint_elems
 from ..ir.optable import CheckCtx, OpDef
 from ..ir.types import MemorySpace, TileType, default_layout
 from . import intrinsics
-from .annotations import DYNAMIC, STATIC, TensorAnnotation, scalar_annotation_dtype
+from .annotations import (DYNAMIC, STATIC, TensorAnnotation, is_tiling_annotation, scalar_annotation_dtype,
+                          tiling_fields)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
@@ -52,6 +53,14 @@ class GroupHandle:
 class TensorHandle:
     def __init__(self, param: ir.TensorParam):
         self.param = param
+
+
+class TilingHandle:
+    """A TilingData parameter: its fields are runtime scalars."""
+
+    def __init__(self, type_name: str):
+        self.type_name = type_name
+        self.fields: Dict[str, ir.Var] = {}
 
 
 class BoundMethod:
@@ -243,6 +252,14 @@ class KernelParser:
                         dims.append(d)
                 param = ir.TensorParam(pname, index, ann.dtype, dims, ann.layout, tuple(ann.dims))
                 self.scope.vars[pname] = TensorHandle(param)
+            elif is_tiling_annotation(ann):
+                handle = TilingHandle(ann.__name__)
+                for k, (field, fdt) in enumerate(tiling_fields(ann)):
+                    var = ir.Var(f"{pname}_{field}", fdt)
+                    handle.fields[field] = var
+                    params.append(ir.ScalarParam(f"{pname}.{field}", index + k, var))
+                self.scope.vars[pname] = handle
+                continue
             else:
                 sdt = scalar_annotation_dtype(ann)
                 if sdt is None:
@@ -624,6 +641,10 @@ class KernelParser:
             if attr == "ndim":
                 return p.ndim
             raise self.err(KernelSyntaxError, f"tensor '{p.name}' has no attribute '{attr}' in a kernel", node)
+        if isinstance(obj, TilingHandle):
+            if attr not in obj.fields:
+                raise self.err(KernelSyntaxError, f"{obj.type_name} has no field '{attr}'", node)
+            return obj.fields[attr]
         if isinstance(obj, GroupHandle):
             if attr in ("current", "next", "previous"):
                 return BoundMethod(obj, attr)

@@ -53,13 +53,17 @@ def _dtype_name(arr: np.ndarray) -> str:
 
 
 class ParamSpec:
-    """A kernel parameter as declared: a tensor annotation or a scalar dtype."""
+    """A kernel parameter as declared: a tensor annotation, a scalar dtype, or a TilingData dataclass.
 
-    def __init__(self, name: str, index: int, tensor=None, scalar: dt.DataType = None):
+    A TilingData parameter (always the last one) is flattened: field k is the scalar at index
+    ``index + k``, the numbering the parser gives its per-field scalar parameters."""
+
+    def __init__(self, name: str, index: int, tensor=None, scalar: dt.DataType = None, tiling=None):
         self.name = name
         self.index = index
         self.tensor = tensor
         self.dtype = tensor.dtype if tensor is not None else scalar
+        self.tiling = tiling  # the dataclass, for TilingData parameters
 
 
 def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any]
@@ -104,9 +108,25 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
                     static_dims.append(arr.shape[i])
             static.append((p.name, tuple(static_dims)))
             tensors[p.index] = arr
+        elif p.tiling is not None:
+            scalars.update(bind_tiling(kernel_name, p, value))
         else:
             scalars[p.index] = check_scalar(kernel_name, p, value)
     return tensors, scalars, tuple(static)
+
+
+def bind_tiling(kernel_name: str, p: ParamSpec, value) -> Dict[int, Any]:
+    """The checked field values of a TilingData argument, keyed by their flattened scalar index."""
+    from ..language.annotations import tiling_fields
+
+    if not isinstance(value, p.tiling):
+        raise KernelLaunchError(f"argument '{p.name}': expected a {p.tiling.__name__} instance, got "
+                                f"{type(value).__name__}", kernel=kernel_name)
+    out = {}
+    for k, (field, dtype) in enumerate(tiling_fields(p.tiling)):
+        spec = ParamSpec(f"{p.name}.{field}", p.index + k, scalar=dtype)
+        out[p.index + k] = check_scalar(kernel_name, spec, getattr(value, field))
+    return out
 
 
 def declared_str(declared) -> str:

@@ -19,7 +19,7 @@ from ..backends import get_runner
 from ..errors import KernelLaunchError, KernelSyntaxError
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
-from ..language.annotations import TensorAnnotation, scalar_annotation_dtype
+from ..language.annotations import TensorAnnotation, is_tiling_annotation, scalar_annotation_dtype
 from .args import ParamSpec, bind_arguments, runtime_scalars
 from .fastpath import arg_key, frozen_launcher
 
@@ -140,6 +140,11 @@ class JitKernel:
                 ann = hints.get(pname)
                 if isinstance(ann, TensorAnnotation):
                     specs.append(ParamSpec(pname, i, tensor=ann))
+                elif is_tiling_annotation(ann):
+                    if i != len(inspect.signature(self.fn).parameters) - 1:
+                        raise KernelSyntaxError(f"the TilingData parameter '{pname}' must be the last parameter",
+                                                kernel=self.name)
+                    specs.append(ParamSpec(pname, i, tiling=ann))
                 else:
                     sdt = scalar_annotation_dtype(ann)
                     if sdt is None:
