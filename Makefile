@@ -19,10 +19,11 @@ venv: $(VENV)/.installed
 demo: venv
 	$(PY) examples/run_all.py
 
-# tests/pro run a second time on the compiled cpu backend; the build cache (./build) is shared
+# The whole suite runs on the default backend (the compiled cpu backend where a C++ compiler exists);
+# the tile-level suite runs a second time on the numpy reference interpreter, the oracle.
 test: venv
 	$(PY) -m pytest -q -n 2 tests
-	PYPTO_BACKEND=cpu $(PY) -m pytest -q -n 2 tests/pro
+	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 tests/pro
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
