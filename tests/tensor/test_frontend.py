@@ -165,8 +165,11 @@ def test_lowered_program_is_inspectable_with_syncs_and_addresses():
     torch.testing.assert_close(y, torch.relu(a @ w + 1), rtol=1e-4, atol=1e-4)
     text = k.lowered_text()
     assert "kind=mix" in text and "section_cube" in text and "section_vector" in text
-    for op in ("matmul", "matmul_acc", "move", "set_cross_core", "wait_cross_core", "sync_src", "sync_dst"):
+    for op in ("matmul", "matmul_acc", "move", "sync_src", "sync_dst"):
         assert _count(text, op) >= 1, op
+    # the cube pass writes a workspace the vector pass reads: one grid barrier between them
+    assert _count(text, "sync_all") == 1 and "core_type=SyncCoreType.MIX" in text
+    assert "get_block_idx()" in text and "get_block_num()" in text
     assert re.search(r"tile \w+: FP32\[16, 16\] Acc/NZ @ 0x", text)
 
 

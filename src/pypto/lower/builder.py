@@ -1,12 +1,14 @@
 """Building a tile kernel programmatically: parameters, tiles, checked op statements, automatic
 synchronisation and on-chip address assignment.
 
-Synchronisation (race freedom by construction): within a core, every op whose pipe differs from
-the previous op's pipe is preceded by a ``sync_src``/``sync_dst`` flag pair from that pipe, and
-every loop body, branch and loop exit starts with ``bar_all``; so each core's instruction stream
-is one sync chain.  In mix kernels cube and vector work hand over through cross-core events
-(``set_cross_core`` after the producer's last store, ``wait_cross_core`` before the consumer's
-first load), and only AIV0 of the block does vector work.
+Every pass is SPMD: its tile iterations are spread over the launch's cores (see
+:meth:`Builder.workers`).  Synchronisation (race freedom by construction): within a core, every
+op whose pipe differs from the previous op's pipe is preceded by a ``sync_src``/``sync_dst`` flag
+pair from that pipe, and every loop body, branch and loop exit starts with ``bar_all``; so each
+core's instruction stream is one sync chain.  Between cores, a pass that reads or writes a GM
+buffer an earlier pass wrote (or writes one an earlier pass read) since the last grid barrier
+starts with ``sync_all`` (AIV_ONLY in vector kernels, MIX in mix kernels); a runtime loop body
+ends with one if it touched GM, so iterations see each other's results.
 """
 from __future__ import annotations
 
@@ -18,13 +20,10 @@ from pypto_pro.errors import KernelMemoryError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.layout import footprint_elems
 from pypto_pro.ir.optable import OPS, CheckCtx
-from pypto_pro.ir.types import CrossCoreSyncMode, Layout, MemorySpace, PipeType, TileType, default_layout
+from pypto_pro.ir.types import Layout, MemorySpace, PipeType, SyncCoreType, TileType, default_layout
 
 from ..graph import Buffer
 from ..symbolic import SymbolicScalar, is_static, to_expr
-
-_VEC_EVENT, _CUBE_EVENT = 0, 1
-
 
 class Builder:
     """Accumulates the statements, tiles and parameters of one lowered kernel."""
@@ -43,7 +42,10 @@ class Builder:
         self.blocks: List[List[ir.Stmt]] = [self.body]
         self.frontier: Dict[str, Optional[str]] = {"vector": None, "cube": None}
         self.side: Optional[str] = None
-        self.cur_side: Optional[str] = None
+        #: GM root buffers read / written since the last ``sync_all`` (all passes) and by the current pass
+        self.pending: Tuple[frozenset, frozenset] = (frozenset(), frozenset())
+        self._reads: set = set()
+        self._writes: set = set()
         self._pos = 0
         self._live: Dict[int, List[int]] = {}
         self._temp_count = 0
@@ -117,6 +119,10 @@ class Builder:
     def op(self, name: str, result: Optional[ir.Var] = None, **kwargs) -> ir.OpStmt:
         """Append a checked op on the current side, preceded by a flag pair when the pipe changes."""
         stmt = self._raw(name, result, **kwargs)
+        if name in ("load", "getval"):
+            self._reads.add(self.buffers[kwargs["src"].index].root.uid)
+        elif name == "store":
+            self._writes.add(self.buffers[kwargs["dst"].index].root.uid)
         pipe = stmt.pipe
         if not stmt.op.descriptor_only and pipe != "S":
             self._order(pipe)
@@ -151,13 +157,35 @@ class Builder:
         self.append(ir.Assign(None, v, to_expr(value)))
         return v
 
+    # ------------------------------------------------------------------ SPMD work distribution
+    def workers(self) -> Tuple[ir.Expr, ir.Expr]:
+        """(this core's worker index, number of workers) on the current side: every vector core of the
+        launch (``block_idx`` spans both AIVs of a mix block) or every cube core."""
+        idx = ir.CoreQuery("block_idx")
+        if self.side == "cube":
+            return idx, ir.CoreQuery("block_num")
+        return idx, ir.BinOp("*", ir.CoreQuery("block_num"), ir.CoreQuery("subblock_num"), dt.DT_INT64)
+
+    def sync_all(self) -> None:
+        """A grid barrier: every core of the launch waits for every other core's earlier work."""
+        self.append(self._sync_all_stmt())
+        self.frontier = {side: "ALL" for side in self.frontier}
+        self.pending = (frozenset(), frozenset())
+
+    def _sync_all_stmt(self) -> ir.OpStmt:
+        return self._raw("sync_all", core_type=SyncCoreType.MIX if self.mix else SyncCoreType.AIV_ONLY)
+
+    def flush(self) -> None:
+        """``sync_all`` now if any pass since the last one touched GM (end of a loop body)."""
+        if self.pending[0] or self.pending[1]:
+            self.sync_all()
+
     # ------------------------------------------------------------------ work on one side
     @contextlib.contextmanager
     def work(self, side: str):
-        """Statements of one pass on ``side``: handed over from the other side first in mix kernels."""
-        if self.mix and self.cur_side is not None and self.cur_side != side:
-            self.handoff(self.cur_side, side)
-        self.cur_side = side
+        """Statements of one pass on ``side``; preceded by ``sync_all`` when the pass depends on GM
+        traffic of an earlier pass since the last grid barrier."""
+        self._reads, self._writes = set(), set()
         stmts: List[ir.Stmt] = []
         prev = self.side
         self.side = side
@@ -166,40 +194,22 @@ class Builder:
                 yield stmts
         finally:
             self.side = prev
-        if self.mix and side == "vector":
-            first = ir.BinOp("==", ir.CoreQuery("subblock_idx"), ir.Const(0), dt.DT_BOOL)
-            stmts = [ir.If(None, first, stmts, [])]
+        reads, writes = self.pending
+        if self._reads & writes or self._writes & (reads | writes):
+            self.append(self._sync_all_stmt())  # ahead of the pass; its own flags follow the pass's ops
+            reads, writes = frozenset(), frozenset()
+        self.pending = (reads | self._reads, writes | self._writes)
         self.append(ir.Section(None, side, stmts))
-
-    def handoff(self, src: str, dst: str) -> None:
-        """Cross-core event: ``dst`` work waits until ``src``'s GM writes are done."""
-        event = _VEC_EVENT if src == "vector" else _CUBE_EVENT
-        for side, name, pipe in ((src, "set_cross_core", "MTE3" if src == "vector" else "FIX"),
-                                 (dst, "wait_cross_core", "MTE2")):
-            prev = self.side
-            self.side = side
-            stmts: List[ir.Stmt] = []
-            with self.block(stmts):
-                self.op(name, pipe=PipeType(pipe), event_id=event, sync_mode=CrossCoreSyncMode.INTRA_BLOCK)
-            self.side = prev
-            self.append(ir.Section(None, side, stmts))
-        self.cur_side = dst
-
-    def settle(self, side_before: Optional[str]) -> None:
-        """Return to ``side_before`` (end of a loop body or branch) so every path agrees."""
-        if self.mix and side_before is not None and self.cur_side not in (None, side_before):
-            self.handoff(self.cur_side, side_before)
-        self.cur_side = side_before
 
     def snapshot(self):
         """State to roll a failed pass back to (see :meth:`restore`)."""
-        return (len(self.blocks[-1]), len(self.tiles), dict(self.frontier), self.cur_side)
+        return (len(self.blocks[-1]), len(self.tiles), dict(self.frontier), self.pending)
 
     def restore(self, state) -> None:
-        n_stmts, n_tiles, frontier, cur_side = state
+        n_stmts, n_tiles, frontier, pending = state
         del self.blocks[-1][n_stmts:]
         del self.tiles[n_tiles:]
-        self.frontier, self.cur_side = frontier, cur_side
+        self.frontier, self.pending = frontier, pending
 
     # ------------------------------------------------------------------ addresses
     def assign_addresses(self, tiles: List[ir.TileDecl]) -> None:

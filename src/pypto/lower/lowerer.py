@@ -43,6 +43,26 @@ def _has_matmul(stmts) -> bool:
     return False
 
 
+def _reads_own_output(dst: Node, value: Node, mats: Dict[int, Node]) -> bool:
+    """Whether ``value`` reads ``dst``'s buffer through another window than the one it writes: then
+    tiles depend on one another and the pass runs serially, in order, on one core."""
+    root = dst.attrs["buf"].root
+    window = (dst.attrs["buf"].uid, tuple(map(repr, dst.attrs["offsets"])), dst.attrs["axes"])
+    seen = set()
+
+    def visit(n: Node) -> bool:
+        n = mats.get(n.uid, n)
+        if n.uid in seen:
+            return False
+        seen.add(n.uid)
+        if n.op == "gm":
+            a = n.attrs
+            return a["buf"].root is root and (a["buf"].uid, tuple(map(repr, a["offsets"])), a["axes"]) != window
+        return any(visit(i) for i in n.inputs)
+
+    return visit(value)
+
+
 class Lowerer:
     """Lowers one recorded graph into ``self.b`` (a :class:`Builder`)."""
 
@@ -67,30 +87,34 @@ class Lowerer:
                 self.branch(s)
 
     def loop(self, s: Loop) -> None:
+        """A runtime loop; its body ends with ``sync_all`` when it touched GM, so every iteration
+        (and the code after the loop) sees the previous iteration's results on every core."""
         b = self.b
-        before = b.cur_side or "vector"
-        b.cur_side = before
+        before = b.pending
         body: List[ir.Stmt] = []
         with b.block(body):
             b.barrier()
             self.stmts(s.body)
-            b.settle(before)
+            b.flush()
         b.append(ir.For(None, s.var, s.start, s.stop, s.step, body))
+        b.pending = before  # zero trips: the state before the loop; otherwise flushed
         b.barrier()
 
     def branch(self, s: Branch) -> None:
+        """A runtime ``if`` (uniform over cores: conditions depend on dims and loop indices only)."""
         b = self.b
-        before = b.cur_side or "vector"
-        bodies = []
+        before = b.pending
+        bodies, after = [], [before]
         for part in (s.then, s.orelse):
-            b.cur_side = before
+            b.pending = before
             out: List[ir.Stmt] = []
             with b.block(out):
                 b.barrier()
                 self.stmts(part or [])
-                b.settle(before)
             bodies.append(out)
+            after.append(b.pending)
         b.append(ir.If(None, s.cond, bodies[0], bodies[1]))
+        b.pending = (frozenset().union(*(r for r, _ in after)), frozenset().union(*(w for _, w in after)))
         b.barrier()
 
     def store(self, s: Store) -> None:
@@ -127,8 +151,9 @@ class Lowerer:
 
     # ------------------------------------------------------------------ loop nests
     def nest(self, shape: Sequence[Any], tr: int, tc: int, body: Callable[[Region], None],
-             skip: Sequence[int] = ()) -> None:
-        """For loops over ``shape`` (leading axes by index, last two by tiles) around ``body(region)``."""
+             skip: Sequence[int] = (), serial: bool = False) -> None:
+        """Iterations over ``shape`` (leading axes by index, last two by tiles) around ``body(region)``,
+        spread over the workers (all on worker 0 when ``serial``)."""
         b = self.b
         p = len(shape)
         lead: List[Any] = [0] * max(p - 2, 0)
@@ -164,20 +189,33 @@ class Lowerer:
         else:
             vc = 1
         region = Region(lead, r0, vr, c0, vc)
+        self.spmd(loops, lambda: body(region), serial)
 
-        def build(k: int) -> None:
-            if k == len(loops):
-                body(region)
-                return
-            var, stop = loops[k]
-            stmts: List[ir.Stmt] = []
-            with b.block(stmts):
-                b.bar()
-                build(k + 1)
-            b.append(ir.For(None, var, ir.Const(0), to_expr(stop), ir.Const(1), stmts))
+    def spmd(self, loops: List[tuple], body: Callable[[], None], serial: bool = False) -> None:
+        """One flat loop over the iterations of ``loops`` ((Var, count), outermost first) spread over
+        the workers: ``for t in range(worker, total, workers)``, the loop Vars decoded from ``t``.
+        ``serial``: ``range(worker * total, total)``, i.e. every iteration on worker 0, in order."""
+        b = self.b
+        total: Any = 1
+        for _, count in loops:
+            total = _mul(total, count)
+        worker, workers = b.workers()
+        if serial:
+            worker, workers = _mul(worker, total), 1
+        flat = ir.Var(f"w{len(b.tiles)}", dt.DT_INT64)
+        stmts: List[ir.Stmt] = []
+        with b.block(stmts):
             b.bar()
-
-        build(0)
+            rest: Any = flat
+            for k, (var, count) in enumerate(reversed(loops)):
+                last = k == len(loops) - 1
+                b.append(ir.Assign(None, var, to_expr(rest) if last else
+                                   ir.BinOp("%", to_expr(rest), to_expr(count), dt.DT_INT64)))
+                if not last:
+                    rest = ir.BinOp("//", to_expr(rest), to_expr(count), dt.DT_INT64)
+            body()
+        b.append(ir.For(None, flat, to_expr(worker), to_expr(total), to_expr(workers), stmts))
+        b.bar()
 
     # ------------------------------------------------------------------ vector passes
     def vector_pass(self, dst: Node, value: Node, vec_tile, cube_tile) -> None:
@@ -222,7 +260,7 @@ class Lowerer:
                         v = ps.broadcast(v, "full", v.ref.dtype, region)
                 self.store_tile(ps, dst, v.ref, region, shape)
 
-            self.nest(shape, tr, tc, body)
+            self.nest(shape, tr, tc, body, serial=_reads_own_output(dst, value, mats))
         self.b.assign_addresses(self.b.tiles[first:])
 
     def store_tile(self, ps: Pass, dst: Node, tile, region: Region, shape) -> None:

@@ -8,9 +8,10 @@ import numpy as np
 from pypto_pro.errors import KernelLaunchError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.printer import format_kernel
-from pypto_pro.runtime.jit import execute
+from pypto_pro.runtime.jit import execute, select_backend
 
 from ..graph import Buffer, Graph
+from .launch import block_dim
 from .lowerer import Lowerer
 
 
@@ -73,4 +74,5 @@ class LoweredProgram:
 
     def run(self, user: Dict[int, np.ndarray], dyn: Dict[int, int], backend: Optional[str], jit=None):
         arrays = self.bind(user, dyn)
-        return execute(self.kernel, arrays, dict(self._values), 1, backend, jit=jit)
+        return execute(self.kernel, arrays, dict(self._values), block_dim(select_backend(backend), self.kernel.arch),
+                       backend, jit=jit)
