@@ -14,13 +14,17 @@ DMA_PIPES = frozenset(("MTE1", "MTE2", "MTE3", "FIX"))
 
 
 class Access:
-    """One access of an instruction: a box of a memory region (bytes on chip, elements in GM)."""
+    """One access of an instruction: a box of a memory region (bytes on chip, elements in GM).
+
+    ``region`` is the key of the memory: ``("L", core, space, "UB of block 0 AIV0")`` on chip,
+    ``("G", data pointer, shape, strides, itemsize)`` for a GM tensor.  The readable :attr:`text`
+    is built from it only when a hazard names the access."""
 
     __slots__ = ("region", "lo", "hi", "write", "atomic", "what", "nbytes", "rows", "cols", "space", "dtype", "gm",
-                 "text", "digest")
+                 "digest")
 
     def __init__(self, region: Tuple, lo: Tuple[int, ...], hi: Tuple[int, ...], write: bool, atomic: bool,
-                 what: str, nbytes: int, rows: int, cols: int, space: str, dtype: str, gm: bool, text: str):
+                 what: str, nbytes: int, rows: int, cols: int, space: str, dtype: str, gm: bool):
         self.region = region
         self.lo = lo
         self.hi = hi
@@ -33,9 +37,19 @@ class Access:
         self.space = space
         self.dtype = dtype
         self.gm = gm
-        self.text = text  # e.g. "tile t0, UB of block 0 AIV0, bytes [0, 8192)"
         #: for GM writes: a digest of the bytes written (equal digests = a benign same-value write)
         self.digest = None
+
+    @property
+    def text(self) -> str:
+        """E.g. "tile t0 (UB of block 0 AIV0, bytes [0, 8192))" or "tensor 'x' [0:8, 0:64] (GM bytes ...)"."""
+        if not self.gm:
+            return f"tile {self.what} ({self.region[3]}, bytes [{self.lo[0]}, {self.hi[0]}))"
+        strides, itemsize = self.region[3], self.region[4]
+        first = sum(lo * s for lo, s in zip(self.lo, strides))
+        last = sum((hi - 1) * s for hi, s in zip(self.hi, strides)) + itemsize
+        box = ", ".join(f"{lo}:{hi}" for lo, hi in zip(self.lo, self.hi))
+        return f"tensor '{self.what}' [{box}] (GM bytes [{first}, {last}) of the tensor)"
 
 
 class Instr:

@@ -5,10 +5,16 @@ TileView access ``hook``) and builds, per core and in program order, :class:`Ins
 the byte ranges each op reads and writes (on-chip memory of a given core, or a GM tensor box) and
 the sync semantics of sync ops.  It also checks reads of on-chip bytes never written in this launch,
 which depend only on program order.
+
+Speed: a launch executes the same few statements thousands of times, so everything that depends
+only on the statement (op name, pipe, how to compute its sync meaning, the cost of a sync op) is
+derived once into an :class:`_OpPlan`; per-buffer facts (owner core, region key) are cached the
+same way, and the human-readable text of an access is only built when a hazard names it.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+import math
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -25,6 +31,40 @@ SPACE_LABEL = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "
 _SYNC_ALL_KINDS = {SyncCoreType.AIV_ONLY: ("vector",), SyncCoreType.AIC_ONLY: ("cube",),
                    SyncCoreType.MIX: ("vector", "cube")}
 
+#: (core, stmt) -> the sync meaning of one execution (see :meth:`Recorder._sync_rule`)
+SyncRule = Callable[[object, ir.OpStmt], Tuple]
+
+
+class _OpPlan:
+    """What the recorder derives once per statement: name, pipe, loc, sync rule, fixed cost, access tweaks."""
+
+    __slots__ = ("name", "pipe", "loc", "sync", "cost", "element_of", "skip_read_space")
+
+    def __init__(self, name: str, pipe: str, loc, sync: Optional[SyncRule], cost: Optional[int],
+                 element_of: Optional[str], skip_read_space: Optional[MemorySpace]):
+        self.name = name
+        self.pipe = pipe
+        self.loc = loc
+        self.sync = sync                  # None for ops without sync meaning
+        self.cost = cost                  # cycles of a sync op (they do not depend on accesses); else None
+        self.element_of = element_of      # getval/setval on a tile: the argument naming that tile
+        self.skip_read_space = skip_read_space  # read-modify-write artefacts of insert/move into L1
+
+
+class _Buffer:
+    """Per on-chip buffer: owner core, region key, bytes written so far and ranges known fully written."""
+
+    __slots__ = ("ci", "space", "region", "written", "full")
+
+    def __init__(self, ci: int, space: MemorySpace, label: str, size: int):
+        self.ci = ci
+        self.space = space
+        # the label rides in the region key so that Access.text can name the memory lazily
+        self.region = ("L", ci, space.name, f"{SPACE_LABEL.get(space.name, space.name)} of {label}")
+        self.written = np.zeros(size, dtype=bool)
+        #: contiguous [lo, hi) ranges already known to be fully written (bytes never become unwritten)
+        self.full: Set[Tuple[int, int]] = set()
+
 
 class Recorder:
     """Observer of one interpreter run; ``streams[i]`` is core ``i``'s instruction list afterwards."""
@@ -39,98 +79,140 @@ class Recorder:
         self.streams: List[List[Instr]] = [[] for _ in self.cores]
         self.cur: Optional[Instr] = None
         self._pending: Dict[int, Instr] = {}
-        self._owner: Dict[int, Tuple[int, MemorySpace]] = {}
-        self._written: Dict[int, np.ndarray] = {}
+        self._plans: Dict[ir.OpStmt, _OpPlan] = {}
+        self._buffers: Dict[int, _Buffer] = {}
         self._gm: Dict[int, Tuple] = {}
         self._sync_all_gen: Dict[Tuple[int, int], int] = {}
         self._uninit_seen: set = set()
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
         self._element: Optional[Tuple[int, int]] = None  # getval/setval: the one element touched
-        self._skip_read_space: Optional[MemorySpace] = None  # read-modify-write artefacts of insert
+        self._skip_read_space: Optional[MemorySpace] = None
         interp.launch.hook = self.on_tile
         interp.observer = self
 
     # ------------------------------------------------------------------ executor callbacks
     def begin_op(self, core, stmt: ir.OpStmt) -> None:
+        plan = self._plans.get(stmt)
+        if plan is None:
+            plan = self._plans[stmt] = self._plan(stmt)
         ci = self.index[id(core)]
-        ins = Instr(ci, len(self.streams[ci]), stmt.op.name, stmt.pipe, stmt.loc)
-        ins.sync = self._sync(core, ci, stmt)
+        stream = self.streams[ci]
+        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc)
+        if plan.sync is not None:
+            ins.sync = plan.sync(core, stmt)
         self.cur = ins
         self._pending[ci] = ins
+        self._skip_read_space = plan.skip_read_space
         self._element = None
-        self._skip_read_space = None
-        name = stmt.op.name
-        if name in ("getval", "setval"):
-            ref = stmt.args["src" if name == "getval" else "dst"]
-            if isinstance(ref, ir.TileRef):
-                ctx = ExecCtx(self.interp, core, stmt)
-                view = ctx.tile(ref)
-                self._element = tuple(int(x) for x in _element_index(ctx, view.name, view.shape,
-                                                                      stmt.args["index"]))
-        elif name in ("insert", "move") and stmt.args["dst"].space == MemorySpace.Mat:
-            self._skip_read_space = MemorySpace.Mat
+        if plan.element_of is not None:
+            ctx = ExecCtx(self.interp, core, stmt)
+            view = ctx.tile(stmt.args[plan.element_of])
+            self._element = tuple(int(x) for x in _element_index(ctx, view.name, view.shape, stmt.args["index"]))
 
     def end_op(self, core, stmt: ir.OpStmt) -> None:
         ci = self.index[id(core)]
         ins = self._pending.pop(ci)
-        for acc, arr, index in self._gm_writes:
-            acc.digest = hash(np.ascontiguousarray(arr[index]).tobytes())
-        self._gm_writes.clear()
-        ins.cost = cost_of(self.params, ins)
+        if self._gm_writes:
+            for acc, arr, index in self._gm_writes:
+                acc.digest = hash(arr[index].tobytes())
+            self._gm_writes.clear()
+        cost = self._plans[stmt].cost
+        ins.cost = cost if cost is not None else cost_of(self.params, ins)
         self.streams[ci].append(ins)
         self.cur = None
 
-    # ------------------------------------------------------------------ sync semantics
-    def _eval(self, core, value):
-        return self.interp.eval(value, core) if isinstance(value, ir.Expr) else value
+    # ------------------------------------------------------------------ per-statement plans
+    def _plan(self, stmt: ir.OpStmt) -> _OpPlan:
+        name, args = stmt.op.name, stmt.args
+        sync = self._sync_rule(stmt)
+        cost = None
+        if sync is not None:  # the cost model charges sync ops a fixed cost (see costs.cost_of)
+            cost = self.params.sync_all_latency if name == "sync_all" else self.params.sync_cost
+        element_of = None
+        if name in ("getval", "setval"):
+            arg = "src" if name == "getval" else "dst"
+            element_of = arg if isinstance(args[arg], ir.TileRef) else None
+        skip = None
+        if name in ("insert", "move") and args["dst"].space == MemorySpace.Mat:
+            skip = MemorySpace.Mat
+        return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of, skip)
 
-    def _sync(self, core, ci: int, stmt: ir.OpStmt) -> Optional[Tuple]:
+    def _int_of(self, value) -> Callable[[object], int]:
+        """``core -> int(value)``: an expression is evaluated on the core, a constant is returned as is."""
+        if isinstance(value, ir.Expr):
+            evaluate = self.interp.eval
+            return lambda core: int(evaluate(value, core))
+        constant = int(value)
+        return lambda core: constant
+
+    def _sync_rule(self, stmt: ir.OpStmt) -> Optional[SyncRule]:
+        """How to compute the sync meaning of each execution of ``stmt`` (``None``: not a sync op).
+
+        The meanings: ("set"|"wait", (set_pipe, wait_pipe, event)), ("bar",), ("bar_all",),
+        ("lock"|"unlock", id), ("xset"|"xwait", counter keys), ("phase_mm"|"phase_st", tile, final),
+        ("sync_all", (core_type, generation), members)."""
         name, a = stmt.op.name, stmt.args
         if name in ("sync_src", "sync_dst"):
-            key = (a["set_pipe"].value, a["wait_pipe"].value, int(self._eval(core, a["event_id"])))
-            return ("set" if name == "sync_src" else "wait", key)
-        if name == "bar_all":
-            return ("bar_all",)
-        if name.startswith("bar_"):
-            return ("bar",)
+            kind = "set" if name == "sync_src" else "wait"
+            pipes, event = (a["set_pipe"].value, a["wait_pipe"].value), self._int_of(a["event_id"])
+            return lambda core, stmt: (kind, pipes + (event(core),))
+        if name == "bar_all" or name.startswith("bar_"):
+            meaning = ("bar_all",) if name == "bar_all" else ("bar",)
+            return lambda core, stmt: meaning
         if name in ("mutex_lock", "mutex_unlock"):
-            mid = int(self._eval(core, a["mutex_id"]))
-            return ("lock" if name == "mutex_lock" else "unlock", mid)
+            kind, mutex = ("lock" if name == "mutex_lock" else "unlock"), self._int_of(a["mutex_id"])
+            return lambda core, stmt: (kind, mutex(core))
         if name in ("set_cross_core", "wait_cross_core"):
-            mode = CrossCoreSyncMode(a["sync_mode"])
-            event = int(self._eval(core, a["event_id"]))
-            others = [self.index[id(c)] for c in _sources(ExecCtx(self.interp, core, stmt), mode)]
-            if name == "set_cross_core":
-                return ("xset", tuple((t, mode.value, event, ci) for t in others))
-            return ("xwait", tuple((ci, mode.value, event, s) for s in others))
+            return self._cross_core
         if name in ("matmul", "matmul_acc", "store", "store_tile") and a.get("phase") is not None:
             ref = a["dst"] if name.startswith("matmul") else a["src"]
             if ref.space == MemorySpace.Acc:
-                base = ref
-                while isinstance(base, ir.SubRef):
-                    base = base.base
-                decl = ExecCtx(self.interp, core, stmt).decl_of(base)
-                final = int(a["phase"]) == 1  # AccPhase.Final / STPhase.Final
-                return ("phase_mm" if name.startswith("matmul") else "phase_st", decl.uid, final)
+                return self._phase
         if name == "sync_all":
-            core_type = SyncCoreType(a["core_type"])
-            gen_key = (ci, core_type.value)
-            gen = self._sync_all_gen.get(gen_key, 0)
-            self._sync_all_gen[gen_key] = gen + 1
-            kinds = _SYNC_ALL_KINDS[core_type]
-            members = tuple(i for i, c in enumerate(self.cores) if c.kind in kinds)
-            return ("sync_all", (core_type.value, gen), members)
+            return self._sync_all
         return None
 
+    def _cross_core(self, core, stmt: ir.OpStmt) -> Tuple:
+        a, ci = stmt.args, self.index[id(core)]
+        mode = CrossCoreSyncMode(a["sync_mode"])
+        event = int(self._eval(core, a["event_id"]))
+        others = [self.index[id(c)] for c in _sources(ExecCtx(self.interp, core, stmt), mode)]
+        if stmt.op.name == "set_cross_core":
+            return ("xset", tuple((t, mode.value, event, ci) for t in others))
+        return ("xwait", tuple((ci, mode.value, event, s) for s in others))
+
+    def _phase(self, core, stmt: ir.OpStmt) -> Tuple:
+        name, a = stmt.op.name, stmt.args
+        base = a["dst"] if name.startswith("matmul") else a["src"]
+        while isinstance(base, ir.SubRef):
+            base = base.base
+        decl = ExecCtx(self.interp, core, stmt).decl_of(base)
+        final = int(a["phase"]) == 1  # AccPhase.Final / STPhase.Final
+        return ("phase_mm" if name.startswith("matmul") else "phase_st", decl.uid, final)
+
+    def _sync_all(self, core, stmt: ir.OpStmt) -> Tuple:
+        ci = self.index[id(core)]
+        core_type = SyncCoreType(stmt.args["core_type"])
+        gen_key = (ci, core_type.value)
+        gen = self._sync_all_gen.get(gen_key, 0)
+        self._sync_all_gen[gen_key] = gen + 1
+        kinds = _SYNC_ALL_KINDS[core_type]
+        members = tuple(i for i, c in enumerate(self.cores) if c.kind in kinds)
+        return ("sync_all", (core_type.value, gen), members)
+
+    def _eval(self, core, value):
+        return self.interp.eval(value, core) if isinstance(value, ir.Expr) else value
+
     # ------------------------------------------------------------------ accesses
-    def _owner_of(self, buf: np.ndarray) -> Tuple[int, MemorySpace]:
-        found = self._owner.get(id(buf))
+    def _buffer(self, buf: np.ndarray) -> _Buffer:
+        """The bookkeeping of an on-chip buffer (found by identity among the cores' memories)."""
+        found = self._buffers.get(id(buf))
         if found is None:
             for i, c in enumerate(self.cores):
                 for space, b in c.memory.buffers.items():
-                    self._owner[id(b)] = (i, space)
-            found = self._owner[id(buf)]
+                    if b is buf:
+                        found = self._buffers[id(buf)] = _Buffer(i, space, c.label, buf.size)
         return found
 
     def label(self, ci: int) -> str:
@@ -142,47 +224,55 @@ class Recorder:
         r, c = window
         if ins is None or r <= 0 or c <= 0:
             return
-        if not write and self._skip_read_space is not None and view.space == self._skip_read_space:
+        if not write and view.space is self._skip_read_space:
             return
-        ci, space = self._owner_of(view.buf)
+        mem = self._buffers.get(id(view.buf)) or self._buffer(view.buf)
         es = view.dtype.nbytes
         offs = view.offsets
         if self._element is not None:
             if not write and ins.op == "setval":
                 return
             er, ec = self._element
-            lo = view.addr + int(offs[er, ec]) * es
+            lo = view.addr + offs.item(er, ec) * es
             hi, r, c = lo + es, 1, 1
         else:
-            lo = view.addr + int(offs[0, 0]) * es
-            hi = view.addr + (int(offs[r - 1, c - 1]) + 1) * es
+            lo = view.addr + offs.item(0, 0) * es
+            hi = view.addr + (offs.item(r - 1, c - 1) + 1) * es
         nbytes = r * c * es
-        contiguous = hi - lo == nbytes
-        written = self._written.get(id(view.buf))
-        if written is None:
-            written = self._written[id(view.buf)] = np.zeros(view.buf.size, dtype=bool)
-        if write:
-            if contiguous:
-                written[lo:hi] = True
-            else:
-                starts = view.addr + offs[:r, :c].ravel() * es
-                written[(starts[:, None] + np.arange(es)).ravel()] = True
+        if hi - lo == nbytes:
+            self._contiguous(mem, ins, view, write, lo, hi)
         else:
-            ok = written[lo:hi].all() if contiguous else written[view.addr + offs[:r, :c].ravel() * es].all()
-            if not ok:
-                self._uninit(ins, view, ci, space, lo, hi)
-        text = f"tile {view.name} ({SPACE_LABEL.get(space.name, space.name)} of {self.label(ci)}, bytes [{lo}, {hi}))"
-        ins.accesses.append(Access(("L", ci, space.name), (lo,), (hi,), write, False, view.name, nbytes, r, c,
-                                   space.name, view.dtype.name, False, text))
+            self._scattered(mem, ins, view, write, lo, hi, view.addr + offs[:r, :c].ravel() * es)
+        ins.accesses.append(Access(mem.region, (lo,), (hi,), write, False, view.name, nbytes, r, c,
+                                   mem.space.name, view.dtype.name, False))
 
-    def _uninit(self, ins: Instr, view, ci: int, space: MemorySpace, lo: int, hi: int) -> None:
+    def _contiguous(self, mem: _Buffer, ins: Instr, view, write: bool, lo: int, hi: int) -> None:
+        """Mark or check bytes [lo, hi) (uninitialised-read check), skipping ranges known to be written."""
+        if (lo, hi) in mem.full:
+            return
+        if write:
+            mem.written[lo:hi] = True
+        elif not mem.written[lo:hi].all():
+            self._uninit(ins, view, mem, lo, hi)
+            return
+        mem.full.add((lo, hi))
+
+    def _scattered(self, mem: _Buffer, ins: Instr, view, write: bool, lo: int, hi: int, starts: np.ndarray) -> None:
+        """As :meth:`_contiguous` for a window whose elements start at byte offsets ``starts``."""
+        if write:
+            mem.written[(starts[:, None] + np.arange(view.dtype.nbytes)).ravel()] = True
+        elif not mem.written[starts].all():
+            self._uninit(ins, view, mem, lo, hi)
+
+    def _uninit(self, ins: Instr, view, mem: _Buffer, lo: int, hi: int) -> None:
         key = (ins.loc, view.name)
         if key in self._uninit_seen:
             return
         self._uninit_seen.add(key)
-        message = (f"pl.{ins.op} on {self.label(ci)} reads tile {view.name} "
-                   f"({SPACE_LABEL.get(space.name, space.name)} bytes [{lo}, {hi})), but some of these bytes were "
-                   f"never written in this launch (load or compute into the tile first)\n  read at {ins.where()}")
+        message = (f"pl.{ins.op} on {self.label(mem.ci)} reads tile {view.name} "
+                   f"({SPACE_LABEL.get(mem.space.name, mem.space.name)} bytes [{lo}, {hi})), but some of these "
+                   f"bytes were never written in this launch (load or compute into the tile first)\n"
+                   f"  read at {ins.where()}")
         hazard = Hazard("uninit", message, [ins.loc] if ins.loc else [])
         if self.strict:
             raise KernelUninitError(message, kernel=self.interp.kernel.name)
@@ -197,25 +287,21 @@ class Recorder:
         region = self._gm.get(param.index)
         if region is None:
             region = self._gm[param.index] = (
-                "G", arr.__array_interface__["data"][0], tuple(arr.shape), tuple(arr.strides))
+                "G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize)
         lo, hi = [], []
         for ix, size in zip(index, arr.shape):
-            if isinstance(ix, slice):
+            if type(ix) is slice:
                 start, stop, _ = ix.indices(size)
                 lo.append(start)
                 hi.append(stop)
             else:
                 lo.append(int(ix))
                 hi.append(int(ix) + 1)
-        extents = [h - l for l, h in zip(lo, hi)]
-        elems = int(np.prod(extents)) if extents else 1
-        first = sum(l * s for l, s in zip(lo, arr.strides))
-        last = sum((h - 1) * s for h, s in zip(hi, arr.strides)) + arr.itemsize
-        box = ", ".join(f"{l}:{h}" for l, h in zip(lo, hi))
-        text = f"tensor '{param.name}' [{box}] (GM bytes [{first}, {last}) of the tensor)"
-        rows = extents[-2] if len(extents) >= 2 else 1
+        rows = hi[-2] - lo[-2] if len(lo) >= 2 else 1
+        cols = hi[-1] - lo[-1] if lo else 1
+        elems = math.prod(h - l for l, h in zip(lo, hi))
         acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
-                     rows, extents[-1] if extents else 1, "GM", param.dtype.name, True, text)
+                     rows, cols, "GM", param.dtype.name, True)
         ins.accesses.append(acc)
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
