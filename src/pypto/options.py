@@ -132,9 +132,18 @@ def validate(group: str, options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     return dict(options)
 
 
+_version = [0]
+
+
+def version() -> int:
+    """A counter bumped by every change of the process-wide options (lets callers cache ``effective``)."""
+    return _version[0]
+
+
 def set_options(group: str, **kwargs) -> None:
     """Update the process-wide defaults of one group (validated)."""
     _GLOBAL[group].update(validate(group, kwargs))
+    _version[0] += 1
 
 
 def get_options(group: str) -> Dict[str, Any]:
@@ -146,6 +155,7 @@ def reset_options() -> None:
     """Forget every ``set_*_options`` call."""
     for g in GROUPS:
         _GLOBAL[g].clear()
+    _version[0] += 1
 
 
 def effective(local: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:

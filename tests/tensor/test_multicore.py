@@ -53,6 +53,16 @@ def test_results_do_not_depend_on_the_block_count(monkeypatch):
     assert _count(long_rows.lowered_text(), "sync_all") >= 1
 
 
+def test_multipass_softmax_computes_the_row_max_once():
+    x = torch.randn(40, 200)
+    y = torch.empty_like(x)
+    long_rows(x, y)
+    torch.testing.assert_close(y, torch.softmax(x, -1))
+    text = long_rows.lowered_text()
+    # row max, row sum of exp, output: three passes, two grid barriers
+    assert text.count("section_vector") == 3 and _count(text, "sync_all") == 2
+
+
 def test_loop_iterations_see_each_other_on_every_core():
     x = torch.randn(96, 64)
     acc = torch.zeros(32, 64)

@@ -61,22 +61,30 @@ class JitFunction:
         self.compile_count = 0
         self.last_report = None
         self._lock = threading.Lock()
+        self._sig: Optional[Tuple[inspect.Signature, Dict[str, Any]]] = None
+        self._opts: Tuple[int, Any, Any] = (-1, None, None)  # (options version, effective, frozen)
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__wrapped__ = fn
 
     # ------------------------------------------------------------------ binding
+    def _signature(self) -> Tuple[inspect.Signature, Dict[str, Any]]:
+        """The function's signature and evaluated annotations (computed once)."""
+        if self._sig is None:
+            try:
+                hints = inspect.get_annotations(self.fn, eval_str=True)
+            except Exception as e:  # noqa: BLE001
+                raise KernelSyntaxError(f"cannot evaluate the parameter annotations: {e}", kernel=self.name) from None
+            self._sig = (inspect.signature(self.fn), hints)
+        return self._sig
+
     def _bind(self, args, kwargs):
-        sig = inspect.signature(self.fn)
+        sig, hints = self._signature()
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise KernelLaunchError(str(e), kernel=self.name) from None
         bound.apply_defaults()
-        try:
-            hints = inspect.get_annotations(self.fn, eval_str=True)
-        except Exception as e:  # noqa: BLE001
-            raise KernelSyntaxError(f"cannot evaluate the parameter annotations: {e}", kernel=self.name) from None
         tensors: List[Tuple[_TensorArg, np.ndarray]] = []
         consts: List[Tuple[str, Any]] = []
         seen_const = False
@@ -132,7 +140,16 @@ class JitFunction:
 
     # ------------------------------------------------------------------ options / backend
     def options(self) -> Dict[str, Dict[str, Any]]:
-        return opt.effective(self.local)
+        """The effective options (globals overridden by the decorator's), cached until globals change."""
+        return self._options()[0]
+
+    def _options(self):
+        version, options, frozen = self._opts
+        if version != opt.version():
+            options = opt.effective(self.local)
+            frozen = opt.freeze(options)
+            self._opts = (opt.version(), options, frozen)
+        return options, frozen
 
     def backend(self, options) -> str:
         mode = options["runtime"]["run_mode"]
@@ -200,26 +217,30 @@ class JitFunction:
     def compiled(self, *args, **kwargs) -> Compiled:
         """The cache entry these arguments select (compiling it if needed)."""
         tensors, consts = self._bind(args, kwargs)
+        return self._entry(tensors, consts)
+
+    def _entry(self, tensors, consts) -> Compiled:
         specs = [self._check(t, a) for t, a in tensors]
-        options = self.options()
+        options, frozen = self._options()
         key = (tuple((a.dtype.str, tuple(s)) for (_, a), s in zip(tensors, specs)),
-               tuple((n, _const_key(v)) for n, v in consts), opt.freeze(options),
-               resolve_arch(self.arch_request).name)
-        with self._lock:
-            entry = self.cache.get(key)
-            if entry is None:
-                entry = self._compile(tensors, specs, consts, options)
-                self.cache[key] = entry
+               tuple((n, _const_key(v)) for n, v in consts), frozen, resolve_arch(self.arch_request).name)
+        entry = self.cache.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self.cache.get(key)
+                if entry is None:
+                    entry = self._compile(tensors, specs, consts, options)
+                    self.cache[key] = entry
         return entry
 
     # ------------------------------------------------------------------ call
     def __call__(self, *args, **kwargs) -> None:
         options = self.options()
         backend = self.backend(options)
-        entry = self.compiled(*args, **kwargs)
+        tensors, consts = self._bind(args, kwargs)
+        entry = self._entry(tensors, consts)
         if entry.program is None or options["host"]["compile_stage"] != opt.CompStage.ALL_COMPLETE:
             return None
-        tensors, _ = self._bind(args, kwargs)
         user = {t.index: a for t, a in tensors}
         dyn = {var.uid: int(user[i].shape[axis]) for i, axis, var in entry.dyn_vars}
         self._check_workspace(entry.program, user, dyn, options)

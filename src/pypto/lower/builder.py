@@ -203,12 +203,18 @@ class Builder:
 
     def snapshot(self):
         """State to roll a failed pass back to (see :meth:`restore`)."""
-        return (len(self.blocks[-1]), len(self.tiles), dict(self.frontier), self.pending)
+        return (len(self.blocks[-1]), len(self.tiles), dict(self.frontier), self.pending, len(self.params),
+                len(self.dim_exprs))
 
     def restore(self, state) -> None:
-        n_stmts, n_tiles, frontier, pending = state
+        n_stmts, n_tiles, frontier, pending, n_params, n_dims = state
         del self.blocks[-1][n_stmts:]
         del self.tiles[n_tiles:]
+        for buf in self.buffers[n_params:]:
+            del self.param_of[buf.uid]
+        del self.params[n_params:]
+        del self.buffers[n_params:]
+        del self.dim_exprs[n_dims:]
         self.frontier, self.pending = frontier, pending
 
     # ------------------------------------------------------------------ addresses

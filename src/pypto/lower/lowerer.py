@@ -17,8 +17,8 @@ from pypto_pro.ir.types import Layout, MemorySpace
 from ..graph import Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder
-from .vector import (Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub, choose_tiles, dim,
-                     in_tile_reduce)
+from .vector import (TC_ALIGN, TR_ALIGN, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
+                     choose_tiles, dim, in_tile_reduce)
 
 _IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf")}
 _COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
@@ -69,6 +69,9 @@ class Lowerer:
     def __init__(self, graph: Graph, name: str, arch):
         self.graph = graph
         self.b = Builder(name, arch, mix=_has_matmul(graph.body))
+        #: node uid -> workspace leaf of what the current statement already materialised (a node used
+        #: twice, like softmax's row max, is computed by one pass)
+        self.done: Dict[int, Node] = {}
         for p in graph.params:
             self.b.param(p)
 
@@ -118,6 +121,7 @@ class Lowerer:
         b.barrier()
 
     def store(self, s: Store) -> None:
+        self.done.clear()  # earlier statements may have changed what their materialisations read
         self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
 
     # ------------------------------------------------------------------ planning
@@ -125,12 +129,15 @@ class Lowerer:
              probe: Pass) -> None:
         if n.uid in mats or n.op in ("gm", "full", "arange"):
             return
+        if n.uid in self.done:
+            mats[n.uid] = self.done[n.uid]
+            return
         if n.op == "matmul":
-            mats[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
+            mats[n.uid] = self.done[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
             return
         kind = probe.kind(n, shape)
         if kind == "one" and len(shape) >= 1 and not all(is_static(d) and d == 1 for d in shape):
-            mats[n.uid] = self.materialize(n, vec_tile, cube_tile)
+            mats[n.uid] = self.done[n.uid] = self.materialize(n, vec_tile, cube_tile)
             return
         if n.op == "reduce":
             if in_tile_reduce(n, shape, tr, tc):
@@ -139,7 +146,7 @@ class Lowerer:
                 sub[len(shape) - x.ndim + n.attrs["axis"]] = x.shape[n.attrs["axis"]]
                 self.plan(x, sub, tr, tc, vec_tile, cube_tile, mats, probe)
             else:
-                mats[n.uid] = self.reduce_pass(n, vec_tile, cube_tile)
+                mats[n.uid] = self.done[n.uid] = self.reduce_pass(n, vec_tile, cube_tile)
             return
         for i in n.inputs:
             self.plan(i, shape, tr, tc, vec_tile, cube_tile, mats, probe)
@@ -224,19 +231,24 @@ class Lowerer:
             value = mats[value.uid]
         shape = list(dst.shape)
         tr, tc = choose_tiles(vec_tile, len(shape))
-        mats: Dict[int, Node] = {}
-        probe = Pass(self, shape, tr, tc, mats)
-        self.plan(value, shape, tr, tc, vec_tile, cube_tile, mats, probe)
         while True:
-            state = self.b.snapshot()
+            state, done = self.b.snapshot(), dict(self.done)
             try:
+                mats: Dict[int, Node] = {}
+                self.plan(value, shape, tr, tc, vec_tile, cube_tile, mats, Pass(self, shape, tr, tc, mats))
                 self.emit_pass(dst, value, shape, tr, tc, mats)
                 return
             except KernelMemoryError:
                 self.b.restore(state)
-                if tr <= 32:
+                self.done = done
+                # smaller tiles (rows first, then columns; planned again, since what fuses depends on
+                # the tile): results are unchanged
+                if tr > TR_ALIGN:
+                    tr = max(TR_ALIGN, _round_up(tr // 2, TR_ALIGN))
+                elif tc > TC_ALIGN:
+                    tc = max(TC_ALIGN, _round_up(tc // 2, TC_ALIGN))
+                else:
                     raise
-                tr = max(32, _round_up(tr // 2, 32))  # fewer rows per tile: results are unchanged
 
     def emit_pass(self, dst: Node, value: Node, shape, tr: int, tc: int, mats: Dict[int, Node]) -> None:
         """The loop nest of one vector pass; on-chip addresses assigned at the end."""

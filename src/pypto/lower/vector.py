@@ -26,7 +26,7 @@ from .builder import Builder, expr
 
 TR_ALIGN = 32
 TC_ALIGN = 32
-_TILE_BUDGET = 1 << 13  # elements per full tile (32 KiB of FP32); passes that still overflow shrink rows
+_TILE_BUDGET = 1 << 14  # elements per full tile (64 KiB of FP32); passes that still overflow shrink rows
 
 
 def _round_up(x: int, m: int) -> int:
