@@ -322,3 +322,5 @@ def _sync_all(g, s):
 
 
 _register("sync_all", _sync_all)
+
+from . import emit_extra  # noqa: E402,F401  (fillpad, transpose, part ops, printf, ... and their log)

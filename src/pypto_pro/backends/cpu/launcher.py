@@ -78,6 +78,8 @@ class CompiledKernel:
         self._tensor_params = [p for p in kernel.params if isinstance(p, ir.TensorParam)]
         self._scalar_params = [p for p in kernel.params if isinstance(p, ir.ScalarParam)]
         self._spare = threading.local()
+        from .emit_extra import log_sink  # kernel log of printf/pto_assert/dump_data (None: no such op)
+        self.log_sink = log_sink(self)
 
     # ------------------------------------------------------------------ argument packing
     def buffers(self):
@@ -113,7 +115,10 @@ class CompiledKernel:
 
     # ------------------------------------------------------------------ calling
     def call(self, args, err, block_dim: int) -> None:
-        if self.fn(args, block_dim, ctypes.byref(err)) != 0:
+        rc = self.fn(args, block_dim, ctypes.byref(err))
+        if self.log_sink is not None:
+            self.log_sink(err)
+        if rc != 0:
             self.raise_error(err)
 
     def raise_error(self, err: PtoError) -> None:

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -88,6 +89,8 @@ struct LaunchRT {
   std::vector<std::atomic<int64_t>> gsets;   // NEVENTS x total cores
   std::vector<std::atomic<int64_t>> gwaits;  // NEVENTS x total cores
   std::atomic<int64_t> arrivals[3];
+  std::mutex logmu;
+  std::map<int64_t, std::string> logs;  // kernel log (printf, pto_assert, dump_data) per core gid
   std::mutex qmu;
   std::condition_variable qcv;
   std::deque<CoreRT*> queue;
@@ -426,6 +429,14 @@ Pool& pool() {
 std::mutex g_atomic_locks[64];
 std::mutex& atomic_lock_for(const void* addr) { return g_atomic_locks[((uintptr_t)addr >> 6) % 64]; }
 
+// The kernel log of the latest launch on this thread (cores in launch order), until pto_rt_take_log.
+thread_local std::string t_log, t_log_taken;
+void log_finish(LaunchRT* L) {
+  t_log.clear();
+  for (auto& kv : L->logs) t_log += kv.second;
+}
+
+
 }  // namespace
 
 // ------------------------------------------------------------------ C ABI
@@ -450,6 +461,7 @@ extern "C" int pto_rt_launch(const KernelDesc* d, const int64_t* args, int64_t b
   } catch (const std::bad_alloc&) {
     L.error(1, -1, "out of memory while setting up the launch");
   }
+  if (!L.logs.empty()) log_finish(&L);
   return err->kind;
 }
 
@@ -575,6 +587,21 @@ extern "C" void pto_rt_sync_all(Core* C, int32_t core_type) {
 
 extern "C" void pto_rt_atomic_lock(const void* addr) { atomic_lock_for(addr).lock(); }
 extern "C" void pto_rt_atomic_unlock(const void* addr) { atomic_lock_for(addr).unlock(); }
+
+// ------------------------------------------------------------------ kernel log (include/pto/extra.h)
+extern "C" void pto_rt_log(Core* C, const void* data, int64_t n) {
+  LaunchRT* L = launch_of(C);
+  std::lock_guard<std::mutex> g(L->logmu);
+  L->logs[rt_of(C)->gid].append((const char*)data, (size_t)n);
+}
+
+// The log records of this thread's latest launch (valid until the next call); empties it.
+extern "C" int64_t pto_rt_take_log(const char** data) {
+  t_log_taken.swap(t_log);
+  t_log.clear();
+  *data = t_log_taken.data();
+  return (int64_t)t_log_taken.size();
+}
 
 // ------------------------------------------------------------------ GEMM in fp64: C += A @ B (row-major)
 // fp16/bf16/fp32 products are exact in fp64, so this matches the interpreter's float64 matmul up to

@@ -7,3 +7,4 @@
 #include "memory.h"
 #include "sync.h"
 #include "scalar.h"
+#include "extra.h"

@@ -1,0 +1,271 @@
+// PyPTO CPU backend: the less common tile ops (emitted by backends/cpu/emit_extra.py).
+//
+// fillpad, transpose, fill_index, part ops, the fused *_cast ops (ops/vector.py) and the kernel log
+// used by printf / pto_assert / dump_data (ops/scalar.py).  The log is a per-core byte buffer of
+// records kept by the runtime; the launcher formats them with the interpreter's Python code after
+// the call, so the output is identical (program order per core, cores in launch order).
+#pragma once
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "cast.h"
+#include "memory.h"
+#include "tile.h"
+#include "vector.h"
+
+extern "C" {
+// Append n bytes to the log of the executing core (runtime library).
+void pto_rt_log(pto::Core* core, const void* data, int64_t n);
+}
+
+namespace pto {
+
+// ---------------------------------------------------------------- fillpad
+// Pad value of pl.TilePad (1 zero, 2 max, 3 min): dtype max/min, +-inf for floats (vector.py pad_value).
+template <class T> inline T pad_value(int pad) {
+  if (pad == 1) return st<T>((ct<T>)0);
+  if constexpr (is_float_t<T>) return st<T>(pad == 2 ? INFINITY : -INFINITY);
+  else return pad == 2 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::min();
+}
+
+// dst = src inside src's valid window, the pad value elsewhere, over dst's whole physical shape.
+// The caller makes a whole-tile dst fully valid afterwards (set_valid).
+template <class T> inline void fillpad(Core& C, const Tile<T>& d, const Tile<T>& s, int pad) {
+  const int vr = s.vr, vc = s.vc;
+  if (vr > d.rows || vc > d.cols)
+    fail(C, "the %dx%d valid window of %s does not fit %s [%d, %d]", vr, vc, s.name, d.name, d.rows, d.cols);
+  const T pv = pad_value<T>(pad);
+  Snapshot<T> ss(s, vr, vc, overlaps(d, s) && !same_map(d, s));
+  const Tile<T>& sv = ss.view;
+  for (int r = 0; r < d.rows; ++r)
+    for (int c = 0; c < d.cols; ++c) d.at(r, c) = (r < vr && c < vc) ? sv.at(r, c) : pv;
+}
+
+// ---------------------------------------------------------------- transpose
+// dst[c, r] = src[r, c] over src's valid window (dst's valid window is unchanged).
+template <class T> inline void transpose(Core& C, const Tile<T>& d, const Tile<T>& s) {
+  const int rows = s.vr, cols = s.vc;
+  if (cols > d.rows || rows > d.cols)
+    fail(C, "the transposed %dx%d window of %s does not fit %s [%d, %d]", cols, rows, s.name, d.name, d.rows, d.cols);
+  if (rows <= 0 || cols <= 0) return;
+  Snapshot<T> ss(s, rows, cols, overlaps(d, s));
+  const Tile<T>& sv = ss.view;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) d.at(c, r) = sv.at(r, c);
+}
+
+// ---------------------------------------------------------------- fill_index
+// dst[r, c] = start + r * dst.cols + c over dst's valid window: int64 arithmetic for an integer start,
+// float64 for a float start (numpy's promotion), then converted to the compute dtype and rounded.
+template <class T> inline ct<T> index_value_i(int64_t v) {
+  if constexpr (std::is_floating_point<ct<T>>::value) return (ct<T>)v;
+  else return (ct<T>)(T)v;
+}
+template <class T> inline ct<T> index_value_f(double v) {
+  if constexpr (std::is_floating_point<ct<T>>::value) return (ct<T>)v;
+  else {
+    if (!(v > -9.2e18 && v < 9.2e18)) return (ct<T>)std::numeric_limits<T>::min();
+    return (ct<T>)(T)(int64_t)v;
+  }
+}
+template <class T> inline void fill_index(Core& C, const Tile<T>& d, int64_t start) {
+  (void)C;
+  for (int r = 0; r < d.vr; ++r)
+    for (int c = 0; c < d.vc; ++c) {
+      const int64_t v = (int64_t)((uint64_t)start + (uint64_t)((int64_t)r * d.cols + c));
+      d.at(r, c) = st<T>(index_value_i<T>(v));
+    }
+}
+template <class T> inline void fill_index(Core& C, const Tile<T>& d, double start) {
+  (void)C;
+  for (int r = 0; r < d.vr; ++r)
+    for (int c = 0; c < d.vc; ++c) d.at(r, c) = st<T>(index_value_f<T>(start + (double)((int64_t)r * d.cols + c)));
+}
+template <class T> inline void fill_index(Core& C, const Tile<T>& d, float start) { fill_index(C, d, (double)start); }
+template <class T> inline void fill_index(Core& C, const Tile<T>& d, bool start) { fill_index(C, d, (int64_t)start); }
+
+// ---------------------------------------------------------------- part ops
+// Over dst's valid window: op where both sources are valid, a copy of the valid one elsewhere,
+// dst's own value (re-rounded) where neither is.
+template <class Op, class T> inline void part(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
+  int vr, vc;
+  window(C, d, vr, vc, a, b);
+  if (vr <= 0 || vc <= 0) return;
+  Snapshot<T> sa(a, vr, vc, overlaps(d, a) && !same_map(d, a));
+  Snapshot<T> sb(b, vr, vc, overlaps(d, b) && !same_map(d, b));
+  const Tile<T>& x = sa.view;
+  const Tile<T>& y = sb.view;
+  for (int r = 0; r < vr; ++r)
+    for (int c = 0; c < vc; ++c) {
+      const bool in0 = r < a.vr && c < a.vc, in1 = r < b.vr && c < b.vc;
+      T& o = d.at(r, c);
+      if (in0 && in1) o = st<T>(Op::template f<T>(C, ld(x.at(r, c)), ld(y.at(r, c))));
+      else if (in0) o = st<T>(ld(x.at(r, c)));
+      else if (in1) o = st<T>(ld(y.at(r, c)));
+      else o = st<T>(ld(o));
+    }
+}
+
+// ---------------------------------------------------------------- add_relu_cast / sub_relu_cast / mul_cast
+// lhs = round(lhs op rhs) (relu'd for the *_relu_cast ops), then dst = cast(lhs, mode).
+template <class Op, bool Relu, class TD, class T>
+inline void op_cast(Core& C, const Tile<TD>& d, const Tile<T>& a, const Tile<T>& b, int mode) {
+  int vr, vc;
+  window(C, d, vr, vc, a, b);
+  ew(C, a, vr, vc, [&C](T x, T y) {
+       T s = st<T>(Op::template f<T>(C, ld(x), ld(y)));
+       if constexpr (Relu) {
+         const ct<T> v = ld(s);
+         s = st<T>(v > 0 ? v : (ct<T>)0);
+       }
+       return s;
+     }, a, b);
+  ew(C, d, vr, vc, [mode](T x) { return convert<TD, T>(x, mode); }, a);
+}
+template <class TD, class T> inline void add_relu_cast(Core& C, const Tile<TD>& d, const Tile<T>& a, const Tile<T>& b, int mode) {
+  op_cast<OpAdd, true>(C, d, a, b, mode);
+}
+template <class TD, class T> inline void sub_relu_cast(Core& C, const Tile<TD>& d, const Tile<T>& a, const Tile<T>& b, int mode) {
+  op_cast<OpSub, true>(C, d, a, b, mode);
+}
+template <class TD, class T> inline void mul_cast(Core& C, const Tile<TD>& d, const Tile<T>& a, const Tile<T>& b, int mode) {
+  op_cast<OpMul, false>(C, d, a, b, mode);
+}
+
+// ---------------------------------------------------------------- kernel log (printf / pto_assert / dump_data)
+// Record: int32 site, int32 kind, int64 payload bytes, payload.  Kinds: 0 printf, 1 failed assert,
+// 2 failed assert to raise (PYPTO_STRICT_ASSERT), 3 dump.  Scalar values are 8 bytes each (int64, or
+// the bits of a double for %f).
+enum LogKind { LogPrintf = 0, LogAssert = 1, LogAssertRaise = 2, LogDump = 3 };
+
+// Each value passes through a volatile: g++ 12's SLP vectorizer otherwise merges neighbouring
+// `(double)pto::f32(...)` initialisers and drops their rounding to fp32 (seen with -O2).
+struct LogVal {
+  unsigned char b[8];
+  LogVal(int64_t v) {
+    volatile int64_t t = v;
+    const int64_t u = t;
+    std::memcpy(b, &u, 8);
+  }
+  LogVal(double v) {
+    volatile double t = v;
+    const double u = t;
+    std::memcpy(b, &u, 8);
+  }
+};
+
+inline void log_record(Core& C, int kind, const LogVal* vals, int n) {
+  unsigned char head[16];
+  const int32_t site = C.site, k = kind;
+  const int64_t bytes = 8 * (int64_t)n;
+  std::memcpy(head, &site, 4);
+  std::memcpy(head + 4, &k, 4);
+  std::memcpy(head + 8, &bytes, 8);
+  pto_rt_log(&C, head, 16);
+  if (n) pto_rt_log(&C, vals, bytes);
+}
+
+inline void printf_(Core& C, const LogVal* vals, int n) { log_record(C, LogPrintf, vals, n); }
+
+inline bool strict_assert() {
+  const char* e = std::getenv("PYPTO_STRICT_ASSERT");
+  return e && *e && std::strcmp(e, "0") != 0;
+}
+
+// On failure: log the message (formatted by the launcher), or with PYPTO_STRICT_ASSERT abort the launch
+// with it (the launcher puts the formatted text in place of the \x01 marker).
+inline void pto_assert(Core& C, bool cond, const LogVal* vals, int n) {
+  if (cond) return;
+  if (strict_assert()) {
+    log_record(C, LogAssertRaise, vals, n);
+    pto_rt_fail(&C, "\x01");
+  }
+  log_record(C, LogAssert, vals, n);
+}
+
+// Dump payload: int64 nd, shape[nd], int64 noffs, offsets[noffs], shapes[noffs], int64 name bytes, name,
+// int64 element bytes, elements (row-major, storage dtype).
+struct DumpBuf {
+  unsigned char* p = nullptr;
+  int64_t n = 0, cap = 0;
+  ~DumpBuf() { std::free(p); }
+  void put(const void* src, int64_t k) {
+    if (n + k > cap) {
+      cap = (n + k) * 2 + 64;
+      p = (unsigned char*)std::realloc(p, (size_t)cap);
+      if (!p) throw std::bad_alloc();
+    }
+    std::memcpy(p + n, src, (size_t)k);
+    n += k;
+  }
+  void i64(int64_t v) { put(&v, 8); }
+};
+
+inline void dump_finish(Core& C, DumpBuf& b) {
+  unsigned char head[16];
+  const int32_t site = C.site, k = LogDump;
+  std::memcpy(head, &site, 4);
+  std::memcpy(head + 4, &k, 4);
+  std::memcpy(head + 8, &b.n, 8);
+  pto_rt_log(&C, head, 16);
+  pto_rt_log(&C, b.p, b.n);
+}
+
+inline void dump_window(DumpBuf& b, const int64_t* offs, const int64_t* shps, int n) {
+  b.i64(n);
+  for (int i = 0; i < n; ++i) b.i64(offs[i]);
+  for (int i = 0; i < n; ++i) b.i64(shps[i]);
+}
+
+inline void dump_name(DumpBuf& b, const char* name) {
+  const int64_t len = (int64_t)std::strlen(name);
+  b.i64(len);
+  b.put(name, len);
+}
+
+// A tile's valid window; `name` is the interpreter's view name.
+template <class T>
+inline void dump_data(Core& C, const Tile<T>& t, const char* name, const int64_t* offs, const int64_t* shps, int n) {
+  DumpBuf b;
+  b.i64(2);
+  b.i64(t.vr);
+  b.i64(t.vc);
+  dump_window(b, offs, shps, n);
+  dump_name(b, name);
+  b.i64((int64_t)sizeof(T) * t.vr * t.vc);
+  for (int r = 0; r < t.vr; ++r)
+    for (int c = 0; c < t.vc; ++c) b.put(&t.at(r, c), sizeof(T));
+  dump_finish(C, b);
+}
+
+// A whole GM tensor (row-major copy through its strides).
+template <class T>
+inline void dump_data(Core& C, const Gm<T>& g, const int64_t* offs, const int64_t* shps, int n) {
+  DumpBuf b;
+  b.i64(g.nd);
+  int64_t total = 1;
+  for (int i = 0; i < g.nd; ++i) {
+    b.i64(g.shape[i]);
+    total *= g.shape[i];
+  }
+  dump_window(b, offs, shps, n);
+  dump_name(b, g.name);
+  b.i64((int64_t)sizeof(T) * total);
+  int64_t idx[16] = {0};
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t off = 0;
+    for (int i = 0; i < g.nd; ++i) off += idx[i] * g.stride[i];
+    b.put(g.p + off, sizeof(T));
+    for (int i = g.nd - 1; i >= 0; --i) {
+      if (++idx[i] < g.shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+  dump_finish(C, b);
+}
+
+}  // namespace pto
