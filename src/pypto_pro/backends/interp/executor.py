@@ -8,6 +8,7 @@ launch raises :class:`KernelDeadlockError`.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -255,8 +256,15 @@ class Interpreter:
         """The value of scalar expression ``e`` on ``core`` (compiled to a closure on first use)."""
         fn = self._compiled.get(id(e))
         if fn is None:
-            fn = self._compiled[id(e)] = self._compile(e)
+            fn = self.compiled(e)
         return fn(core)
+
+    def compiled(self, e) -> Callable[[CoreState], Any]:
+        """The closure ``core -> value of e`` that :meth:`eval` calls (for observers evaluating ``e`` often)."""
+        fn = self._compiled.get(id(e))
+        if fn is None:
+            fn = self._compiled[id(e)] = self._compile(e)
+        return fn
 
     def _compile(self, e) -> Callable[[CoreState], Any]:
         """A closure computing ``e`` from a core's variables: tree walking is done once, not per use."""
@@ -291,7 +299,12 @@ class Interpreter:
             if op == "or":
                 return lambda core: bool(a(core)) or bool(b(core))
             fast = _EXACT_INT_OPS.get(op) if dtype.kind != "float" else None
+            if fast is None and op == "%" and dtype.kind != "float" and type(e.rhs) is ir.Const and e.rhs.value:
+                fast = operator.mod  # what _binop computes for a non-zero modulus
             if fast is not None:
+                if type(e.rhs) is ir.Const:  # x + 1, i % 2, ...: one closure call less
+                    rhs = e.rhs.value
+                    return lambda core: fast(a(core), rhs)
                 return lambda core: fast(a(core), b(core))
             return lambda core: _binop(op, a(core), b(core), dtype)
         raise TypeError(f"cannot evaluate {e!r}")
@@ -332,10 +345,8 @@ class Interpreter:
 _UNARY = {"-": lambda v: -v, "not": lambda v: not v, "~": lambda v: ~int(v), "float": lambda v: float(np.float32(v)),
           "int": int, "bool": bool}
 #: integer ops whose Python result needs no rounding (comparisons give bools)
-_EXACT_INT_OPS = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
-                  "==": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y,
-                  "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y,
-                  "min": min, "max": max}
+_EXACT_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "==": operator.eq, "!=": operator.ne,
+                  "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "min": min, "max": max}
 
 
 def _binop(op: str, a, b, dtype: DataType):

@@ -141,8 +141,8 @@ class Recorder:
     def _int_of(self, value) -> Callable[[object], int]:
         """``core -> int(value)``: an expression is evaluated on the core, a constant is returned as is."""
         if isinstance(value, ir.Expr):
-            evaluate = self.interp.eval
-            return lambda core: int(evaluate(value, core))
+            evaluate = self.interp.compiled(value)
+            return lambda core: int(evaluate(core))
         constant = int(value)
         return lambda core: constant
 

@@ -15,8 +15,8 @@ which the shadow memory uses to find races.  Work that can never proceed is a de
 """
 from __future__ import annotations
 
-from collections import deque
-from typing import Deque, Dict, List, Optional, Tuple
+from collections import defaultdict, deque
+from typing import Callable, Deque, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -65,7 +65,8 @@ class Replay:
         self.pred = self._predecessors(core_num)
         self.flags: Dict[Tuple, Deque] = {}
         self.xflags: Dict[Tuple, Deque] = {}
-        self.mutexes: Dict[Tuple[int, int], _Mutex] = {}
+        #: (core, mutex id) -> its state, created on first use
+        self.mutexes: Dict[Tuple[int, int], _Mutex] = defaultdict(_Mutex)
         #: Acc phase flags (API.md A6): (core, tile) -> (flag, published clock, time)
         self.phases: Dict[Tuple[int, int], Tuple[int, Optional[np.ndarray], int]] = {}
         self.arrivals: Dict[Tuple, Dict[int, Tuple[int, np.ndarray]]] = {}
@@ -73,8 +74,17 @@ class Replay:
         self.blocked: Dict[int, str] = {}
         self.work: Deque[int] = deque()
         self.queued = [False] * self.n_agents
+        #: agents on a DMA pipe: their writes may complete out of order (see shadow.py)
+        self.dma = [PIPES[a % NP] in DMA_PIPES for a in range(self.n_agents)]
         self.shadow = Shadow()
         self._seen_races: set = set()
+        # by sync kind: what an instruction waits for before it runs, and what it publishes after
+        self._acquire: Dict[str, Callable[[int, Instr, Tuple], Optional[int]]] = {
+            "wait": self._acquire_flag, "lock": self._acquire_mutex, "xwait": self._acquire_cross_core,
+            "phase_mm": self._acquire_phase, "phase_st": self._acquire_phase}
+        self._publish: Dict[str, Callable[[int, Instr, Tuple, int, int], None]] = {
+            "bar": self._publish_fence, "set": self._publish_flag, "unlock": self._publish_unlock,
+            "xset": self._publish_cross_core, "phase_mm": self._publish_phase, "phase_st": self._publish_phase}
 
     # ------------------------------------------------------------------ setup
     def _predecessors(self, core_num: int) -> List[int]:
@@ -123,33 +133,34 @@ class Replay:
         stream = self.streams[ci]
         issue = self.params.scalar_issue
         base = ci * NP
-        while self.ptr[ci] < len(stream):
-            ins = stream[self.ptr[ci]]
+        queues, queued = self.queues, self.queued
+        ptr, t = self.ptr[ci], self.t_s[ci]
+        while ptr < len(stream):
+            ins = stream[ptr]
             pipe = ins.pipe
             if pipe == "S" or pipe == "ALL":
+                self.ptr[ci], self.t_s[ci] = ptr, t
                 if not self._execute_scalar(ci, ins):
                     return
+                t = self.t_s[ci]
             else:
-                if ins.sync is not None and ins.sync[0] == "lock" and ins.ticket < 0:
+                sync = ins.sync
+                if sync is not None and sync[0] == "lock" and ins.ticket < 0:
                     self._ticket(ci, ins)
-                ins.issue = self.t_s[ci]
-                self.t_s[ci] += issue
+                ins.issue = t
+                t += issue
                 agent = base + PIPE_INDEX[pipe]
-                self.queues[agent].append(ins)
-                self._wake(agent)
-            self.ptr[ci] += 1
+                queues[agent].append(ins)
+                if not queued[agent]:
+                    self._wake(agent)
+            ptr += 1
+        self.ptr[ci], self.t_s[ci] = ptr, t
         self._check_finished(ci)
 
     def _ticket(self, ci: int, ins: Instr) -> None:
-        m = self._mutex(ci, ins.sync[1])
+        m = self.mutexes[ci, ins.sync[1]]
         ins.ticket = m.issued
         m.issued += 1
-
-    def _mutex(self, ci: int, mid: int) -> _Mutex:
-        m = self.mutexes.get((ci, mid))
-        if m is None:
-            m = self.mutexes[(ci, mid)] = _Mutex()
-        return m
 
     def _drained(self, ci: int) -> bool:
         return all(not self.queues[ci * NP + p] for p in range(NP) if p != S)
@@ -228,103 +239,132 @@ class Replay:
 
     def _execute(self, agent: int, ins: Instr) -> bool:
         """Run ``ins`` on ``agent`` if what it waits for has happened; False (and parked) otherwise."""
-        ci = agent // NP
-        vc = self.vc[agent]
-        dep = 0
         sync = ins.sync
-        kind = sync[0] if sync is not None else None
-        if kind == "wait":
-            q = self.flags.get((ci, sync[1]))
-            if not q:
-                set_pipe, wait_pipe, event = sync[1]
-                self._park(agent, ("flag", ci, sync[1]), f"waits for flag set_pipe={set_pipe} wait_pipe={wait_pipe} "
-                           f"event_id={event}, which no sync_src sets")
-                return False
-            dep, published = q.popleft()
-            np.maximum(vc, published, out=vc)
-        elif kind == "lock":
-            m = self._mutex(ci, sync[1])
-            if m.released != ins.ticket or m.held_by is not None:
-                holder = m.held_by
-                why = (f"waits for mutex {sync[1]}, held since {holder.op} at {holder.line} (pipe {holder.pipe})"
-                       if holder is not None else f"waits for mutex {sync[1]}, whose earlier lock is not released")
-                self._park(agent, ("mutex", ci, sync[1]), why)
-                return False
-            if m.vc is not None and m.last_agent != agent:
-                np.maximum(vc, m.vc, out=vc)
-                dep = m.time
-            m.held_by = ins
-        elif kind == "xwait":
-            for key in sync[1]:
-                if not self.xflags.get(key):
-                    self._park(agent, ("x", key), f"waits for cross-core event {key[2]} from "
-                               f"{self.cores[key[3]].label}, which never sets it")
+        dep = 0
+        if sync is not None:
+            acquire = self._acquire.get(sync[0])
+            if acquire is not None:
+                dep = acquire(agent, ins, sync)
+                if dep is None:
                     return False
-            for key in sync[1]:
-                t, published = self.xflags[key].popleft()
-                dep = max(dep, t)
-                np.maximum(vc, published, out=vc)
-        elif kind in ("phase_mm", "phase_st"):
-            want = 0 if kind == "phase_mm" else 1
-            state, published, t = self.phases.get((ci, sync[1]), (0, None, 0))
-            if state != want:
-                self._park(agent, ("phase", ci, sync[1]), f"waits for the Acc tile's phase flag to become {want} "
-                           f"({'a Final store' if want == 0 else 'a Final matmul'} that never comes)")
-                return False
-            if published is not None:
-                np.maximum(vc, published, out=vc)
-                dep = t
         start = max(ins.issue, self.free[agent], dep)
-        end = start + ins.cost
+        cost = ins.cost
+        end = start + cost
         ins.start, ins.end = start, end
         self.free[agent] = end
-        self.busy[agent] += ins.cost
-        self.count[agent] += 1
-        clock = self.count[agent]
-        pipe = ins.pipe
-        dma = pipe in DMA_PIPES
+        self.busy[agent] += cost
+        clock = self.count[agent] = self.count[agent] + 1
+        vc = self.vc[agent]
+        dma = self.dma[agent]
         if not dma:
             vc[agent] = clock
-        for acc in ins.accesses:
-            for old_acc, old_ins, _ in self.shadow.access(acc, ins, agent, clock, vc, dma):
-                self._race(old_acc, old_ins, acc, ins)
-        if kind in ("phase_mm", "phase_st"):
-            if sync[2]:  # Final: a matmul sets the flag for the fixpipe, a store hands the tile back
-                published = vc.copy()
-                published[agent] = clock
-                self.phases[(ci, sync[1])] = (1 if kind == "phase_mm" else 0, published, end)
-                self._notify(("phase", ci, sync[1]))
-        elif kind is not None and kind not in ("wait", "lock", "xwait"):
-            self._release(agent, ci, ins, kind, sync, clock, end)
+        if ins.accesses:
+            access = self.shadow.access
+            for acc in ins.accesses:
+                for old_acc, old_ins, _ in access(acc, ins, agent, clock, vc, dma):
+                    self._race(old_acc, old_ins, acc, ins)
+        if sync is not None:
+            publish = self._publish.get(sync[0])
+            if publish is not None:
+                publish(agent, ins, sync, clock, end)
         return True
 
-    def _release(self, agent: int, ci: int, ins: Instr, kind: str, sync, clock: int, end: int) -> None:
+    # An acquire returns the time what the instruction waited for happened (0: nothing), joining the
+    # published vector clock into the agent's, or None after parking the agent.
+    def _acquire_flag(self, agent: int, ins: Instr, sync: Tuple) -> Optional[int]:
+        ci = agent // NP
+        q = self.flags.get((ci, sync[1]))
+        if not q:
+            set_pipe, wait_pipe, event = sync[1]
+            self._park(agent, ("flag", ci, sync[1]), f"waits for flag set_pipe={set_pipe} wait_pipe={wait_pipe} "
+                       f"event_id={event}, which no sync_src sets")
+            return None
+        dep, published = q.popleft()
+        np.maximum(self.vc[agent], published, out=self.vc[agent])
+        return dep
+
+    def _acquire_mutex(self, agent: int, ins: Instr, sync: Tuple) -> Optional[int]:
+        ci = agent // NP
+        m = self.mutexes[ci, sync[1]]
+        if m.released != ins.ticket or m.held_by is not None:
+            holder = m.held_by
+            why = (f"waits for mutex {sync[1]}, held since {holder.op} at {holder.line} (pipe {holder.pipe})"
+                   if holder is not None else f"waits for mutex {sync[1]}, whose earlier lock is not released")
+            self._park(agent, ("mutex", ci, sync[1]), why)
+            return None
+        m.held_by = ins
+        if m.vc is not None and m.last_agent != agent:  # a hand-over within one pipe adds nothing
+            np.maximum(self.vc[agent], m.vc, out=self.vc[agent])
+            return m.time
+        return 0
+
+    def _acquire_cross_core(self, agent: int, ins: Instr, sync: Tuple) -> Optional[int]:
+        for key in sync[1]:
+            if not self.xflags.get(key):
+                self._park(agent, ("x", key), f"waits for cross-core event {key[2]} from "
+                           f"{self.cores[key[3]].label}, which never sets it")
+                return None
+        dep = 0
         vc = self.vc[agent]
-        if kind == "bar":  # later work of the pipe waits for its earlier work
-            vc[agent] = clock
-            return
-        # a release happens once the pipe's earlier work is done: what it publishes covers all of it,
-        # but later transfers of the same pipe may still overtake earlier ones (only bar_<pipe> orders them)
-        published = vc.copy()
+        for key in sync[1]:
+            t, published = self.xflags[key].popleft()
+            dep = max(dep, t)
+            np.maximum(vc, published, out=vc)
+        return dep
+
+    def _acquire_phase(self, agent: int, ins: Instr, sync: Tuple) -> Optional[int]:
+        ci = agent // NP
+        want = 0 if sync[0] == "phase_mm" else 1
+        state, published, t = self.phases.get((ci, sync[1]), (0, None, 0))
+        if state != want:
+            self._park(agent, ("phase", ci, sync[1]), f"waits for the Acc tile's phase flag to become {want} "
+                       f"({'a Final store' if want == 0 else 'a Final matmul'} that never comes)")
+            return None
+        if published is None:
+            return 0
+        np.maximum(self.vc[agent], published, out=self.vc[agent])
+        return t
+
+    # A publish runs once the instruction has executed.  What a release publishes covers all earlier
+    # work of its pipe, but later transfers of the same pipe may still overtake earlier ones (only
+    # bar_<pipe> orders them): the agent's own clock component is set in the snapshot only.
+    def _snapshot(self, agent: int, clock: int) -> np.ndarray:
+        published = self.vc[agent].copy()
         published[agent] = clock
-        if kind == "set":
-            self.flags.setdefault((ci, sync[1]), deque()).append((end, published))
-            self._notify(("flag", ci, sync[1]))
-        elif kind == "unlock":
-            m = self._mutex(ci, sync[1])
-            if m.held_by is None or m.held_by.pipe != ins.pipe:
-                self._hazard(Hazard("deadlock", f"mutex_unlock of mutex {sync[1]} on pipe {ins.pipe} of "
-                                    f"{self.cores[ci].label}, which that pipe does not hold\n  at {ins.where()}",
-                                    [ins.loc] if ins.loc else []))
-                return
-            m.held_by = None
-            m.released += 1
-            m.vc, m.time, m.last_agent = published, end, agent
-            self._notify(("mutex", ci, sync[1]))
-        elif kind == "xset":
-            for key in sync[1]:
-                self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published))
-                self._notify(("x", key))
+        return published
+
+    def _publish_fence(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
+        self.vc[agent][agent] = clock  # later work of the pipe waits for its earlier work
+
+    def _publish_flag(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
+        key = (agent // NP, sync[1])
+        self.flags.setdefault(key, deque()).append((end, self._snapshot(agent, clock)))
+        self._notify(("flag",) + key)
+
+    def _publish_unlock(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
+        ci = agent // NP
+        m = self.mutexes[ci, sync[1]]
+        if m.held_by is None or m.held_by.pipe != ins.pipe:
+            self._hazard(Hazard("deadlock", f"mutex_unlock of mutex {sync[1]} on pipe {ins.pipe} of "
+                                f"{self.cores[ci].label}, which that pipe does not hold\n  at {ins.where()}",
+                                [ins.loc] if ins.loc else []))
+            return
+        m.held_by = None
+        m.released += 1
+        m.vc, m.time, m.last_agent = self._snapshot(agent, clock), end, agent
+        self._notify(("mutex", ci, sync[1]))
+
+    def _publish_cross_core(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
+        published = self._snapshot(agent, clock)
+        for key in sync[1]:
+            self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published))
+            self._notify(("x", key))
+
+    def _publish_phase(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
+        if sync[2]:  # Final: a matmul sets the flag for the fixpipe, a store hands the tile back
+            key = (agent // NP, sync[1])
+            self.phases[key] = (1 if sync[0] == "phase_mm" else 0, self._snapshot(agent, clock), end)
+            self._notify(("phase",) + key)
 
     # ------------------------------------------------------------------ problems
     def _hazard(self, hazard: Hazard) -> None:

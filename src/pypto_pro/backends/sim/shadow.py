@@ -38,11 +38,19 @@ class Region:
 
 
 def _covers(lo, hi, rlo, rhi) -> bool:
-    return all(a <= c and d <= b for a, b, c, d in zip(lo, hi, rlo, rhi))
+    """Box [lo, hi) contains box [rlo, rhi)."""
+    for a, b, c, d in zip(lo, hi, rlo, rhi):
+        if c < a or d > b:
+            return False
+    return True
 
 
 def _overlaps(lo, hi, rlo, rhi) -> bool:
-    return all(c < b and d > a for a, b, c, d in zip(lo, hi, rlo, rhi))
+    """Boxes [lo, hi) and [rlo, rhi) share an element."""
+    for a, b, c, d in zip(lo, hi, rlo, rhi):
+        if c >= b or d <= a:
+            return False
+    return True
 
 
 class Shadow:
@@ -60,7 +68,8 @@ class Shadow:
         if region is None:
             region = self.regions[acc.region] = Region(hi[0] - lo[0])
         width = region.width
-        first, last = lo[0] // width, (hi[0] - 1) // width
+        lo0, hi0 = lo[0], hi[0]
+        first, last = lo0 // width, (hi0 - 1) // width
         one_dim = len(lo) == 1
         races = []
         seen = set() if last > first else None
@@ -71,29 +80,25 @@ class Shadow:
                 continue
             dropped = False
             for rec in records:
-                if not rec[_ALIVE]:
+                rlo, rhi, ragent, rclock, rwrite, ratomic, racc, rins, alive = rec
+                if not alive:
                     dropped = True
                     continue
                 if seen is not None:
                     if id(rec) in seen:
                         continue
                     seen.add(id(rec))
-                rlo, rhi = rec[_LO], rec[_HI]
-                if one_dim:
-                    if not (rlo[0] < hi[0] and rhi[0] > lo[0]):
-                        continue
-                elif not _overlaps(lo, hi, rlo, rhi):
+                if not (rlo[0] < hi0 and rhi[0] > lo0) or not (one_dim or _overlaps(lo, hi, rlo, rhi)):
                     continue
-                rwrite = rec[_WRITE]
-                ragent = rec[_AGENT]
                 if ragent == agent and not (dma and write and rwrite):
                     hb = True  # program order of one pipe
                 else:
-                    hb = vc[ragent] >= rec[_CLOCK]
-                if not hb and (write or rwrite) and not (atomic and rec[_ATOMIC]) and not (
-                        write and rwrite and acc.digest is not None and acc.digest == rec[_ACC].digest):
-                    races.append((rec[_ACC], rec[_INS], ragent))
-                if hb and (write or not rwrite) and _covers(lo, hi, rlo, rhi):
+                    hb = vc[ragent] >= rclock
+                    if not hb and (write or rwrite) and not (atomic and ratomic) and not (
+                            write and rwrite and acc.digest is not None and acc.digest == racc.digest):
+                        races.append((racc, rins, ragent))
+                if hb and (write or not rwrite) and (
+                        lo0 <= rlo[0] and rhi[0] <= hi0 if one_dim else _covers(lo, hi, rlo, rhi)):
                     rec[_ALIVE] = False
                     dropped = True
             if dropped:
