@@ -73,6 +73,7 @@ def test_binary_broadcast(name, fn, ref, yshape):
     torch.testing.assert_close(run_binary(fn, X, y), ref(X, y), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.both_backends
 def test_binary_lhs_broadcast():
     y = torch.rand(R, 1) + 0.5
     for fn, ref in ((pypto.sub, torch.sub), (pypto.div, torch.div), (pypto.add, torch.add)):
@@ -86,6 +87,7 @@ def test_compare_to_bool(op):
     assert torch.equal(got, getattr(torch, op)(torch.round(X * 2) / 2, y))
 
 
+@pytest.mark.both_backends
 def test_where_and_logic():
     y = torch.randn(R, C)
     got = run_binary(lambda a, b: pypto.where(pypto.logical_and(a > 0, b > 0), a, b * 2), X, y)
@@ -94,6 +96,7 @@ def test_where_and_logic():
     torch.testing.assert_close(got, torch.where(X > 0.5, torch.tensor(1.0), X))
 
 
+@pytest.mark.both_backends
 def test_cast_fp16_bf16_int():
     torch.testing.assert_close(run_unary(lambda a: pypto.cast(a, pypto.DT_FP16), X, torch.float16), X.half())
     torch.testing.assert_close(run_unary(lambda a: pypto.cast(a, pypto.DT_BF16), X, torch.bfloat16), X.bfloat16())
@@ -124,6 +127,7 @@ def test_reductions(fn, ref, dim, keepdim, tile):
     assert got is None
 
 
+@pytest.mark.both_backends
 def test_mean_argmax():
     out = torch.empty(R, 1)
     idx = torch.empty(R, dtype=torch.int32)
@@ -139,6 +143,7 @@ def test_mean_argmax():
     assert torch.equal(idx, X.argmax(-1).int())
 
 
+@pytest.mark.both_backends
 def test_softmax_rmsnorm_layernorm():
     g = torch.rand(C) + 0.5
     b = torch.randn(C)
@@ -158,6 +163,7 @@ def test_softmax_rmsnorm_layernorm():
     torch.testing.assert_close(outs[2], torch.nn.functional.layer_norm(X, (C,), g, b, 1e-5), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.both_backends
 def test_shape_ops():
     x = torch.randn(4, 8, 32)
     outs = [torch.empty(8, 4, 32), torch.empty(4, 32, 8), torch.empty(32, 32), torch.empty(8, 8, 32),
@@ -181,6 +187,7 @@ def test_shape_ops():
     torch.testing.assert_close(outs[4], x[1:3, :, 8:24])
 
 
+@pytest.mark.both_backends
 def test_creation_and_assemble():
     out = torch.zeros(8, 64)
     ar = torch.empty(40, dtype=torch.int32)
@@ -236,6 +243,7 @@ def test_matmul(case):
     torch.testing.assert_close(out.float(), want, rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.both_backends
 def test_matmul_operator_returns_rhs_dtype():
     a, b = torch.randn(16, 32).half(), torch.randn(32, 16).half()
     out = torch.empty(16, 16, dtype=torch.float16)

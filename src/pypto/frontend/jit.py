@@ -151,12 +151,17 @@ class JitFunction:
             self._opts = (opt.version(), options, frozen)
         return options, frozen
 
-    def backend(self, options) -> str:
+    def backend(self, options) -> Optional[str]:
+        """The backend requested by ``backend=`` / ``run_mode`` (None: the default selection)."""
         mode = options["runtime"]["run_mode"]
         from_mode = _RUN_MODES[mode] if mode is not None else None
         if self.backend_request and from_mode and self.backend_request != from_mode:
             raise ValueError(f"backend={self.backend_request!r} contradicts runtime_options run_mode={mode!r}")
-        return select_backend(self.backend_request or from_mode)
+        request = self.backend_request or from_mode
+        select_backend(request)  # validates the name
+        # an explicit "cpu" request is strict; the default cpu backend falls back to the interpreter
+        # for kernels it cannot emit (the tile runtime's documented rule)
+        return request
 
     # ------------------------------------------------------------------ compile
     def _compile(self, tensors, specs, consts, options) -> Compiled:
