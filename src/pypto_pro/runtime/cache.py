@@ -123,6 +123,21 @@ class CacheEntry:
             return hashes
 
 
+def publish_latest(entry: CacheEntry, name: str) -> None:
+    """Copy an artifact of ``entry`` to its kernel directory (``<root>/<kernel>__<arch>/<name>``).
+
+    The seed documents ``./build/<kernel>__<arch>/kernel.cpp`` as the place to read the generated code;
+    with several specializations it holds the one used most recently."""
+    data = entry.path(name).read_bytes()
+    latest = entry.dir.parent / name
+    try:
+        if latest.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    write_atomic(latest, data)
+
+
 def entry(kernel_name: str, arch: str, key: str) -> CacheEntry:
     """The cache entry of one specialization: ``<root>/<kernel>__<arch>/<key[:16]>``."""
     return CacheEntry(build_root() / f"{sanitize(kernel_name)}__{sanitize(arch)}" / key[:16])

@@ -154,6 +154,7 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
         return {"kernel.cpp": "kernel.cpp", so_name: so_name}
 
     entry.build(produce)
+    cache.publish_latest(entry, "kernel.cpp")
     return CompiledKernel(kernel, gen, entry.path(so_name))
 
 
