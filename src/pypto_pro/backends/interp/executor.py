@@ -20,6 +20,7 @@ from ...ir import nodes as ir
 from ...ir.layout import element_offsets
 from ...ir.optable import Wait
 from ...ir.types import MemorySpace
+from ...ops.sync import _nop as _no_effect  # the reference semantics of in-core flags, barriers, mutexes
 from .memory import CoreMemory, TileView
 
 _BREAK = "break"
@@ -125,7 +126,9 @@ class Interpreter:
         self.launch = LaunchState(kernel, tensors, block_dim, log)
         self.scalars = scalars  # Var uid -> value (scalar params and dynamic dims)
         self._compiled: Dict[int, Callable[[CoreState], Any]] = {}
-        #: optional tracer (the simulator): ``begin_op(core, stmt)``, ``end_op(core, stmt)``, ``on_gm(...)``
+        #: optional tracer (the simulator): ``begin_op(core, stmt)`` and ``end_op(core, stmt)`` around each
+        #: op, ``on_gm(...)`` for GM accesses, and instead of all that ``on_noop(core, stmt)`` for the ops
+        #: that do nothing here (in-core flags, barriers, mutexes; cache hints), which are then not run
         self.observer = None
         self._make_cores(block_dim)
 
@@ -188,12 +191,14 @@ class Interpreter:
         for s in stmts:
             t = type(s)
             if t is ir.OpStmt:
-                ctx = ExecCtx(self, core, s)
                 observer = self.observer
                 try:
                     if observer is not None:
+                        if s.op.run is _no_effect:  # nothing to compute: the observer only records it
+                            observer.on_noop(core, s)
+                            continue
                         observer.begin_op(core, s)
-                    result = s.op.run(ctx, s.args)
+                    result = s.op.run(ExecCtx(self, core, s), s.args)
                     if isinstance(result, Wait):
                         while not result.ready():
                             yield result
@@ -286,7 +291,11 @@ class Interpreter:
             what = e.what
             return lambda core: getattr(core, what)
         if t is ir.Select:
-            cond, yes, no = self._compile(e.cond), self._compile(e.if_true), self._compile(e.if_false)
+            cond = self._compile(e.cond)
+            if type(e.if_true) is ir.Const and type(e.if_false) is ir.Const:  # e.g. auto_mutex's id choice
+                yes_value, no_value = e.if_true.value, e.if_false.value
+                return lambda core: yes_value if cond(core) else no_value
+            yes, no = self._compile(e.if_true), self._compile(e.if_false)
             return lambda core: yes(core) if cond(core) else no(core)
         if t is ir.UnOp:
             v = self._compile(e.operand)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from ...errors import (KernelDeadlockError, KernelError, KernelRaceError, KernelUninitError, SourceLoc)
 
@@ -63,7 +63,8 @@ class Instr:
         self.op = op
         self.pipe = pipe
         self.loc = loc
-        self.accesses: List[Access] = []
+        #: the accesses, in the order the op made them (a shared empty tuple until the first one)
+        self.accesses: Sequence[Access] = ()
         self.sync: Optional[Tuple] = None
         self.cost = 1
         self.start = 0

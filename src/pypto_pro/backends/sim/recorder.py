@@ -9,7 +9,9 @@ which depend only on program order.
 Speed: a launch executes the same few statements thousands of times, so everything that depends
 only on the statement (op name, pipe, how to compute its sync meaning, the cost of a sync op) is
 derived once into an :class:`_OpPlan`; per-buffer facts (owner core, region key) are cached the
-same way, and the human-readable text of an access is only built when a hazard names it.
+same way, and the human-readable text of an access is only built when a hazard names it.  Records
+that repeat (an on-chip access of the same bytes and window, a sync meaning) are shared objects:
+fewer allocations, and fewer objects for Python's cycle collector to traverse afterwards.
 """
 from __future__ import annotations
 
@@ -54,7 +56,7 @@ class _OpPlan:
 class _Buffer:
     """Per on-chip buffer: owner core, region key, bytes written so far and ranges known fully written."""
 
-    __slots__ = ("ci", "space", "region", "written", "full")
+    __slots__ = ("ci", "space", "region", "written", "full", "accesses")
 
     def __init__(self, ci: int, space: MemorySpace, label: str, size: int):
         self.ci = ci
@@ -64,6 +66,8 @@ class _Buffer:
         self.written = np.zeros(size, dtype=bool)
         #: contiguous [lo, hi) ranges already known to be fully written (bytes never become unwritten)
         self.full: Set[Tuple[int, int]] = set()
+        #: (lo, hi, write, rows, cols, tile name, dtype) -> the shared Access record
+        self.accesses: Dict[Tuple, Access] = {}
 
 
 class Recorder:
@@ -83,6 +87,7 @@ class Recorder:
         self._buffers: Dict[int, _Buffer] = {}
         self._gm: Dict[int, Tuple] = {}
         self._sync_all_gen: Dict[Tuple[int, int], int] = {}
+        self._meanings: Dict[Tuple, Tuple] = {}
         self._uninit_seen: set = set()
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
@@ -109,6 +114,20 @@ class Recorder:
             ctx = ExecCtx(self.interp, core, stmt)
             view = ctx.tile(stmt.args[plan.element_of])
             self._element = tuple(int(x) for x in _element_index(ctx, view.name, view.shape, stmt.args["index"]))
+
+    def on_noop(self, core, stmt: ir.OpStmt) -> None:
+        """An op the interpreter does not run (in-core flag, barrier, mutex; cache hint): it accesses
+        nothing, so it is recorded in one call instead of begin_op/end_op."""
+        plan = self._plans.get(stmt)
+        if plan is None:
+            plan = self._plans[stmt] = self._plan(stmt)
+        ci = self.index[id(core)]
+        stream = self.streams[ci]
+        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc)
+        if plan.sync is not None:
+            ins.sync = plan.sync(core, stmt)
+        ins.cost = plan.cost if plan.cost is not None else cost_of(self.params, ins)
+        stream.append(ins)
 
     def end_op(self, core, stmt: ir.OpStmt) -> None:
         ci = self.index[id(core)]
@@ -156,13 +175,13 @@ class Recorder:
         if name in ("sync_src", "sync_dst"):
             kind = "set" if name == "sync_src" else "wait"
             pipes, event = (a["set_pipe"].value, a["wait_pipe"].value), self._int_of(a["event_id"])
-            return lambda core, stmt: (kind, pipes + (event(core),))
+            return lambda core, stmt: self._shared((kind, pipes + (event(core),)))
         if name == "bar_all" or name.startswith("bar_"):
             meaning = ("bar_all",) if name == "bar_all" else ("bar",)
             return lambda core, stmt: meaning
         if name in ("mutex_lock", "mutex_unlock"):
             kind, mutex = ("lock" if name == "mutex_lock" else "unlock"), self._int_of(a["mutex_id"])
-            return lambda core, stmt: (kind, mutex(core))
+            return lambda core, stmt: self._shared((kind, mutex(core)))
         if name in ("set_cross_core", "wait_cross_core"):
             return self._cross_core
         if name in ("matmul", "matmul_acc", "store", "store_tile") and a.get("phase") is not None:
@@ -172,6 +191,10 @@ class Recorder:
         if name == "sync_all":
             return self._sync_all
         return None
+
+    def _shared(self, meaning: Tuple) -> Tuple:
+        """The one shared tuple equal to ``meaning``."""
+        return self._meanings.setdefault(meaning, meaning)
 
     def _cross_core(self, core, stmt: ir.OpStmt) -> Tuple:
         a, ci = stmt.args, self.index[id(core)]
@@ -243,8 +266,12 @@ class Recorder:
             self._contiguous(mem, ins, view, write, lo, hi)
         else:
             self._scattered(mem, ins, view, write, lo, hi, view.addr + offs[:r, :c].ravel() * es)
-        ins.accesses.append(Access(mem.region, (lo,), (hi,), write, False, view.name, nbytes, r, c,
-                                   mem.space.name, view.dtype.name, False))
+        key = (lo, hi, write, r, c, view.name, view.dtype)
+        acc = mem.accesses.get(key)
+        if acc is None:
+            acc = mem.accesses[key] = Access(mem.region, (lo,), (hi,), write, False, view.name, nbytes, r, c,
+                                             mem.space.name, view.dtype.name, False)
+        _add_access(ins, acc)
 
     def _contiguous(self, mem: _Buffer, ins: Instr, view, write: bool, lo: int, hi: int) -> None:
         """Mark or check bytes [lo, hi) (uninitialised-read check), skipping ranges known to be written."""
@@ -302,9 +329,16 @@ class Recorder:
         elems = math.prod(h - l for l, h in zip(lo, hi))
         acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
                      rows, cols, "GM", param.dtype.name, True)
-        ins.accesses.append(acc)
+        _add_access(ins, acc)
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
+
+
+def _add_access(ins: Instr, acc: Access) -> None:
+    if ins.accesses:
+        ins.accesses.append(acc)
+    else:
+        ins.accesses = [acc]
 
 
 __all__ = ["Recorder", "SPACE_LABEL"]

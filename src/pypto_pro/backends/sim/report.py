@@ -1,6 +1,7 @@
 """The simulator's report (``kernel.last_report``; API.md C3): cycles, pipe use, hazards, trace."""
 from __future__ import annotations
 
+import functools
 import json
 from typing import Dict, List, Sequence, Tuple
 
@@ -49,23 +50,30 @@ class SimReport:
         self.total_cycles = int(total_cycles)
         self.hazards = list(hazards)
         self.instructions = [ins for stream in streams for ins in stream]
+        self._streams = streams
         self.per_core: List[Dict] = []
         self.pipe_busy: Dict[str, int] = {p: 0 for p in PIPES}
-        self._intervals: List[Dict[str, List[Tuple[int, int]]]] = []
         for ci, stream in enumerate(streams):
             busy = {p: 0 for p in PIPES}
-            spans: Dict[str, List[Tuple[int, int]]] = {p: [] for p in PIPES}
             for ins in stream:
-                pipe = "S" if ins.pipe == "ALL" else ins.pipe
-                busy[pipe] += ins.end - ins.start
-                spans[pipe].append((ins.start, ins.end))
+                busy["S" if ins.pipe == "ALL" else ins.pipe] += ins.end - ins.start
             for p in PIPES:
                 self.pipe_busy[p] += busy[p]
             start = min((ins.start for ins in stream), default=0)
             end = max((ins.end for ins in stream), default=0)
             self.per_core.append({"core": self.labels[ci], "block": blocks[ci], "start": start, "end": end,
                                   "instructions": len(stream), "busy": busy})
-            self._intervals.append({p: _union(v) for p, v in spans.items()})
+
+    @functools.cached_property
+    def _intervals(self) -> List[Dict[str, List[Tuple[int, int]]]]:
+        """Per core and pipe, the busy intervals as a sorted disjoint union (built when first needed)."""
+        out = []
+        for stream in self._streams:
+            spans: Dict[str, List[Tuple[int, int]]] = {p: [] for p in PIPES}
+            for ins in stream:
+                spans["S" if ins.pipe == "ALL" else ins.pipe].append((ins.start, ins.end))
+            out.append({p: _union(v) for p, v in spans.items()})
+        return out
 
     # ------------------------------------------------------------------ summary
     @property
