@@ -10,6 +10,7 @@ import time
 import torch
 
 import pypto
+from pypto.lower.launch import cpu_workers
 from pypto_pro.runtime.jit import select_backend
 
 R, C = 256, 512
@@ -78,7 +79,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    print(f"backend: {select_backend(None)}, torch threads: {torch.get_num_threads()}")
+    print(f"backend: {select_backend(None)} (cpu blocks per launch: {cpu_workers()}), "
+          f"torch threads: {torch.get_num_threads()}")
     print(f"{'case':<14}{'pypto ms':>10}{'eager ms':>10}{'compile ms':>12}{'pypto/eager':>13}{'pypto/compile':>15}")
     for name, ours, ref in cases():
         compiled = torch.compile(ref)
