@@ -180,8 +180,7 @@ class Recorder:
             meaning = ("bar_all",) if name == "bar_all" else ("bar",)
             return lambda core, stmt: meaning
         if name in ("mutex_lock", "mutex_unlock"):
-            kind, mutex = ("lock" if name == "mutex_lock" else "unlock"), self._int_of(a["mutex_id"])
-            return lambda core, stmt: self._shared((kind, mutex(core)))
+            return self._mutex_rule("lock" if name == "mutex_lock" else "unlock", a["mutex_id"])
         if name in ("set_cross_core", "wait_cross_core"):
             return self._cross_core
         if name in ("matmul", "matmul_acc", "store", "store_tile") and a.get("phase") is not None:
@@ -191,6 +190,22 @@ class Recorder:
         if name == "sync_all":
             return self._sync_all
         return None
+
+    def _mutex_rule(self, kind: str, mutex_id) -> SyncRule:
+        """(kind, id) of a mutex op; auto_mutex's runtime ids are expressions, evaluated per execution."""
+        if not isinstance(mutex_id, ir.Expr):
+            meaning = (kind, int(mutex_id))
+            return lambda core, stmt: meaning
+        evaluate = self.interp.compiled(mutex_id)
+        by_id: Dict[int, Tuple] = {}
+
+        def meaning_of(core, stmt) -> Tuple:
+            mid = int(evaluate(core))
+            found = by_id.get(mid)
+            if found is None:
+                found = by_id[mid] = (kind, mid)
+            return found
+        return meaning_of
 
     def _shared(self, meaning: Tuple) -> Tuple:
         """The one shared tuple equal to ``meaning``."""

@@ -55,7 +55,6 @@ class Replay:
         self.vc = [np.zeros(self.n_agents, np.int64) for _ in range(self.n_agents)]
         self.count = [0] * self.n_agents
         self.free = [0] * self.n_agents
-        self.busy = [0] * self.n_agents
         self.queues: List[Deque[Instr]] = [deque() for _ in range(self.n_agents)]
         self.ptr = [0] * n
         self.t_s = [0] * n
@@ -78,13 +77,6 @@ class Replay:
         self.dma = [PIPES[a % NP] in DMA_PIPES for a in range(self.n_agents)]
         self.shadow = Shadow()
         self._seen_races: set = set()
-        # by sync kind: what an instruction waits for before it runs, and what it publishes after
-        self._acquire: Dict[str, Callable[[int, Instr, Tuple], Optional[int]]] = {
-            "wait": self._acquire_flag, "lock": self._acquire_mutex, "xwait": self._acquire_cross_core,
-            "phase_mm": self._acquire_phase, "phase_st": self._acquire_phase}
-        self._publish: Dict[str, Callable[[int, Instr, Tuple, int, int], None]] = {
-            "bar": self._publish_fence, "set": self._publish_flag, "unlock": self._publish_unlock,
-            "xset": self._publish_cross_core, "phase_mm": self._publish_phase, "phase_st": self._publish_phase}
 
     # ------------------------------------------------------------------ setup
     def _predecessors(self, core_num: int) -> List[int]:
@@ -223,7 +215,6 @@ class Replay:
         ins.issue = self.t_s[ci]
         ins.start, ins.end = start, start + ins.cost
         self.t_s[ci] = ins.end
-        self.busy[base + S] += ins.cost
         return True
 
     # ------------------------------------------------------------------ pipes
@@ -242,17 +233,18 @@ class Replay:
         sync = ins.sync
         dep = 0
         if sync is not None:
-            acquire = self._acquire.get(sync[0])
+            acquire = _ACQUIRE.get(sync[0])
             if acquire is not None:
-                dep = acquire(agent, ins, sync)
+                dep = acquire(self, agent, ins, sync)
                 if dep is None:
                     return False
-        start = max(ins.issue, self.free[agent], dep)
-        cost = ins.cost
-        end = start + cost
-        ins.start, ins.end = start, end
-        self.free[agent] = end
-        self.busy[agent] += cost
+        start = ins.issue  # the latest of: issued, pipe free, what it waited for
+        if self.free[agent] > start:
+            start = self.free[agent]
+        if dep > start:
+            start = dep
+        end = self.free[agent] = ins.end = start + ins.cost
+        ins.start = start
         clock = self.count[agent] = self.count[agent] + 1
         vc = self.vc[agent]
         dma = self.dma[agent]
@@ -264,9 +256,9 @@ class Replay:
                 for old_acc, old_ins, _ in access(acc, ins, agent, clock, vc, dma):
                     self._race(old_acc, old_ins, acc, ins)
         if sync is not None:
-            publish = self._publish.get(sync[0])
+            publish = _PUBLISH.get(sync[0])
             if publish is not None:
-                publish(agent, ins, sync, clock, end)
+                publish(self, agent, ins, sync, clock, end)
         return True
 
     # An acquire returns the time what the instruction waited for happened (0: nothing), joining the
@@ -413,3 +405,12 @@ class Replay:
         ends = [self.free[a] for a in range(self.n_agents)] + list(self.t_s) + list(self.finish_time)
         return int(max(ends, default=0))
 
+
+# by sync kind: what an instruction waits for before it runs, and what it publishes after it ran
+# (plain functions, so that a Replay holds no references to itself and is freed as soon as it is done)
+_ACQUIRE: Dict[str, Callable[[Replay, int, Instr, Tuple], Optional[int]]] = {
+    "wait": Replay._acquire_flag, "lock": Replay._acquire_mutex, "xwait": Replay._acquire_cross_core,
+    "phase_mm": Replay._acquire_phase, "phase_st": Replay._acquire_phase}
+_PUBLISH: Dict[str, Callable[[Replay, int, Instr, Tuple, int, int], None]] = {
+    "bar": Replay._publish_fence, "set": Replay._publish_flag, "unlock": Replay._publish_unlock,
+    "xset": Replay._publish_cross_core, "phase_mm": Replay._publish_phase, "phase_st": Replay._publish_phase}
