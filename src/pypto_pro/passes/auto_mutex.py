@@ -56,7 +56,11 @@ def _slot_id_expr(group: ir.TileGroupDecl, index: ir.Expr, pos: int) -> IdValue:
     if len(set(ids)) == 1:
         return ids[0]
     slot = ir.BinOp("%", index, ir.const(group.depth), index.dtype)
-    expr: ir.Expr = ir.const(ids[-1])
+    step = ids[1] - ids[0]
+    if all(i == ids[0] + k * step for k, i in enumerate(ids)):  # e.g. [0, 1] -> slot, [2, 3] -> slot + 2
+        expr: ir.Expr = slot if step == 1 else ir.BinOp("*", slot, ir.const(step), index.dtype)
+        return expr if ids[0] == 0 else ir.BinOp("+", expr, ir.const(ids[0]), index.dtype)
+    expr = ir.const(ids[-1])
     for k in range(group.depth - 2, -1, -1):
         expr = ir.Select(ir.BinOp("==", slot, ir.const(k), ir.DT_BOOL), ir.const(ids[k]), expr, ir.DT_INT64)
     return expr

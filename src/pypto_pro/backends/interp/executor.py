@@ -313,6 +313,16 @@ class Interpreter:
             if fast is not None:
                 if type(e.rhs) is ir.Const:  # x + 1, i % 2, ...: one closure call less
                     rhs = e.rhs.value
+                    if type(e.lhs) is ir.Var:  # and one more when x is a variable
+                        uid = e.lhs.uid
+
+                        def var_op_const(core):
+                            try:
+                                x = core.vars[uid]
+                            except KeyError:
+                                x = a(core)  # raises "read before it is assigned"
+                            return fast(x, rhs)
+                        return var_op_const
                     return lambda core: fast(a(core), rhs)
                 return lambda core: fast(a(core), b(core))
             return lambda core: _binop(op, a(core), b(core), dtype)
