@@ -62,8 +62,12 @@ _VEC_FACTOR = {"exp": 4, "log": 4, "sqrt": 4, "rsqrt": 4, "recip": 2, "div": 4, 
 
 
 def _bytes(accs: Sequence[Access], *, write=None, gm=None) -> int:
-    return max((a.nbytes for a in accs if (write is None or a.write == write) and (gm is None or a.gm == gm)),
-               default=0)
+    """The largest access (bytes) among those matching ``write`` and ``gm`` (None: any)."""
+    most = 0
+    for a in accs:
+        if a.nbytes > most and (write is None or a.write == write) and (gm is None or a.gm == gm):
+            most = a.nbytes
+    return most
 
 
 def _mte2(p: CostParams, ins: Instr) -> int:

@@ -15,7 +15,6 @@ fewer allocations, and fewer objects for Python's cycle collector to traverse af
 """
 from __future__ import annotations
 
-import math
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
@@ -331,17 +330,18 @@ class Recorder:
             region = self._gm[param.index] = (
                 "G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize)
         lo, hi = [], []
+        elems = 1
         for ix, size in zip(index, arr.shape):
             if type(ix) is slice:
                 start, stop, _ = ix.indices(size)
-                lo.append(start)
-                hi.append(stop)
             else:
-                lo.append(int(ix))
-                hi.append(int(ix) + 1)
+                start = int(ix)
+                stop = start + 1
+            lo.append(start)
+            hi.append(stop)
+            elems *= stop - start
         rows = hi[-2] - lo[-2] if len(lo) >= 2 else 1
         cols = hi[-1] - lo[-1] if lo else 1
-        elems = math.prod(h - l for l, h in zip(lo, hi))
         acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
                      rows, cols, "GM", param.dtype.name, True)
         _add_access(ins, acc)

@@ -33,7 +33,7 @@ def with_auto_mutex(kernel: KernelIR) -> KernelIR:
 
 
 @contextlib.contextmanager
-def _no_cycle_collection():
+def paused_cycle_collection():
     """Pause Python's cyclic garbage collector (restoring its previous state afterwards).
 
     A launch allocates one long-lived record per instruction and access; the collector would
@@ -69,7 +69,7 @@ def _first(hazards: List[Hazard]) -> Hazard:
 def simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
              options: SimOptions) -> SimReport:
     """Run one launch under the simulator; raises the first hazard in strict mode."""
-    with _no_cycle_collection():
+    with paused_cycle_collection():
         return _simulate(with_auto_mutex(kernel), tensors, scalars, block_dim, options)
 
 
@@ -94,4 +94,4 @@ def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[in
                      [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards)
 
 
-__all__ = ["simulate", "with_auto_mutex"]
+__all__ = ["simulate", "with_auto_mutex", "paused_cycle_collection"]
