@@ -110,7 +110,8 @@ class TileView:
         r, c = self._window(rows, cols)
         if self.hook is not None:
             self.hook(self, True, (r, c))
-        values = np.asarray(values).astype(self._typed.dtype, copy=False)
+        if type(values) is not np.ndarray or values.dtype != self._typed.dtype:
+            values = np.asarray(values).astype(self._typed.dtype, copy=False)
         if self.grid is not None:
             self.grid[:r, :c] = values
         else:

@@ -87,6 +87,7 @@ class Recorder:
         self._gm: Dict[int, Tuple] = {}
         self._sync_all_gen: Dict[Tuple[int, int], int] = {}
         self._meanings: Dict[Tuple, Tuple] = {}
+        self._nbytes: Dict[object, int] = {}  # element size by dtype (DataType.nbytes is computed per call)
         self._uninit_seen: set = set()
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
@@ -264,7 +265,7 @@ class Recorder:
         if not write and view.space is self._skip_read_space:
             return
         mem = self._buffers.get(id(view.buf)) or self._buffer(view.buf)
-        es = view.dtype.nbytes
+        es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
         if self._element is not None:
             if not write and ins.op == "setval":
