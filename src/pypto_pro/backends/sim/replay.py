@@ -245,13 +245,12 @@ class Replay:
             start = dep
         end = self.free[agent] = ins.end = start + ins.cost
         ins.start = start
+        # the agent's own clock component in its vector clock is not advanced here: only the agent itself
+        # reads it, where program order decides (other pipes) or only fences count (DMA pipes, see
+        # shadow.py); a published snapshot carries the current count (_snapshot)
         clock = self.count[agent] = self.count[agent] + 1
-        vc = self.vc[agent]
-        dma = self.dma[agent]
-        if not dma:
-            vc[agent] = clock
         if ins.accesses:
-            access = self.shadow.access
+            access, vc, dma = self.shadow.access, self.vc[agent], self.dma[agent]
             for acc in ins.accesses:
                 for old_acc, old_ins, _ in access(acc, ins, agent, clock, vc, dma):
                     self._race(old_acc, old_ins, acc, ins)
