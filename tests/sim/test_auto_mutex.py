@@ -53,6 +53,33 @@ def test_locks_wrap_group_operands_only():
     assert kir.auto_mutex is False and insert_auto_mutex(kir) is kir
 
 
+def _value(e, env):
+    """A scalar expression's value (the node kinds the pass emits for runtime mutex ids)."""
+    if isinstance(e, ir.Const):
+        return e.value
+    if isinstance(e, ir.Var):
+        return env[e.name]
+    if isinstance(e, ir.Select):
+        return _value(e.if_true, env) if _value(e.cond, env) else _value(e.if_false, env)
+    ops = {"%": lambda a, b: a % b, "+": lambda a, b: a + b, "*": lambda a, b: a * b, "==": lambda a, b: a == b}
+    return ops[e.op](_value(e.lhs, env), _value(e.rhs, env))
+
+
+@pytest.mark.parametrize("ids, evenly_spaced", [([0, 1], True), ([2, 3], True), ([4, 6, 8], True), ([7, 5, 3], True),
+                                                ([0, 5, 1], False), ([3, 3, 4], False)])
+def test_runtime_mutex_id_is_the_slots_id(ids, evenly_spaced):
+    from types import SimpleNamespace
+
+    from pypto_pro.passes.auto_mutex import _slot_id_expr
+    group = SimpleNamespace(mutex_ids=[[i] for i in ids], depth=len(ids))
+    cursor = ir.Var("cursor", ir.DT_INT64)
+    expr = _slot_id_expr(group, cursor, 0)
+    # evenly spaced ids are slot arithmetic, others a Select chain
+    assert isinstance(expr, ir.BinOp if evenly_spaced else ir.Select)
+    for i in range(2 * len(ids)):
+        assert _value(expr, {"cursor": i}) == ids[i % len(ids)]
+
+
 def test_make_tile_operands_get_no_lock():
     x = np.zeros((64, 64), np.float32)
     kir = insert_auto_mutex(_compiled(grouped, x, x))

@@ -278,7 +278,8 @@ class Recorder:
             hi = view.addr + (offs.item(r - 1, c - 1) + 1) * es
         nbytes = r * c * es
         if hi - lo == nbytes:
-            self._contiguous(mem, ins, view, write, lo, hi)
+            if (lo, hi) not in mem.full:
+                self._contiguous(mem, ins, view, write, lo, hi)
         else:
             self._scattered(mem, ins, view, write, lo, hi, view.addr + offs[:r, :c].ravel() * es)
         key = (lo, hi, write, r, c, view.name, view.dtype)
@@ -289,9 +290,7 @@ class Recorder:
         _add_access(ins, acc)
 
     def _contiguous(self, mem: _Buffer, ins: Instr, view, write: bool, lo: int, hi: int) -> None:
-        """Mark or check bytes [lo, hi) (uninitialised-read check), skipping ranges known to be written."""
-        if (lo, hi) in mem.full:
-            return
+        """Mark or check bytes [lo, hi) (uninitialised-read check) of a range not yet known to be written."""
         if write:
             mem.written[lo:hi] = True
         elif not mem.written[lo:hi].all():
