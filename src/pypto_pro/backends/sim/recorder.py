@@ -84,7 +84,7 @@ class Recorder:
         self._pending: Dict[int, Instr] = {}
         self._plans: Dict[ir.OpStmt, _OpPlan] = {}
         self._buffers: Dict[int, _Buffer] = {}
-        self._gm: Dict[int, Tuple] = {}
+        self._gm: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # tensor param index -> (region key, array)
         self._sync_all_gen: Dict[Tuple[int, int], int] = {}
         self._meanings: Dict[Tuple, Tuple] = {}
         self._nbytes: Dict[object, int] = {}  # element size by dtype (DataType.nbytes is computed per call)
@@ -324,11 +324,12 @@ class Recorder:
         ins = self.cur
         if ins is None:
             return
-        arr = self.interp.launch.tensors[param.index]
-        region = self._gm.get(param.index)
-        if region is None:
-            region = self._gm[param.index] = (
-                "G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize)
+        found = self._gm.get(param.index)
+        if found is None:
+            arr = self.interp.launch.tensors[param.index]
+            found = self._gm[param.index] = (
+                ("G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize), arr)
+        region, arr = found
         lo, hi = [], []
         elems = 1
         for ix, size in zip(index, arr.shape):
