@@ -37,8 +37,10 @@ def paused_cycle_collection():
     """Pause Python's cyclic garbage collector (restoring its previous state afterwards).
 
     A launch allocates one long-lived record per instruction and access; the collector would
-    re-traverse all of them again and again (more than half the simulator's time on long streams)
-    without finding garbage: the records form no cycles.  Reference counting still frees the rest."""
+    re-traverse all of them again and again (on benchmarks/bench_sim.py more than half of the
+    interpretation plus recording time) while finding almost no garbage.  Reference counting still
+    frees everything acyclic meanwhile; the few cycles (interpreter <-> recorder) wait for the next
+    collection after the launch."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
