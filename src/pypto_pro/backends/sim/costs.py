@@ -129,7 +129,7 @@ OP_COST: Dict[str, Callable[[CostParams, Instr], int]] = {
 
 def cost_of(params: CostParams, ins: Instr) -> int:
     """Cycles ``ins`` occupies its pipe."""
-    if ins.sync is not None:
+    if ins.sync is not None and not ins.sync[0].startswith("phase_"):  # phased matmul/store still move data
         if ins.sync[0] == "sync_all":
             return params.sync_all_latency
         return params.sync_cost
