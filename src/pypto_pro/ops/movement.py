@@ -351,6 +351,11 @@ def _acc_to_vec(ctx, a, s, vals):
     if not vecs:
         raise ctx.error("Acc -> Vec needs the block's vector cores; this kernel has none (use sections for a mix "
                         "kernel)")
+    if a["offset"] is not None:  # the source window starts at [r, c] and runs to the end of the valid window
+        r0, c0 = (int(ctx.scalar(x)) for x in a["offset"])
+        if not (0 <= r0 < vals.shape[0] and 0 <= c0 < vals.shape[1]):
+            raise ctx.error(f"move offset [{r0}, {c0}] is outside the valid window {list(vals.shape)} of {s.name}")
+        vals = vals[r0:, c0:]
     out = fixpipe_values(ctx, vals, a["dst"].dtype, a["relu_pre_mode"], a["scale"])
     mode = a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0
     rows, cols = out.shape

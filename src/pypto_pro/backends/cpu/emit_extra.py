@@ -3,8 +3,7 @@
 Registered on the op table by :mod:`.emit` (``OPS[name].extras["cpp"]``): ``fillpad`` (every mode and
 pad), ``transpose``, ``fill_index``, ``partadd/partmax/partmin/partmul``, ``add_relu_cast``,
 ``sub_relu_cast``, ``mul_cast``, ``printf``, ``pto_assert``, ``dump_data``; it also widens ``sync_all``
-(SOFT mode and workspaces: the interpreter's barrier, which ignores both) and ``move`` Acc -> Vec with
-``offset=`` (the interpreter ignores the offset on that path, so the code is the offset-less move).
+(SOFT mode and workspaces: the interpreter's barrier, which ignores both).
 
 Kernel log: printf / pto_assert / dump_data append binary records (site, kind, raw values) to a per-core
 buffer in the runtime; after the call the launcher hands the records of the launch (cores in launch
@@ -77,18 +76,7 @@ def _sync_all(g: KernelCodegen, s: ir.OpStmt) -> str:
     return f"pto::sync_all(C, {int(s.args['core_type'])});"
 
 
-def _move(g: KernelCodegen, s: ir.OpStmt) -> str:
-    from .emit import _move as base_move  # the general move emitter
-
-    a = s.args
-    if a["src"].space == M.Acc and a["offset"] is not None:
-        # ops/movement.py: Acc -> Vec moves the whole valid window through the fixpipe and ignores offset=
-        return base_move(g, SimpleNamespace(op=s.op, args={**a, "offset": None}, loc=s.loc, result=s.result))
-    return base_move(g, s)
-
-
 _register("sync_all", _sync_all)
-_register("move", _move)
 
 
 # ------------------------------------------------------------------ kernel log
