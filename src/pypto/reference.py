@@ -8,6 +8,7 @@ from typing import Any, Dict
 import numpy as np
 
 from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelRuntimeError
 from pypto_pro.ir.types import RoundMode
 from pypto_pro.ops.casting import cast_values
 
@@ -22,6 +23,39 @@ _UN = {"neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": 
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
         "ge": np.greater_equal}
 _RED = {"sum": np.sum, "max": np.max, "min": np.min}
+
+
+def _positions(n: Node, size: int, index: np.ndarray, d: int):
+    """Fancy-index tuple addressing, for each element of ``index``, its own position with coordinate
+    ``d`` replaced by the index value (checked against ``size``, like the lowered element access)."""
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise KernelRuntimeError(f"pypto.{n.op}: index {int(index[bad][0])} is out of range for dim {d} of size "
+                                 f"{size}")
+    pos = list(np.indices(index.shape))
+    pos[d] = index
+    return tuple(pos)
+
+
+def _gather(n: Node, x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    d = n.attrs["dim"]
+    if n.op == "index_select":
+        _positions(n, x.shape[d], index, 0)
+        return np.take(x, index, axis=d)
+    return x[_positions(n, x.shape[d], index, d)]
+
+
+def _scatter(n: Node, x: np.ndarray, index: np.ndarray, src) -> np.ndarray:
+    """A copy of ``x`` with ``src`` written (or combined, in index order) at the index positions."""
+    d, reduce = n.attrs["dim"], n.attrs["reduce"]
+    pos = _positions(n, x.shape[d], index, d)
+    src = np.broadcast_to(src, index.shape) if np.ndim(src) == 0 else src[tuple(slice(0, k) for k in index.shape)]
+    r = x.copy()
+    if reduce is None:
+        r[pos] = src
+    else:
+        (np.add if reduce == "add" else np.multiply).at(r, pos, src.astype(r.dtype))
+    return r
 
 
 class _Eval:
@@ -104,6 +138,11 @@ class _Eval:
                     return np.expand_dims((np.argmax if fn == "argmax" else np.argmin)(ins[0], axis), axis).astype(
                         np.int32)
                 r = _RED[fn](ins[0].astype(comp(n.dtype)), axis=axis, keepdims=True)
+            elif op in ("gather", "index_select"):
+                r = _gather(n, ins[0], ins[1])
+            elif op == "scatter":
+                value = ins[2] if len(ins) == 3 else self.scalar(n.attrs["value"])
+                r = _scatter(n, ins[0], ins[1], value)
             elif op == "matmul":
                 r = np.matmul(ins[0].astype(np.float64), ins[1].astype(np.float64)).astype(np.float32)
             else:

@@ -121,7 +121,7 @@ class Builder:
         stmt = self._raw(name, result, **kwargs)
         if name in ("load", "getval"):
             self._reads.add(self.buffers[kwargs["src"].index].root.uid)
-        elif name == "store":
+        elif name == "store" or (name == "setval" and isinstance(kwargs["dst"], ir.TensorParam)):
             self._writes.add(self.buffers[kwargs["dst"].index].root.uid)
         pipe = stmt.pipe
         if not stmt.op.descriptor_only and pipe != "S":
@@ -151,6 +151,10 @@ class Builder:
 
     def sides(self) -> List[str]:
         return ["vector", "cube"] if self.mix else ["vector"]
+
+    def new_var(self, prefix: str, dtype=dt.DT_INT64) -> ir.Var:
+        """A scalar variable named after the current statement position (readable lowered text)."""
+        return ir.Var(f"{prefix}{self._pos}", dtype)
 
     def scalar(self, value, dtype=dt.DT_INT64) -> ir.Var:
         v = ir.Var(f"s{self._pos}", dtype)

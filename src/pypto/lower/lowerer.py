@@ -17,6 +17,7 @@ from pypto_pro.ir.types import Layout, MemorySpace
 from ..graph import Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder
+from .indexing import gather_pass, scatter_pass
 from .vector import (TC_ALIGN, TR_ALIGN, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce)
 
@@ -122,7 +123,12 @@ class Lowerer:
 
     def store(self, s: Store) -> None:
         self.done.clear()  # earlier statements may have changed what their materialisations read
-        self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
+        if s.value.op == "scatter":
+            scatter_pass(self, s.dst, s.value, s.vec_tile, s.cube_tile)
+        elif s.value.op in ("gather", "index_select"):
+            gather_pass(self, s.dst, s.value)
+        else:
+            self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
 
     # ------------------------------------------------------------------ planning
     def plan(self, n: Node, shape: Sequence[Any], tr: int, tc: int, vec_tile, cube_tile, mats: Dict[int, Node],

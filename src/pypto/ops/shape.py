@@ -12,6 +12,7 @@ from ..graph import Buffer, Node, full_leaf, gm_leaf
 from ..symbolic import SymbolicScalar, is_static
 from ..tensor import Tensor
 from .core import cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out, same_dim
+from .indexing import gather, scatter_
 
 
 def _leaf(x) -> Node:
@@ -29,7 +30,10 @@ def _slice_leaf(n: Node, starts: Sequence[Any], sizes: Sequence[Any], drop: Sequ
 
 
 def getitem(x, key) -> Tensor:
-    """``x[a:b, ..., i]``: a view (ints drop their axis; negative indices on fixed dims)."""
+    """``x[a:b, ..., i]``: a view (ints drop their axis; negative indices on fixed dims);
+    ``x[dim:index_tensor]``: ``gather(x, dim, index_tensor)``."""
+    if _is_tensor_index(key):
+        return gather(x, key.start, key.stop)
     n = node_of(x)
     keys = list(key) if isinstance(key, tuple) else [key]
     if any(k is Ellipsis for k in keys):
@@ -70,6 +74,12 @@ def getitem(x, key) -> Tensor:
     return out(_slice_leaf(_leaf(x), starts, sizes, drop))
 
 
+def _is_tensor_index(key) -> bool:
+    """Whether ``key`` is the ``dim:index_tensor`` subscript (gather / scatter)."""
+    return (isinstance(key, slice) and isinstance(key.stop, Tensor) and isinstance(key.start, int)
+            and key.step is None)
+
+
 def _static(d, what):
     if not is_static(d):
         raise KernelTypeError(f"{what} needs a fixed dim")
@@ -77,7 +87,11 @@ def _static(d, what):
 
 
 def setitem(x, key, value) -> None:
-    """``x[...] = value``: store into a region of a stored tensor (a parameter or pypto.tensor)."""
+    """``x[...] = value``: store into a region of a stored tensor (a parameter or pypto.tensor);
+    ``x[dim:index_tensor] = value``: ``scatter_(x, dim, index_tensor, value)``."""
+    if _is_tensor_index(key):
+        scatter_(x, key.start, key.stop, value)
+        return
     n = node_of(x, "assignment target")
     if n.op != "gm":
         raise KernelTypeError("only kernel parameters, pypto.tensor(...) buffers and their views can be assigned to")
