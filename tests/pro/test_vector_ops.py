@@ -464,12 +464,23 @@ def test_compare_with_nan_is_false_except_ne():
 # reductions
 # ----------------------------------------------------------------------------------------------
 def reduce_ref(kind, x, dim, dtype):
-    """dim=0 reduces each row (numpy axis 1) -> [R,1]; dim=1 each column -> [1,C].  Sums run
-    sequentially (left to right / top to bottom) in the compute dtype, then round once."""
+    """dim=0 reduces each row (numpy axis 1) -> [R,1]; dim=1 each column -> [1,C].  Sums run in the
+    compute dtype, then round once: column sums top to bottom; row sums in the documented lane order
+    (element c into lane c % 8, each lane left to right, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)))."""
     axis = 1 if dim == 0 else 0
     xc = f32(x)
     with np.errstate(all="ignore"):
-        if kind == "sum":
+        if kind == "sum" and dim == 0:
+            r = np.zeros((xc.shape[0], 1), xc.dtype)
+            for i, row in enumerate(xc):
+                lanes = [row[lane] for lane in range(min(8, len(row)))]
+                for c in range(8, len(row)):
+                    lanes[c % 8] = lanes[c % 8] + row[c]
+                while len(lanes) > 1:
+                    lanes = [lanes[j] + lanes[j + 1] if j + 1 < len(lanes) else lanes[j]
+                             for j in range(0, len(lanes), 2)]
+                r[i, 0] = lanes[0]
+        elif kind == "sum":
             r = np.take(np.cumsum(xc, axis=axis, dtype=xc.dtype), [-1], axis=axis)
         elif kind == "max":
             r = np.max(xc, axis=axis, keepdims=True)

@@ -132,11 +132,34 @@ def _nan_min(ctx, a, b, d):
 _MINMAX = {"maximum": _nan_max, "minimum": _nan_min}
 
 
+SUM_LANES = 8
+
+
+def _lane_sum(x: np.ndarray, axis: int, acc_dtype) -> np.ndarray:
+    """Sum along ``axis`` in the documented order of row sums: element ``c`` goes to lane ``c % 8``,
+    each lane accumulates left to right, then the lanes combine pairwise
+    ``((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7))`` (lanes that do not exist, in rows shorter than 8, are
+    skipped).  This is the order of one 8-wide SIMD accumulator; the cpu backend uses it too."""
+    n = x.shape[axis]
+    lanes = []
+    for lane in range(min(SUM_LANES, n)):
+        part = np.take(x, np.arange(lane, n, SUM_LANES), axis=axis)
+        lanes.append(np.take(np.cumsum(part, axis=axis, dtype=acc_dtype), [-1], axis=axis))
+    while len(lanes) > 1:
+        lanes = [(lanes[i] + lanes[i + 1]).astype(acc_dtype, copy=False) if i + 1 < len(lanes) else lanes[i]
+                 for i in range(0, len(lanes), 2)]
+    return lanes[0]
+
+
 def reduce_values(kind: str, x: np.ndarray, axis: int, dtype) -> np.ndarray:
-    """Sequential reduction along ``axis`` with keepdims (sum: left to right in the compute dtype)."""
+    """Reduction along ``axis`` with keepdims.  Sums accumulate in the compute dtype: along the last
+    axis (row sums) in 8 interleaved lanes (:func:`_lane_sum`), along axis 0 (column sums) top to
+    bottom.  max/min/argmax/argmin do not depend on the order (arg*: the first extreme index)."""
     with np.errstate(all="ignore"):
         if kind == "sum":
             acc_dtype = dtype.compute_np_dtype
+            if axis == x.ndim - 1 and x.ndim > 1:
+                return _lane_sum(x, axis, acc_dtype)
             return np.take(np.cumsum(x, axis=axis, dtype=acc_dtype), [-1], axis=axis)
         if kind == "max":
             return np.max(x, axis=axis, keepdims=True)

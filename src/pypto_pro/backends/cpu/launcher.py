@@ -138,23 +138,41 @@ def key_of(gen: Generated, tc: Toolchain) -> str:
 
 def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
     """Generate, compile (or fetch from the disk cache) and load one kernel specialization."""
-    runtime_library(tc)
-    gen = generate(kernel)
-    key = key_of(gen, tc)
-    entry = cache.entry(kernel.name, kernel.arch.name, key)
-    so_name = f"call_kernel_{key[:12]}.so"
+    # the runtime library (first use per toolchain) compiles concurrently with the kernel
+    rt_error: list = []
+    rt_thread = None
+    if tc.identity not in _runtime:
+        def build_runtime() -> None:
+            try:
+                runtime_library(tc)
+            except BaseException as e:  # noqa: BLE001  (re-raised below on the calling thread)
+                rt_error.append(e)
 
-    def produce(tmp: Path) -> Dict[str, str]:
-        src = tmp / "kernel.cpp"
-        src.write_text(gen.source)
-        # compile against the final kernel.cpp path so compiler messages name it
-        final_src = entry.path("kernel.cpp")
-        cache.write_atomic(final_src, gen.source.encode())
-        compile_shared(tc, final_src, tmp / so_name)
-        return {"kernel.cpp": "kernel.cpp", so_name: so_name}
+        rt_thread = threading.Thread(target=build_runtime, name="pypto-runtime-build", daemon=True)
+        rt_thread.start()
+    try:
+        gen = generate(kernel)
+        key = key_of(gen, tc)
+        entry = cache.entry(kernel.name, kernel.arch.name, key)
+        so_name = f"call_kernel_{key[:12]}.so"
 
-    entry.build(produce)
-    cache.publish_latest(entry, "kernel.cpp")
+        def produce(tmp: Path) -> Dict[str, str]:
+            src = tmp / "kernel.cpp"
+            src.write_text(gen.source)
+            # compile against the final kernel.cpp path so compiler messages name it
+            final_src = entry.path("kernel.cpp")
+            cache.write_atomic(final_src, gen.source.encode())
+            compile_shared(tc, final_src, tmp / so_name)
+            return {"kernel.cpp": "kernel.cpp", so_name: so_name}
+
+        entry.build(produce)
+        cache.publish_latest(entry, "kernel.cpp")
+    finally:
+        if rt_thread is not None:
+            rt_thread.join()
+    if rt_error:
+        raise rt_error[0]
+    runtime_library(tc)  # loaded (RTLD_GLOBAL) before the kernel library that links against it
     return CompiledKernel(kernel, gen, entry.path(so_name))
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import platform
 import shutil
@@ -46,6 +47,56 @@ def _arch_flags(cxx: str) -> tuple:
     return ("-march=native",) if probe.returncode == 0 else ()
 
 
+def _probe_cache_file() -> Path:
+    from ...runtime.cache import build_root
+
+    return build_root() / "_toolchain_probes.json"
+
+
+def _probe_key(path: str) -> Optional[str]:
+    """Identity of a compiler binary without running it: resolved path, size, mtime, inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{platform.machine()}"
+
+
+def _cached_probe(path: str) -> Optional[Toolchain]:
+    """The toolchain of ``path`` as probed by an earlier process (saves two compiler runs at start-up)."""
+    key = _probe_key(path)
+    if key is None:
+        return None
+    try:
+        entry = json.loads(_probe_cache_file().read_text()).get(key)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
+        return None
+    return Toolchain(path, entry["version"], COMMON_FLAGS + tuple(entry.get("arch_flags", ())))
+
+
+def _store_probe(tc: Toolchain) -> None:
+    key = _probe_key(tc.path)
+    if key is None:
+        return
+    from ...runtime.cache import write_atomic
+
+    f = _probe_cache_file()
+    try:
+        data = json.loads(f.read_text())
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data[key] = {"version": tc.version, "arch_flags": list(tc.flags[len(COMMON_FLAGS):])}
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(f, json.dumps(data, indent=1).encode())
+    except OSError:
+        pass
+
+
 @functools.lru_cache(maxsize=None)
 def _find(cxx_env: Optional[str]) -> Optional[Toolchain]:
     candidates = [cxx_env] if cxx_env else ["g++", "clang++", "c++"]
@@ -53,6 +104,9 @@ def _find(cxx_env: Optional[str]) -> Optional[Toolchain]:
         path = shutil.which(name) if name else None
         if not path:
             continue
+        cached = _cached_probe(path)
+        if cached is not None:
+            return cached
         try:
             out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.SubprocessError):
@@ -60,7 +114,9 @@ def _find(cxx_env: Optional[str]) -> Optional[Toolchain]:
         if out.returncode != 0:
             continue
         version = out.stdout.strip().splitlines()[0] if out.stdout.strip() else name
-        return Toolchain(path, version, COMMON_FLAGS + _arch_flags(path))
+        tc = Toolchain(path, version, COMMON_FLAGS + _arch_flags(path))
+        _store_probe(tc)
+        return tc
     return None
 
 

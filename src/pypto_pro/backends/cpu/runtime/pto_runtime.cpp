@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -436,7 +437,6 @@ void log_finish(LaunchRT* L) {
   for (auto& kv : L->logs) t_log += kv.second;
 }
 
-
 }  // namespace
 
 // ------------------------------------------------------------------ C ABI
@@ -648,4 +648,73 @@ extern "C" void pto_rt_dgemm(int64_t m, int64_t n, int64_t k, const double* a, c
       for (int64_t j = 0; j < n; ++j) c[i * n + j] += av * b[q * n + j];
     }
 #endif
+}
+
+// ------------------------------------------------------------------ GEMM in fp32 (tile matmul)
+// Register block 6 x 16 (12 AVX accumulators).  Every C element is one FMA chain over q = 0..k-1
+// starting from its loaded value (or 0), so the result does not depend on the blocking; the
+// scalar fallback uses fmaf and gives the same bits.
+namespace {
+
+constexpr int SG_MR = 6, SG_NR = 16;
+
+inline void sgemm_micro(int64_t k, const float* ap, const float* bp, float* const* cr, bool load) {
+#if defined(__AVX2__) && defined(__FMA__)
+  // 12 named accumulators so they stay in registers at -O2
+#define PTO_ROW(i) __m256 c##i##0 = load ? _mm256_loadu_ps(cr[i]) : _mm256_setzero_ps(), \
+                          c##i##1 = load ? _mm256_loadu_ps(cr[i] + 8) : _mm256_setzero_ps();
+  PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
+#undef PTO_ROW
+  for (int64_t q = 0; q < k; ++q) {
+    const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+    __m256 av;
+#define PTO_ROW(i) av = _mm256_broadcast_ss(ap + i); \
+                   c##i##0 = _mm256_fmadd_ps(av, b0, c##i##0); \
+                   c##i##1 = _mm256_fmadd_ps(av, b1, c##i##1);
+    PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
+#undef PTO_ROW
+    ap += SG_MR;
+    bp += SG_NR;
+  }
+#define PTO_ROW(i) _mm256_storeu_ps(cr[i], c##i##0); _mm256_storeu_ps(cr[i] + 8, c##i##1);
+  PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
+#undef PTO_ROW
+#else
+  float c[SG_MR][SG_NR];
+  for (int i = 0; i < SG_MR; ++i)
+    for (int j = 0; j < SG_NR; ++j) c[i][j] = load ? cr[i][j] : 0.f;
+  for (int64_t q = 0; q < k; ++q, ap += SG_MR, bp += SG_NR)
+    for (int i = 0; i < SG_MR; ++i)
+      for (int j = 0; j < SG_NR; ++j) c[i][j] = std::fmaf(ap[i], bp[j], c[i][j]);
+  for (int i = 0; i < SG_MR; ++i)
+    for (int j = 0; j < SG_NR; ++j) cr[i][j] = c[i][j];
+#endif
+}
+
+}  // namespace
+
+extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, float* c,
+                             const int64_t* rowoff, const int64_t* coloff, int load_c) {
+  for (int64_t p = 0; p * SG_NR < n; ++p) {
+    const int64_t w = n - p * SG_NR < SG_NR ? n - p * SG_NR : SG_NR;
+    const float* bpanel = bp + p * k * SG_NR;
+    for (int64_t ip = 0; ip * SG_MR < m; ++ip) {
+      const int64_t h = m - ip * SG_MR < SG_MR ? m - ip * SG_MR : SG_MR;
+      const float* apanel = ap + ip * k * SG_MR;
+      float* cr[SG_MR];
+      if (h == SG_MR && w == SG_NR) {
+        for (int i = 0; i < SG_MR; ++i) cr[i] = c + rowoff[ip * SG_MR + i] + coloff[p];
+        sgemm_micro(k, apanel, bpanel, cr, load_c != 0);
+        continue;
+      }
+      // edge block: through a padded local copy
+      alignas(32) float buf[SG_MR][SG_NR] = {};
+      for (int i = 0; i < SG_MR; ++i) cr[i] = buf[i];
+      for (int64_t i = 0; i < h && load_c; ++i)
+        std::memcpy(buf[i], c + rowoff[ip * SG_MR + i] + coloff[p], sizeof(float) * (size_t)w);
+      sgemm_micro(k, apanel, bpanel, cr, load_c != 0);
+      for (int64_t i = 0; i < h; ++i)
+        std::memcpy(c + rowoff[ip * SG_MR + i] + coloff[p], buf[i], sizeof(float) * (size_t)w);
+    }
+  }
 }

@@ -1,6 +1,8 @@
 // PyPTO CPU backend: GM <-> tile movement, tile <-> tile moves, the fixpipe, matmul, scalar access.
 // Every GM access is bounds-checked once per op (ops/movement.py gm_window) before any element moves.
 #pragma once
+#include <new>
+
 #include "cast.h"
 #include "tile.h"
 #include "vector.h"
@@ -71,15 +73,17 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
   GmWin w = gm_window(C, g, offs, a0, a1, vr, vc, what);
   if (vr <= 0 || vc <= 0) return;
   const T* src = g.p + w.base;
+  Same same;
+  const int64_t row_bytes = w.st1 == 1 ? (int64_t)sizeof(T) * vc : 0;
   for (int r = 0; r < vr; ++r) {
     const T* s = src + r * w.st0;
+    if (r + 4 < vr)  // GM rows are far apart: fetch a few rows ahead
+      for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + 4 * w.st0) + b);
     if (d.nd() && w.st1 == 1) {
       std::memcpy(d.rowp(r), s, sizeof(T) * (size_t)vc);
       continue;
     }
-    T* row = d.base + d.roff(r);
-    ColIt it = d.colit();
-    for (int c = 0; c < vc; ++c, it.next()) row[it.off] = s[c * w.st1];
+    copy_row(d.base + d.roff(r), d.colit(), s, strided_cols(w.st1), vc, same);
   }
 }
 
@@ -142,11 +146,14 @@ inline void store(Core& C, const Gm<TG>& g, const Tile<T>& s, const int64_t* off
       std::memcpy((void*)o, (const void*)s.rowp(r), sizeof(T) * (size_t)vc);
       continue;
     }
+    if (!atomic_add) {
+      copy_row(o, strided_cols(w.st1), row, s.colit(), vc, conv);
+      continue;
+    }
     ColIt it = s.colit();
     for (int c = 0; c < vc; ++c, it.next()) {
       TG v = conv(row[it.off]);
-      if (atomic_add) o[c * w.st1] = st<TG>((ct<TG>)(ld<TG>(o[c * w.st1]) + ld<TG>(v)));
-      else o[c * w.st1] = v;
+      o[c * w.st1] = st<TG>((ct<TG>)(ld<TG>(o[c * w.st1]) + ld<TG>(v)));
     }
   }
   if (atomic_add) pto_rt_atomic_unlock(g.p);
@@ -167,6 +174,11 @@ inline void copy_block(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int
   Snapshot<TS> snap(sub_any(s, sr, sc, transposed ? cols : rows, transposed ? rows : cols),
                     transposed ? cols : rows, transposed ? rows : cols, overlaps(d, s));
   const Tile<TS>& v = snap.view;
+  if (!transposed) {
+    for (int r = 0; r < rows; ++r)
+      copy_row(d.base + d.roff(dr + r), d.colit(dc), v.base + v.roff(r), v.colit(), cols, conv);
+    return;
+  }
   for (int r = 0; r < rows; ++r) {
     TD* row = d.base + d.roff(dr + r);
     ColIt it = d.colit();
@@ -184,9 +196,20 @@ template <class T> inline Tile<T> sub_any(const Tile<T>& t, int r, int c, int ro
   return x;
 }
 
-template <class TD, class TS> inline TD plain_conv(TS v) {
-  if constexpr (std::is_same<TD, TS>::value) return v;
-  else return st<TD>((ct<TD>)ld<TS>(v));
+template <class TD, class TS> struct PlainConv {
+  inline TD operator()(TS v) const { return st<TD>((ct<TD>)ld<TS>(v)); }
+};
+template <class TS> struct PlainConv<TS, TS> : Same {};
+template <class TD, class TS> inline TD plain_conv(TS v) { return PlainConv<TD, TS>()(v); }
+
+// Whole-declaration copy: same dtype, layout and physical shape, both views the full parent, the
+// window the full shape and no fractal padding -> the bytes are identical, one memmove.
+template <class TD, class TS> inline bool same_bytes(const Tile<TD>& d, const Tile<TS>& s, int rows, int cols) {
+  if constexpr (!std::is_same<TD, TS>::value) return false;
+  else
+    return d.lay == s.lay && d.prows == s.prows && d.pcols == s.pcols && d.fr == s.fr && d.fc == s.fc &&
+           d.r0 == 0 && d.c0 == 0 && s.r0 == 0 && s.c0 == 0 && rows == d.prows && cols == d.pcols &&
+           (d.lay == ND || d.lay == DN || (d.prows % d.fr == 0 && d.pcols % d.fc == 0));
 }
 
 // pl.move between tiles of one core (Mat->Left/Right/Bias, Vec->Vec) or into a peer (Vec->Mat).
@@ -197,12 +220,14 @@ inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offs
     if (r0 < 0 || c0 < 0 || r0 + rows > s.rows || c0 + cols > s.cols)
       fail(C, "move window [%lld:%lld, %lld:%lld] leaves source %s of shape [%d, %d]", (long long)r0,
            (long long)(r0 + rows), (long long)c0, (long long)(c0 + cols), s.name, s.rows, s.cols);
-    copy_block(d, 0, 0, s, (int)r0, (int)c0, rows, cols, false, plain_conv<TD, TS>);
+    copy_block(d, 0, 0, s, (int)r0, (int)c0, rows, cols, false, PlainConv<TD, TS>());
     return;
   }
   const bool transposed = !(s.rows == d.rows && s.cols == d.cols);
-  if (transposed) copy_block(d, 0, 0, s, 0, 0, s.vc, s.vr, true, plain_conv<TD, TS>);
-  else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, plain_conv<TD, TS>);
+  if (transposed) copy_block(d, 0, 0, s, 0, 0, s.vc, s.vr, true, PlainConv<TD, TS>());
+  else if (same_bytes(d, s, s.vr, s.vc))
+    std::memmove((void*)d.base, (const void*)s.base, sizeof(TD) * (size_t)d.prows * (size_t)d.pcols);
+  else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
 }
 
 // pl.insert / inserting move: dst[r0 + i, c0 + j] = src[i, j] over src's valid window (ZN dst <- NZ src: transposed).
@@ -213,7 +238,7 @@ inline void insert_into(Core& C, const Tile<TD>& d, const Tile<TS>& s, int64_t r
   if (r0 < 0 || c0 < 0 || r0 + rows > d.rows || c0 + cols > d.cols)
     fail(C, "insert at [%lld, %lld] of a %dx%d block leaves %s of shape [%d, %d]", (long long)r0, (long long)c0, rows,
          cols, d.name, d.rows, d.cols);
-  copy_block(d, (int)r0, (int)c0, s, 0, 0, rows, cols, transposed, plain_conv<TD, TS>);
+  copy_block(d, (int)r0, (int)c0, s, 0, 0, rows, cols, transposed, PlainConv<TD, TS>());
 }
 
 enum AccToVec { SingleModeVec0 = 0, SingleModeVec1, DualModeSplitM, DualModeSplitN };
@@ -248,16 +273,104 @@ inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, 
 }
 
 // ---------------------------------------------------------------- matmul
-template <class T> inline void unpack_f64(const Tile<T>& t, int rows, int cols, double* out) {
-  for (int r = 0; r < rows; ++r) {
-    const T* row = t.base + t.roff(r);
-    ColIt it = t.colit();
-    for (int c = 0; c < cols; ++c, it.next()) out[(int64_t)r * cols + c] = (double)ld<T>(row[it.off]);
+// Float matmuls run in fp32 (pto_rt_sgemm in the runtime library): operands are packed into
+// fp32 panels here (any layout, any operand dtype), the accumulator tile is updated in place.
+constexpr int kMR = 6, kNR = 16;  // register block of pto_rt_sgemm
+
+// Per-thread scratch for packed panels (grown on demand, never shrunk).
+inline float* mm_scratch(size_t floats) {
+  static thread_local float* buf = nullptr;
+  static thread_local size_t cap = 0;
+  if (floats > cap) {
+    std::free(buf);
+    cap = floats + 1024;
+    buf = (float*)std::aligned_alloc(64, ((sizeof(float) * cap + 63) / 64) * 64);
+    if (!buf) { cap = 0; throw std::bad_alloc(); }
+  }
+  return buf;
+}
+
+// ap[p][q][i] = lhs(p*kMR + i, q) for row panels p (rows past m are zero).
+template <class T> inline void pack_lhs(const Tile<T>& a, int m, int k, float* ap) {
+  auto cv = [](T v) { return (float)ld<T>(v); };
+  const ColIt it0 = a.colit();
+  for (int p = 0; p * kMR < m; ++p) {
+    float* panel = ap + (int64_t)p * k * kMR;
+    for (int i = 0; i < kMR; ++i) {
+      const int r = p * kMR + i;
+      if (r < m) copy_row(panel + i, strided_cols(kMR), a.base + a.roff(r), it0, k, cv);
+      else for (int q = 0; q < k; ++q) panel[(int64_t)q * kMR + i] = 0.f;
+    }
   }
 }
 
-// dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands: exact
-// products summed in fp64, plus the base in fp64, rounded once to fp32 (cube.py); int8: exact int32.
+// bp[p][q][j] = rhs(q, p*kNR + j) for column panels p (columns past n are zero).
+template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* bp) {
+  auto cv = [](T v) { return (float)ld<T>(v); };
+  const int np = (n + kNR - 1) / kNR;
+  ColIt its[256];  // column iterator at the start of each panel (n <= 4095), the same for every row
+  for (int p = 0; p < np; ++p) its[p] = b.colit(p * kNR);
+  for (int q = 0; q < k; ++q) {
+    const T* row = b.base + b.roff(q);
+    for (int p = 0; p < np; ++p) {
+      float* out = bp + ((int64_t)p * k + q) * kNR;
+      const int w = n - p * kNR < kNR ? n - p * kNR : kNR;
+      copy_row(out, strided_cols(1), row, its[p], w, cv);
+      for (int j = w; j < kNR; ++j) out[j] = 0.f;
+    }
+  }
+}
+
+template <class TI>
+inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const Tile<TI>& b, const Tile<float>* acc,
+                       const Tile<float>* bias, int m, int k, int n) {
+  Same same;
+  // the starting value of the accumulation goes into dst first
+  bool load = false;
+  if (acc) {
+    if (!same_map(d, *acc)) copy_block(d, 0, 0, *acc, 0, 0, m, n, false, Same());
+    load = true;
+  } else if (bias) {
+    for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), bias->base + bias->roff(0), bias->colit(), n, same);
+    load = true;
+  }
+  const int mp = (m + kMR - 1) / kMR, np = (n + kNR - 1) / kNR;
+  const size_t na = (size_t)mp * kMR * k, nb = (size_t)np * kNR * k;
+  float* ap = mm_scratch(na + nb + 2 * ((size_t)m + (size_t)np) + 16);
+  float* bp = ap + na;
+  int64_t* rowoff = (int64_t*)(void*)(((uintptr_t)(bp + nb) + 7) & ~(uintptr_t)7);
+  int64_t* coloff = rowoff + m;
+  pack_lhs(a, m, k, ap);
+  pack_rhs(b, k, n, bp);
+  // in place when every 16-column panel of every dst row is contiguous (ND, or NZ with 16-wide fractals)
+  bool inplace = true;
+  for (int p = 0; p < np && inplace; ++p) {
+    const ColIt it = d.colit(p * kNR);
+    const int w = n - p * kNR < kNR ? n - p * kNR : kNR;
+    inplace = it.step_in == 1 && it.run() >= w;
+    coloff[p] = it.off;
+  }
+  if (inplace) {
+    for (int r = 0; r < m; ++r) rowoff[r] = d.roff(r);
+    pto_rt_sgemm(m, n, k, ap, bp, d.base, rowoff, coloff, load);
+    return;
+  }
+  // rare layouts: a row-major scratch C
+  float* c = (float*)std::malloc(sizeof(float) * (size_t)m * (size_t)n);
+  if (!c) fail(C, "out of memory in matmul");
+  for (int r = 0; r < m; ++r) rowoff[r] = (int64_t)r * n;
+  for (int p = 0; p < np; ++p) coloff[p] = (int64_t)p * kNR;
+  if (load)
+    for (int r = 0; r < m; ++r) copy_row(c + (int64_t)r * n, strided_cols(1), d.base + d.roff(r), d.colit(), n, same);
+  pto_rt_sgemm(m, n, k, ap, bp, c, rowoff, coloff, load);
+  for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), c + (int64_t)r * n, strided_cols(1), n, same);
+  std::free(c);
+}
+
+// dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands: each
+// dst element is one fp32 FMA chain over q = 0..K-1 starting from the bias/acc value (or 0), so it
+// differs from the interpreter's exact (fp64) reference within K * 2^-24 * (|base| + sum|a||b|)
+// (docs/performance.md); int8: exact int32, wrapping.
 template <class TA, class TI>
 inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TI>& b, const Tile<TA>* acc,
                    const Tile<float>* bias) {
@@ -284,23 +397,7 @@ inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TI>
     for (int r = 0; r < m; ++r) for (int c = 0; c < n; ++c) d.at(r, c) = p[(int64_t)r * n + c];
     std::free(x);
   } else {
-    double* x = (double*)std::malloc(sizeof(double) * ((size_t)m * k + (size_t)k * n + 2 * (size_t)m * n));
-    double *y = x + (int64_t)m * k, *p = y + (int64_t)k * n, *base = p + (int64_t)m * n;
-    unpack_f64(a, m, k, x);
-    unpack_f64(b, k, n, y);
-    std::memset(p, 0, sizeof(double) * (size_t)m * n);
-    if (acc) unpack_f64(*acc, m, n, base);
-    else if (bias) { for (int r = 0; r < m; ++r) for (int c = 0; c < n; ++c) base[(int64_t)r * n + c] = bias->at(0, c); }
-    pto_rt_dgemm(m, n, k, x, y, p);
-    for (int r = 0; r < m; ++r) {
-      float* row = d.base + d.roff(r);
-      ColIt it = d.colit();
-      for (int c = 0; c < n; ++c, it.next()) {
-        const double v = p[(int64_t)r * n + c];
-        row[it.off] = (float)((acc || bias) ? v + base[(int64_t)r * n + c] : v);
-      }
-    }
-    std::free(x);
+    matmul_f32(C, d, a, b, acc, bias, m, k, n);
   }
 }
 

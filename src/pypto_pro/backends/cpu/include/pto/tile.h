@@ -9,6 +9,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 
 #include "core.h"
 
@@ -45,7 +47,67 @@ struct ColIt {
       off += step_in;
     }
   }
+  // Elements left in the current run (columns step_in apart; a whole row for ND/DN).
+  inline int32_t run() const { return fc - ci; }
+  // Skip len <= run() columns.
+  inline void advance(int32_t len) {
+    ci += len;
+    if (ci == fc) {
+      ci = 0;
+      off += step_blk - (int64_t)(fc - len) * step_in;
+    } else {
+      off += (int64_t)len * step_in;
+    }
+  }
 };
+
+// The identity conversion of copies (lets copy_strided use memcpy).
+struct Same {
+  template <class T> inline T operator()(T v) const { return v; }
+};
+
+// dst[i * ds] = conv(src[i * ss]) for i < n (the inner loop of every layout-aware copy).
+template <class TD, class TS, class F>
+inline void copy_strided(TD* __restrict d, int64_t ds, const TS* __restrict s, int64_t ss, int n, F& conv) {
+  if constexpr (std::is_same<F, Same>::value && std::is_same<TD, TS>::value) {
+    if (ds == 1 && ss == 1) {
+      if (n * sizeof(TD) == 32) std::memcpy((void*)d, (const void*)s, 32);  // one fractal row
+      else std::memcpy((void*)d, (const void*)s, sizeof(TD) * (size_t)n);
+      return;
+    }
+  }
+  if (ds == 1 && ss == 1) {
+    for (int i = 0; i < n; ++i) d[i] = conv(s[i]);
+  } else {
+    for (int i = 0; i < n; ++i) d[(int64_t)i * ds] = conv(s[(int64_t)i * ss]);
+  }
+}
+
+// n consecutive columns of one row: drow/srow are row bases, di/si column iterators at the first
+// column.  Walks both layouts run by run (a run is a contiguous or fixed-stride stretch), so no
+// per-element index arithmetic is needed for any layout.
+template <class TD, class TS, class F>
+inline void copy_row(TD* drow, ColIt di, const TS* srow, ColIt si, int n, F& conv) {
+  while (n > 0) {
+    int32_t len = di.run() < si.run() ? di.run() : si.run();
+    if (len > n) len = n;
+    copy_strided(drow + di.off, di.step_in, srow + si.off, si.step_in, len, conv);
+    di.advance(len);
+    si.advance(len);
+    n -= len;
+  }
+}
+
+// An iterator over the columns of a plain strided row (GM tensors): one run of `stride`.
+inline ColIt strided_cols(int64_t stride) {
+  ColIt it;
+  it.off = 0;
+  it.ci = 0;
+  it.fc = 0x7FFFFFFF;
+  it.step_in = stride;
+  it.step_blk = 0;
+  return it;
+}
 
 template <class T> struct Tile {
   T* base;                  // element 0 of the parent declaration
@@ -82,9 +144,9 @@ template <class T> struct Tile {
     }
   }
   inline int64_t roff(int r) const { return rpart(r0 + r); }
-  inline ColIt colit() const {
+  inline ColIt colit(int c = 0) const {  // iterator at view column c
     ColIt it;
-    it.off = cpart(c0);
+    it.off = cpart(c0 + c);
     if (lay == ND || lay == DN) {
       it.ci = 0;
       it.fc = 0x7FFFFFFF;
@@ -92,7 +154,7 @@ template <class T> struct Tile {
       it.step_blk = 0;
     } else {
       int64_t B = (int64_t)fr * fc;
-      it.ci = c0 % fc;
+      it.ci = (c0 + c) % fc;
       it.fc = fc;
       it.step_in = (lay == NZ || lay == ZZ) ? 1 : fr;
       it.step_blk = (lay == ZN || lay == ZZ) ? B : nblk_r() * B;
@@ -190,11 +252,9 @@ template <class T> struct Snapshot {
   Snapshot(const Tile<T>& s, int rows, int cols, bool needed) : view(s) {
     if (!needed) return;
     mem = (T*)std::malloc(sizeof(T) * (size_t)(rows > 0 ? rows : 1) * (size_t)(cols > 0 ? cols : 1));
-    for (int r = 0; r < rows; ++r) {
-      T* row = s.base + s.roff(r);
-      ColIt it = s.colit();
-      for (int c = 0; c < cols; ++c, it.next()) mem[(int64_t)r * cols + c] = row[it.off];
-    }
+    Same same;
+    for (int r = 0; r < rows; ++r)
+      copy_row(mem + (int64_t)r * cols, strided_cols(1), s.base + s.roff(r), s.colit(), cols, same);
     view.base = mem;
     view.lay = ND;
     view.prows = rows;

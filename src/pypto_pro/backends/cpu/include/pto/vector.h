@@ -1,9 +1,13 @@
 // PyPTO CPU backend: vector ops (pipe V).  Each function reproduces ops/vector.py exactly:
 // destination first, iteration over dst's valid window, fp16/bf16 computed in fp32 and rounded
-// once per op, integers wrapping like C, row/column sums accumulated sequentially.
+// once per op, integers wrapping like C; row sums in 8 interleaved lanes, column sums top to bottom.
 #pragma once
 #include <cmath>
+#include <cstring>
 #include <type_traits>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "cast.h"
 #include "tile.h"
@@ -59,9 +63,45 @@ template <bool Left> struct OpShift {
   }
 };
 
+// fp16 rows: F16C converts 8 elements at a time (the compiler does not vectorize _Float16
+// conversions), the op runs on fp32 chunks, results round to nearest even like st<half>.
+template <class T, class S> inline bool rows_ok(const Tile<T>& d, const Tile<S>& s) {
+  return s.nd() && (!overlaps(d, s) || same_map(d, s));
+}
+inline void h2f(const half* s, float* d, int n) {
+  int i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(s + i))));
+#endif
+  for (; i < n; ++i) d[i] = (float)s[i];
+}
+inline void f2h(const float* s, half* d, int n) {
+  int i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i*)(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; i < n; ++i) d[i] = (half)s[i];
+}
+constexpr int kChunk = 256;
+
 template <class Op, class T> inline void binary(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
   int vr, vc;
   window(C, d, vr, vc, a, b);
+  if constexpr (std::is_same<T, half>::value) {
+    if (vr > 0 && vc > 0 && d.nd() && rows_ok(d, a) && rows_ok(d, b)) {
+      float x[kChunk], y[kChunk];
+      for (int r = 0; r < vr; ++r)
+        for (int c0 = 0; c0 < vc; c0 += kChunk) {
+          const int n = vc - c0 < kChunk ? vc - c0 : kChunk;
+          h2f(a.rowp(r) + c0, x, n);
+          h2f(b.rowp(r) + c0, y, n);
+          for (int i = 0; i < n; ++i) x[i] = Op::template f<T>(C, x[i], y[i]);
+          f2h(x, d.rowp(r) + c0, n);
+        }
+      return;
+    }
+  }
   ew(C, d, vr, vc, [&C](T x, T y) { return st<T>(Op::template f<T>(C, ld(x), ld(y))); }, a, b);
 }
 template <class Op, class T, class S> inline void binary(Core& C, const Tile<T>& d, const Tile<T>& a, S s) {
@@ -91,7 +131,75 @@ PTO_BINARY(shr, OpShift<false>)
 // ---------------------------------------------------------------- element-wise unary
 struct UNeg { template <class T> static ct<T> f(ct<T> x) { if constexpr (is_fp<T>) return -x; else return (ct<T>)(0 - x); } };
 struct UAbs { template <class T> static ct<T> f(ct<T> x) { if constexpr (is_fp<T>) return std::fabs(x); else return x < 0 ? (ct<T>)(0 - x) : x; } };
-struct UExp { template <class T> static ct<T> f(ct<T> x) { return std::exp(x); } };
+// exp in fp32: Cody-Waite reduction x = n*ln2 + r, a degree-6 polynomial (Cephes expf
+// coefficients), scaling by 2^n in two exact steps.  Max error < 2 ulp (docs/performance.md); the
+// AVX2 row kernel below performs exactly the same operations, so every layout and width gives the
+// same bits.
+struct ExpC {
+  static constexpr float hi = 88.72283935546875f, lo = -103.97208404541015625f, log2e = 1.44269502162933349609375f;
+  static constexpr float c1 = 0.693359375f, c2 = -2.12194440e-4f;
+  static constexpr float p0 = 1.9875691500e-4f, p1 = 1.3981999507e-3f, p2 = 8.3334519073e-3f, p3 = 4.1665795894e-2f,
+                         p4 = 1.6666665459e-1f, p5 = 5.0000001201e-1f;
+};
+inline float exp_f32(float x) {
+  if (x != x) return x + x;
+  if (x > ExpC::hi) return INFINITY;
+  if (x < ExpC::lo) return 0.f;
+  const float fn = std::nearbyint(x * ExpC::log2e);
+  float r = std::fma(fn, -ExpC::c1, x);
+  r = std::fma(fn, -ExpC::c2, r);
+  float p = std::fma(ExpC::p0, r, ExpC::p1);
+  p = std::fma(p, r, ExpC::p2);
+  p = std::fma(p, r, ExpC::p3);
+  p = std::fma(p, r, ExpC::p4);
+  p = std::fma(p, r, ExpC::p5);
+  const float r2 = r * r;
+  const float y = std::fma(p, r2, r) + 1.0f;
+  const int32_t n = (int32_t)fn, n1 = n >> 1, n2 = n - n1;
+  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  return (y * s1) * s2;
+}
+#if defined(__AVX2__) && defined(__FMA__)
+inline __m256 exp8_f32(__m256 x) {
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q), big = _mm256_cmp_ps(x, _mm256_set1_ps(ExpC::hi), _CMP_GT_OQ),
+               small = _mm256_cmp_ps(x, _mm256_set1_ps(ExpC::lo), _CMP_LT_OQ);
+  const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(ExpC::lo)), _mm256_set1_ps(ExpC::hi));
+  const __m256 fn = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(ExpC::log2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(fn, _mm256_set1_ps(-ExpC::c1), xc);
+  r = _mm256_fmadd_ps(fn, _mm256_set1_ps(-ExpC::c2), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(ExpC::p0), r, _mm256_set1_ps(ExpC::p1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ExpC::p2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ExpC::p3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ExpC::p4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ExpC::p5));
+  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  const __m256i n = _mm256_cvtps_epi32(fn), n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  __m256 res = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+  res = _mm256_blendv_ps(res, _mm256_set1_ps(INFINITY), big);
+  res = _mm256_blendv_ps(res, _mm256_setzero_ps(), small);
+  return _mm256_blendv_ps(res, _mm256_add_ps(x, x), nan);
+}
+#endif
+struct UExp {
+  template <class T> static ct<T> f(ct<T> x) {
+    if constexpr (std::is_same<ct<T>, float>::value) return exp_f32(x);
+    else return std::exp(x);
+  }
+  // contiguous fp32 rows (d may equal s)
+  static void row(float* d, const float* s, int n) {
+    int c = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    for (; c + 8 <= n; c += 8) _mm256_storeu_ps(d + c, exp8_f32(_mm256_loadu_ps(s + c)));
+#endif
+    for (; c < n; ++c) d[c] = exp_f32(s[c]);
+  }
+};
 struct ULog { template <class T> static ct<T> f(ct<T> x) { return std::log(x); } };
 struct USqrt { template <class T> static ct<T> f(ct<T> x) { return std::sqrt(x); } };
 struct URsqrt { template <class T> static ct<T> f(ct<T> x) { return 1.0f / std::sqrt(x); } };
@@ -99,9 +207,18 @@ struct URecip { template <class T> static ct<T> f(ct<T> x) { return 1.0f / x; } 
 struct URelu { template <class T> static ct<T> f(ct<T> x) { return x > 0 ? x : (ct<T>)0; } };
 struct UNot { template <class T> static ct<T> f(ct<T> x) { return (ct<T>)~x; } };
 
+template <class Op, class = void> struct has_row : std::false_type {};
+template <class Op> struct has_row<Op, decltype((void)&Op::row)> : std::true_type {};
+
 template <class Op, class T> inline void unary(Core& C, const Tile<T>& d, const Tile<T>& s) {
   int vr, vc;
   window(C, d, vr, vc, s);
+  if constexpr (std::is_same<T, float>::value && has_row<Op>::value) {
+    if (vr > 0 && vc > 0 && d.nd() && s.nd() && (!overlaps(d, s) || same_map(d, s))) {
+      for (int r = 0; r < vr; ++r) Op::row(d.rowp(r), s.rowp(r), vc);
+      return;
+    }
+  }
   ew(C, d, vr, vc, [](T x) { return st<T>(Op::template f<T>(ld(x))); }, s);
 }
 #define PTO_UNARY(NAME, OP) \
@@ -198,6 +315,93 @@ template <int K, class TD, class T> inline TD reduce_out(const Reducer<K, T>& r)
   else return st<TD>(r.acc);
 }
 
+// Row sums use a fixed, vector-friendly order (ops/vector.py reduce_values): element c goes to
+// lane c % 8, each lane sums left to right, then ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)) with absent
+// lanes (rows shorter than 8) skipped.
+template <class V> inline V combine_lanes(V* lane, int nl) {
+  while (nl > 1) {
+    int k = 0;
+    for (int i = 0; i < nl; i += 2) lane[k++] = i + 1 < nl ? (V)(lane[i] + lane[i + 1]) : lane[i];
+    nl = k;
+  }
+  return lane[0];
+}
+template <class T> inline ct<T> row_sum(const T* row, ColIt it, int vc) {
+  using V = ct<T>;
+  V lane[8];
+  if constexpr (std::is_same<T, float>::value) {
+    if (it.step_in == 1 && it.run() >= vc && vc >= 8) {  // contiguous: 8 independent lanes (one AVX register)
+      const float* p = row + it.off;
+      for (int l = 0; l < 8; ++l) lane[l] = p[l];
+      int c = 8;
+      for (; c + 8 <= vc; c += 8)
+        for (int l = 0; l < 8; ++l) lane[l] = lane[l] + p[c + l];
+      for (int l = 0; c < vc; ++c, ++l) lane[l] = lane[l] + p[c];
+      return combine_lanes(lane, 8);
+    }
+  }
+  for (int c = 0; c < vc; ++c, it.next()) {
+    const V x = ld(row[it.off]);
+    lane[c & 7] = c < 8 ? x : (V)(lane[c & 7] + x);
+  }
+  return combine_lanes(lane, vc < 8 ? vc : 8);
+}
+
+// Row max/min of contiguous fp32: lane-wise, exact (max/min do not depend on the order) except
+// for NaN and signed zeros, where the sequential loop decides (returns false).
+template <int K> inline bool row_minmax_fast(const float* p, int vc, float& out) {
+  if (vc < 8) return false;
+#if defined(__AVX2__)
+  if (vc >= 16) {
+    __m256 m0 = _mm256_loadu_ps(p), m1 = _mm256_loadu_ps(p + 8), bad = _mm256_setzero_ps();
+    int c = 16;
+    for (; c + 16 <= vc; c += 16) {
+      const __m256 x0 = _mm256_loadu_ps(p + c), x1 = _mm256_loadu_ps(p + c + 8);
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(x0, x1, _CMP_UNORD_Q));
+      m0 = K == RMax ? _mm256_max_ps(m0, x0) : _mm256_min_ps(m0, x0);
+      m1 = K == RMax ? _mm256_max_ps(m1, x1) : _mm256_min_ps(m1, x1);
+    }
+    bad = _mm256_or_ps(bad, _mm256_cmp_ps(m0, m1, _CMP_UNORD_Q));
+    if (_mm256_movemask_ps(bad)) return false;
+    float lane[16];
+    _mm256_storeu_ps(lane, m0);
+    _mm256_storeu_ps(lane + 8, m1);
+    float m = lane[0];
+    for (int l = 1; l < 16; ++l) m = (K == RMax) ? (lane[l] > m ? lane[l] : m) : (lane[l] < m ? lane[l] : m);
+    for (; c < vc; ++c) {
+      const float x = p[c];
+      if (x != x) return false;
+      m = (K == RMax) ? (x > m ? x : m) : (x < m ? x : m);
+    }
+    if (m == 0.f) return false;
+    out = m;
+    return true;
+  }
+#endif
+  float lane[8];
+  bool nan = false;
+  for (int l = 0; l < 8; ++l) lane[l] = p[l];
+  for (int c = 8; c + 8 <= vc; c += 8)
+    for (int l = 0; l < 8; ++l) {
+      const float x = p[c + l];
+      nan |= x != x;
+      lane[l] = (K == RMax) ? (x > lane[l] ? x : lane[l]) : (x < lane[l] ? x : lane[l]);
+    }
+  for (int c = vc & ~7; c < vc; ++c) {
+    const float x = p[c];
+    nan |= x != x;
+    lane[c & 7] = (K == RMax) ? (x > lane[c & 7] ? x : lane[c & 7]) : (x < lane[c & 7] ? x : lane[c & 7]);
+  }
+  float m = lane[0];
+  for (int l = 0; l < 8; ++l) {
+    nan |= lane[l] != lane[l];
+    m = (K == RMax) ? (lane[l] > m ? lane[l] : m) : (lane[l] < m ? lane[l] : m);
+  }
+  if (nan || m == 0.f) return false;
+  out = m;
+  return true;
+}
+
 // Row reduction (dim=0): dst[r, 0] over src's valid rows; column reduction (dim=1): dst[0, c].
 template <int K, class TD, class T> inline void reduce(Core& C, const Tile<TD>& d, const Tile<T>& s, int dim) {
   const int vr = s.vr, vc = s.vc;
@@ -205,6 +409,18 @@ template <int K, class TD, class T> inline void reduce(Core& C, const Tile<TD>& 
   if (dim == 0) {
     if (d.rows < vr) fail(C, "reduction result %s [%d, %d] cannot hold %d rows", d.name, d.rows, d.cols, vr);
     for (int r = 0; r < vr; ++r) {
+      if constexpr (K == RSum) {
+        d.at(r, 0) = st<TD>(row_sum(s.base + s.roff(r), s.colit(), vc));
+        continue;
+      }
+      if constexpr ((K == RMax || K == RMin) && std::is_same<T, float>::value) {
+        const ColIt it = s.colit();
+        float m;
+        if (it.step_in == 1 && it.run() >= vc && row_minmax_fast<K>(s.base + s.roff(r) + it.off, vc, m)) {
+          d.at(r, 0) = st<TD>(m);
+          continue;
+        }
+      }
       Reducer<K, T> red;
       const T* row = s.base + s.roff(r);
       ColIt it = s.colit();
