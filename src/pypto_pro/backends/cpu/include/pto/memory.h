@@ -74,10 +74,11 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
   if (vr <= 0 || vc <= 0) return;
   const T* src = g.p + w.base;
   Same same;
-  const int64_t row_bytes = w.st1 == 1 ? (int64_t)sizeof(T) * vc : 0;
+  // rows far apart in GM (a window of a wider tensor): fetch a few rows ahead
+  const int64_t row_bytes = (w.st1 == 1 && w.st0 != vc) ? (int64_t)sizeof(T) * vc : 0;
   for (int r = 0; r < vr; ++r) {
     const T* s = src + r * w.st0;
-    if (r + 4 < vr)  // GM rows are far apart: fetch a few rows ahead
+    if (r + 4 < vr)
       for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + 4 * w.st0) + b);
     if (d.nd() && w.st1 == 1) {
       std::memcpy(d.rowp(r), s, sizeof(T) * (size_t)vc);
