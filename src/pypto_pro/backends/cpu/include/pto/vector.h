@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
-#if defined(__AVX__)
+// <immintrin.h> costs ~0.25 s of every compile: only kernels that use exp or row max/min get it
+// (kernel.cpp defines PTO_SIMD_MATH); the scalar paths give the same bits.
+#if defined(PTO_SIMD_MATH) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+#define PTO_AVX2_MATH 1
 #endif
 
 #include "cast.h"
@@ -68,18 +71,30 @@ template <bool Left> struct OpShift {
 template <class T, class S> inline bool rows_ok(const Tile<T>& d, const Tile<S>& s) {
   return s.nd() && (!overlaps(d, s) || same_map(d, s));
 }
+// F16C through GCC's builtins (no header needed).
+typedef float pto_v8f __attribute__((vector_size(32), aligned(4)));
+typedef short pto_v8h __attribute__((vector_size(16), aligned(2)));
 inline void h2f(const half* s, float* d, int n) {
   int i = 0;
 #if defined(__F16C__) && defined(__AVX__)
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(s + i))));
+  for (; i + 8 <= n; i += 8) {
+    pto_v8h h;
+    std::memcpy(&h, s + i, 16);
+    const pto_v8f f = __builtin_ia32_vcvtph2ps256(h);
+    std::memcpy(d + i, &f, 32);
+  }
 #endif
   for (; i < n; ++i) d[i] = (float)s[i];
 }
 inline void f2h(const float* s, half* d, int n) {
   int i = 0;
 #if defined(__F16C__) && defined(__AVX__)
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i*)(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i + 8 <= n; i += 8) {
+    pto_v8f f;
+    std::memcpy(&f, s + i, 32);
+    const pto_v8h h = __builtin_ia32_vcvtps2ph256(f, 0);  // 0: round to nearest even
+    std::memcpy(d + i, &h, 16);
+  }
 #endif
   for (; i < n; ++i) d[i] = (half)s[i];
 }
@@ -162,7 +177,7 @@ inline float exp_f32(float x) {
   std::memcpy(&s2, &b2, 4);
   return (y * s1) * s2;
 }
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(PTO_AVX2_MATH)
 inline __m256 exp8_f32(__m256 x) {
   const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q), big = _mm256_cmp_ps(x, _mm256_set1_ps(ExpC::hi), _CMP_GT_OQ),
                small = _mm256_cmp_ps(x, _mm256_set1_ps(ExpC::lo), _CMP_LT_OQ);
@@ -194,7 +209,7 @@ struct UExp {
   // contiguous fp32 rows (d may equal s)
   static void row(float* d, const float* s, int n) {
     int c = 0;
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(PTO_AVX2_MATH)
     for (; c + 8 <= n; c += 8) _mm256_storeu_ps(d + c, exp8_f32(_mm256_loadu_ps(s + c)));
 #endif
     for (; c < n; ++c) d[c] = exp_f32(s[c]);
@@ -351,7 +366,7 @@ template <class T> inline ct<T> row_sum(const T* row, ColIt it, int vc) {
 // for NaN and signed zeros, where the sequential loop decides (returns false).
 template <int K> inline bool row_minmax_fast(const float* p, int vc, float& out) {
   if (vc < 8) return false;
-#if defined(__AVX2__)
+#if defined(PTO_AVX2_MATH)
   if (vc >= 16) {
     __m256 m0 = _mm256_loadu_ps(p), m1 = _mm256_loadu_ps(p + 8), bad = _mm256_setzero_ps();
     int c = 16;
