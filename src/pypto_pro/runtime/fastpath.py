@@ -14,23 +14,32 @@ import numpy as np
 from .args import ParamSpec, check_scalar
 
 
+_TORCH_TENSOR = None
+
+
 def _torch_tensor_type():
-    torch = sys.modules.get("torch")
-    return torch.Tensor if torch is not None else None
+    """torch.Tensor once torch has been imported (by anyone), else None; never imports torch."""
+    global _TORCH_TENSOR
+    if _TORCH_TENSOR is None:
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            _TORCH_TENSOR = torch.Tensor
+    return _TORCH_TENSOR
 
 
 def arg_key(args: Sequence[Any]) -> Optional[Tuple]:
     """A hashable description of the arguments (None where a frozen launcher does not apply)."""
-    tt = _torch_tensor_type()
+    tt = _TORCH_TENSOR or _torch_tensor_type()
     key = []
+    append = key.append
     for a in args:
         t = type(a)
-        if t is np.ndarray:
-            key.append((a.dtype, a.shape))
-        elif tt is not None and t is tt:
-            key.append((a.dtype, a.shape, a.is_cpu))  # is_cpu: cheaper than .device, enough to tell
+        if t is tt:
+            append((a.dtype, a.shape, a.is_cpu))  # is_cpu: cheaper than .device, enough to tell
+        elif t is np.ndarray:
+            append((a.dtype, a.shape))
         elif t is int or t is float or t is bool:
-            key.append(t)
+            append(t)
         else:
             return None
     return tuple(key)
