@@ -18,8 +18,11 @@ RUNTIME_SOURCE = Path(__file__).parent / "runtime" / "pto_runtime.cpp"
 
 #: Value-affecting flags: no FMA contraction (bit-exact with the interpreter), wrapping integers,
 #: no fast-math.  -fno-math-errno only lets sqrt inline (its result is exact either way).
+#: -fno-tree-slp-vectorize: g++ 12's SLP vectorizer merges neighbouring ``(double)(float)(x)`` and
+#: drops the rounding to fp32 (reproduced with g++ 12.2 at -O2/-O3), which would break the fp32
+#: semantics of scalar expressions; loops are still vectorized and hot paths use intrinsics.
 COMMON_FLAGS = ("-std=c++17", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing",
-                "-fno-math-errno", "-w", "-g0")
+                "-fno-math-errno", "-fno-tree-slp-vectorize", "-w", "-g0")
 
 
 class CompileError(KernelError):
