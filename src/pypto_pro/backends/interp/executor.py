@@ -252,7 +252,7 @@ class Interpreter:
     @staticmethod
     def _coerce(value, dtype: DataType):
         if dtype.kind == "float":
-            return float(np.float32(value))
+            return to_f32(value)
         if dtype.kind == "bool":
             return bool(value)
         return int(value)
@@ -361,7 +361,13 @@ class Interpreter:
         return cached if cached.valid == (vr, vc) else cached.with_valid((vr, vc))
 
 
-_UNARY = {"-": lambda v: -v, "not": lambda v: not v, "~": lambda v: ~int(v), "float": lambda v: float(np.float32(v)),
+def to_f32(value) -> float:
+    """``value`` rounded to fp32 (overflow to +-inf is the fp32 semantics, not an error)."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))
+
+
+_UNARY = {"-": lambda v: -v, "not": lambda v: not v, "~": lambda v: ~int(v), "float": to_f32,
           "int": int, "bool": bool}
 #: integer ops whose Python result needs no rounding (comparisons give bools)
 _EXACT_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "==": operator.eq, "!=": operator.ne,
@@ -378,7 +384,7 @@ def _binop(op: str, a, b, dtype: DataType):
     elif op == "/":
         if b == 0:
             raise KernelRuntimeError("scalar division by zero")
-        return float(np.float32(a / b))
+        return to_f32(a / b)
     elif op == "//":
         if b == 0:
             raise KernelRuntimeError("scalar division by zero")
@@ -416,7 +422,7 @@ def _binop(op: str, a, b, dtype: DataType):
     else:
         raise TypeError(op)
     if dtype.kind == "float":
-        return float(np.float32(r))
+        return to_f32(r)
     return r
 
 
