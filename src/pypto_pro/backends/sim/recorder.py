@@ -97,7 +97,8 @@ class Recorder:
         interp.observer = self
 
     # ------------------------------------------------------------------ executor callbacks
-    def begin_op(self, core, stmt: ir.OpStmt) -> None:
+    def _new_instr(self, core, stmt: ir.OpStmt):
+        """(plan, stream, instruction) for the next instruction ``stmt`` issues on ``core``."""
         plan = self._plans.get(stmt)
         if plan is None:
             plan = self._plans[stmt] = self._plan(stmt)
@@ -106,8 +107,12 @@ class Recorder:
         ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc)
         if plan.sync is not None:
             ins.sync = plan.sync(core, stmt)
+        return plan, stream, ins
+
+    def begin_op(self, core, stmt: ir.OpStmt) -> None:
+        plan, _, ins = self._new_instr(core, stmt)
         self.cur = ins
-        self._pending[ci] = ins
+        self._pending[ins.core] = ins
         self._skip_read_space = plan.skip_read_space
         self._element = None
         if plan.element_of is not None:
@@ -118,14 +123,7 @@ class Recorder:
     def on_noop(self, core, stmt: ir.OpStmt) -> None:
         """An op the interpreter does not run (in-core flag, barrier, mutex; cache hint): it accesses
         nothing, so it is recorded in one call instead of begin_op/end_op."""
-        plan = self._plans.get(stmt)
-        if plan is None:
-            plan = self._plans[stmt] = self._plan(stmt)
-        ci = self.index[id(core)]
-        stream = self.streams[ci]
-        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc)
-        if plan.sync is not None:
-            ins.sync = plan.sync(core, stmt)
+        plan, stream, ins = self._new_instr(core, stmt)
         ins.cost = plan.cost if plan.cost is not None else cost_of(self.params, ins)
         stream.append(ins)
 
