@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import inspect
 import os
+import time
 import threading
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import ops as _ops  # noqa: F401  (registers the op table)
 from ..arch import ArchSpec, resolve_arch
+from ..log import logger
 from ..backends import KNOWN as KNOWN_BACKENDS
 from ..backends import get_runner
 from ..errors import KernelLaunchError, KernelSyntaxError
@@ -172,9 +174,13 @@ class JitKernel:
             if kir is None:
                 from ..language.parser import parse_kernel
 
+                start = time.perf_counter()
                 kir = parse_kernel(self.fn, name=self.name, arch=arch, auto_mutex=self.auto_mutex,
                                    static_dims=static_shapes)
                 self._variants[cache_key] = kir
+                static = ", ".join(f"{name}={list(dims)}" for name, dims in key if dims) or "none"
+                logger.info("parsed kernel %s for arch %s (STATIC dims: %s): %s kernel in %.1f ms",
+                            self.name, arch.name, static, kir.kind, (time.perf_counter() - start) * 1e3)
         return kir
 
     def launch(self, args, *, block_dim=1, stream=None) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, Sequence
 
@@ -18,6 +20,7 @@ import numpy as np
 from ... import __version__
 from ...errors import KernelDeadlockError, KernelLaunchError, KernelRuntimeError
 from ...ir import nodes as ir
+from ...log import logger
 from ...runtime import cache
 from .codegen import Generated, generate
 from .toolchain import INCLUDE_DIR, RUNTIME_SOURCE, Toolchain, compile_shared
@@ -165,8 +168,14 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
             compile_shared(tc, final_src, tmp / so_name)
             return {"kernel.cpp": "kernel.cpp", so_name: so_name}
 
+        logging_on = logger.isEnabledFor(logging.INFO)
+        start = time.perf_counter()
+        cached = logging_on and entry.valid() is not None  # (hashing twice only when logging)
         entry.build(produce)
         cache.publish_latest(entry, "kernel.cpp")
+        if logging_on:
+            logger.info("%s kernel %s: %s (%.0f ms)", "disk-cache hit for" if cached else "compiled", kernel.name,
+                        entry.path(so_name), (time.perf_counter() - start) * 1e3)
     finally:
         if rt_thread is not None:
             rt_thread.join()
