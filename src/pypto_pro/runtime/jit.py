@@ -115,17 +115,9 @@ class JitKernel:
         if len(key) > 2:
             raise NotImplementedError("tiling_key / datatype launch arguments (kernel[stream, block_dim, {...}])")
         stream, block_dim = key
-        if type(block_dim) is not int or block_dim < 1:  # launch() raises the KernelLaunchError
-            return lambda *args: self.launch(args, block_dim=block_dim, stream=stream)
-        fast_launchers = self._fast
 
         def launcher(*args):
-            key = arg_key(args)
-            fast = fast_launchers.get(key) if key is not None else None
-            if fast is None:  # first call with these argument types/shapes: full checks
-                return self.launch(args, block_dim=block_dim, stream=stream)
-            fast(args, block_dim)
-            self.last_report = None
+            return self.launch(args, block_dim=block_dim, stream=stream)
 
         return launcher
 
