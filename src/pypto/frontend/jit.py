@@ -26,6 +26,7 @@ from ..graph import Buffer, Graph, format_graph, full_leaf
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
+from .fastcall import call_key, freeze, launch_environment
 from .tracer import Session, record
 
 _RUN_MODES = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}
@@ -63,6 +64,7 @@ class JitFunction:
         self._lock = threading.Lock()
         self._sig: Optional[Tuple[inspect.Signature, Dict[str, Any]]] = None
         self._opts: Tuple[int, Any, Any] = (-1, None, None)  # (options version, effective, frozen)
+        self._fast: Dict[Tuple, Any] = {}  # (options version, launch_environment(), call_key) -> frozen launch or False
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__wrapped__ = fn
@@ -240,6 +242,15 @@ class JitFunction:
 
     # ------------------------------------------------------------------ call
     def __call__(self, *args, **kwargs) -> None:
+        fast_key = None
+        if not kwargs:
+            key = call_key(args)
+            if key is not None:
+                fast_key = (opt.version(), launch_environment(), key)
+                fast = self._fast.get(fast_key)
+                if fast and fast(args):
+                    self.last_report = None
+                    return None
         options = self.options()
         backend = self.backend(options)
         tensors, consts = self._bind(args, kwargs)
@@ -255,7 +266,27 @@ class JitFunction:
             self.last_report = verify_run(self, entry, user, dyn, backend, options["verify"])
             return None
         self.last_report = entry.program.run(user, dyn, backend)
+        if fast_key is not None and fast_key not in self._fast:
+            with self._lock:
+                if len(self._fast) > 256:
+                    self._fast.clear()
+                self._fast[fast_key] = self._freeze(entry.program, backend, user, dyn)
         return None
+
+    def _freeze(self, program: LoweredProgram, backend: Optional[str], user, dyn):
+        """A frozen launcher repeating this call on the compiled cpu backend (False where the call
+        ran elsewhere: interp, sim, or the interpreter fallback of a kernel cpu cannot emit)."""
+        name = select_backend(backend)
+        if name != "cpu":
+            return False
+        from pypto_pro.backends import cpu
+
+        try:
+            compiled = cpu.prepare(program.kernel)
+        except NotImplementedError:
+            return False
+        arrays = program.bind(user, dyn)
+        return freeze(program, compiled, arrays, program._values, program.blocks(name, arrays))
 
     def _check_workspace(self, program: LoweredProgram, user, dyn, options) -> None:
         limit = options["runtime"]["max_workspace_kb"]

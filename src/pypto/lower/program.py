@@ -72,7 +72,11 @@ class LoweredProgram:
             arrays[p.index] = arr
         return arrays
 
+    def blocks(self, backend: Optional[str], arrays: Dict[int, np.ndarray]) -> int:
+        """The block count to launch with on ``backend`` for these bound arrays."""
+        work = max((a.size for a in arrays.values()), default=0)
+        return block_dim(select_backend(backend), self.kernel.arch, work)
+
     def run(self, user: Dict[int, np.ndarray], dyn: Dict[int, int], backend: Optional[str], jit=None):
         arrays = self.bind(user, dyn)
-        return execute(self.kernel, arrays, dict(self._values), block_dim(select_backend(backend), self.kernel.arch),
-                       backend, jit=jit)
+        return execute(self.kernel, arrays, dict(self._values), self.blocks(backend, arrays), backend, jit=jit)

@@ -1,0 +1,141 @@
+"""Frozen launches (pypto/frontend/fastcall.py): repeated calls on the cpu backend skip binding and
+checks, yet give the full path's results and errors for every argument that changes the key."""
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+from pypto.frontend.fastcall import call_key
+from pypto.lower import launch
+from pypto_pro.backends import cpu
+
+pytestmark = pytest.mark.skipif(not cpu.available(), reason="no C++ compiler for the cpu backend")
+
+
+@pytest.fixture(autouse=True)
+def _on_cpu(monkeypatch):
+    monkeypatch.setenv("PYPTO_BACKEND", "cpu")
+
+
+def _frozen(kernel) -> int:
+    return sum(1 for f in kernel._fast.values() if f)
+
+
+@pypto.frontend.jit
+def scaled_add(a: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), b: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+               y: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32), scale: float = 2.0):
+    pypto.set_vec_tile_shapes(16, 64)
+    y[:] = (a + b) * scale
+
+
+def test_repeated_calls_read_new_data_and_new_tensors():
+    a, b, y = torch.randn(40, 64), torch.randn(40, 64), torch.empty(40, 64)
+    scaled_add(a, b, y)
+    scaled_add(a, b, y)
+    assert _frozen(scaled_add) == 1
+    a.add_(1.0)  # same tensors, new contents
+    scaled_add(a, b, y)
+    torch.testing.assert_close(y, (a + b) * 2.0)
+    a2, b2, y2 = torch.randn(40, 64), torch.randn(40, 64), torch.empty(40, 64)  # new tensors, same key
+    scaled_add(a2, b2, y2)
+    torch.testing.assert_close(y2, (a2 + b2) * 2.0)
+    assert _frozen(scaled_add) == 1
+
+
+def test_constants_strides_and_dynamic_dims_change_the_key():
+    a, b, y = torch.randn(40, 64), torch.randn(40, 64), torch.empty(40, 64)
+    scaled_add(a, b, y, 3.0)
+    scaled_add(a, b, y, 3.0)
+    scaled_add(a, b, y, 0.5)
+    torch.testing.assert_close(y, (a + b) * 0.5)
+    wide = torch.randn(40, 128)
+    strided = wide[:, ::2]  # same shape, other strides
+    scaled_add(strided, b, y, 0.5)
+    torch.testing.assert_close(y, (strided + b) * 0.5)
+    count = scaled_add.compile_count
+    a3, b3, y3 = torch.randn(72, 64), torch.randn(72, 64), torch.empty(72, 64)
+    scaled_add(a3, b3, y3, 0.5)
+    scaled_add(a3, b3, y3, 0.5)
+    torch.testing.assert_close(y3, (a3 + b3) * 0.5)
+    assert scaled_add.compile_count == count  # a DYNAMIC dim: new key, no recompile
+
+
+def test_numpy_arguments_take_the_frozen_path_too():
+    a, b = np.random.rand(24, 64).astype(np.float32), np.random.rand(24, 64).astype(np.float32)
+    y = np.empty_like(a)
+    for _ in range(3):
+        scaled_add(a, b, y)
+    np.testing.assert_allclose(y, (a + b) * 2.0, rtol=1e-6)
+    assert call_key((a, b, y)) in {k[2] for k, f in scaled_add._fast.items() if f}
+
+
+def test_launch_errors_are_still_raised_after_freezing():
+    a, b, y = torch.randn(8, 64), torch.randn(8, 64), torch.empty(8, 64)
+    scaled_add(a, b, y)
+    scaled_add(a, b, y)
+    with pytest.raises(pypto.KernelLaunchError, match="dtype"):
+        scaled_add(a.double(), b, y)
+    with pytest.raises(pypto.KernelLaunchError, match="dim 1 must be 64"):
+        scaled_add(torch.randn(8, 32), b, y)
+
+
+@pypto.frontend.jit
+def pick(x: pypto.Tensor([16, 64], pypto.DT_FP32), idx: pypto.Tensor([16, 64], pypto.DT_INT64),
+         y: pypto.Tensor([16, 64], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    y[:] = pypto.gather(x, 1, idx)
+
+
+def test_kernel_runtime_errors_are_raised_on_the_frozen_path():
+    x, y = torch.randn(16, 64), torch.empty(16, 64)
+    idx = torch.randint(0, 64, (16, 64))
+    pick(x, idx, y)
+    pick(x, idx, y)
+    assert _frozen(pick) == 1
+    torch.testing.assert_close(y, torch.gather(x, 1, idx))
+    idx[3, 5] = 64
+    with pytest.raises(pypto.KernelRuntimeError):
+        pick(x, idx, y)
+
+
+@pypto.frontend.jit
+def long_rows(x: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 64)  # rows of 200 do not fit: workspace passes
+    y[:] = pypto.softmax(x, -1)
+
+
+def test_workspaces_are_fresh_on_every_frozen_call():
+    for _ in range(3):
+        x, y = torch.randn(20, 200) * 5, torch.empty(20, 200)
+        long_rows(x, y)
+        torch.testing.assert_close(y, torch.softmax(x, -1))
+    assert _frozen(long_rows) == 1
+
+
+def test_other_threads_and_other_backends_take_the_full_path(monkeypatch):
+    a, b, y = torch.randn(16, 64), torch.randn(16, 64), torch.empty(16, 64)
+    scaled_add(a, b, y, 1.5)
+    scaled_add(a, b, y, 1.5)
+    out = torch.empty(16, 64)
+    worker = threading.Thread(target=scaled_add, args=(a, b, out, 1.5))
+    worker.start()
+    worker.join()
+    torch.testing.assert_close(out, (a + b) * 1.5)
+    monkeypatch.setenv("PYPTO_BACKEND", "interp")
+    before = len(scaled_add._fast)
+    y.zero_()
+    scaled_add(a, b, y, 1.5)
+    scaled_add(a, b, y, 1.5)
+    torch.testing.assert_close(y, (a + b) * 1.5)
+    assert len(scaled_add._fast) == before + 1 and _frozen(scaled_add) == before  # interp: never frozen
+
+
+def test_block_count_follows_the_work_unless_threads_are_set(monkeypatch):
+    monkeypatch.delenv("PYPTO_NUM_THREADS", raising=False)
+    assert launch.block_dim("cpu", None, 64 * 64) == 1
+    big = launch.CPU_MIN_BLOCK_ELEMENTS * 64
+    assert launch.block_dim("cpu", None, big) == launch.cpu_workers()
+    monkeypatch.setenv("PYPTO_NUM_THREADS", "3")
+    assert launch.block_dim("cpu", None, 64 * 64) == 3
