@@ -58,6 +58,33 @@ def _scatter(n: Node, x: np.ndarray, index: np.ndarray, src) -> np.ndarray:
     return r
 
 
+def _index_put(n: Node, x: np.ndarray, indices, values) -> np.ndarray:
+    """A copy of ``x`` with ``values`` (broadcast) written / added in index order at the 1-D
+    ``indices`` on dims ``d, d+1, ..`` (``pypto.ops.indexing``: the ``index_put`` node)."""
+    d, reduce = n.attrs["dim"], n.attrs["reduce"]
+    for j, index in enumerate(indices):
+        _positions(n, x.shape[d + j], index, 0)
+    key = (slice(None),) * d + tuple(np.broadcast_arrays(*indices))
+    r = x.copy()
+    values = np.broadcast_to(np.asarray(values).astype(r.dtype), r[key].shape)
+    if reduce is None:
+        r[key] = values
+    else:
+        np.add.at(r, key, values)
+    return r
+
+
+def _argsort(n: Node, x: np.ndarray) -> np.ndarray:
+    """Stable sort positions along ``dim`` (NaN largest), the first ``k`` of them."""
+    d, k = n.attrs["dim"], n.attrs["k"]
+    x = x if x.dtype.kind in "iub" else x.astype(np.float32)  # fp16 / bf16 compare exactly in FP32
+    if n.attrs["descending"]:  # stable descending = reversed stable ascending of the reversed line
+        order = x.shape[d] - 1 - np.flip(np.argsort(np.flip(x, d), axis=d, kind="stable"), d)
+    else:
+        order = np.argsort(x, axis=d, kind="stable")
+    return np.take(order, np.arange(order.shape[d] if not isinstance(k, int) else k), axis=d)
+
+
 class _Eval:
     def __init__(self, graph: Graph, user: Dict[int, np.ndarray], env: Dict[int, Any]):
         self.env = env
@@ -143,6 +170,12 @@ class _Eval:
             elif op == "scatter":
                 value = ins[2] if len(ins) == 3 else self.scalar(n.attrs["value"])
                 r = _scatter(n, ins[0], ins[1], value)
+            elif op == "index_put":
+                m = n.attrs["count"]
+                value = ins[1 + m] if len(ins) > 1 + m else self.scalar(n.attrs["value"])
+                r = _index_put(n, ins[0], ins[1:1 + m], value)
+            elif op == "argsort":
+                r = _argsort(n, ins[0])
             elif op == "matmul":
                 r = np.matmul(ins[0].astype(np.float64), ins[1].astype(np.float64)).astype(np.float32)
             else:

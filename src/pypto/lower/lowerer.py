@@ -17,7 +17,7 @@ from pypto_pro.ir.types import Layout, MemorySpace
 from ..graph import Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder
-from .indexing import gather_pass, scatter_pass
+from .element_passes import ELEMENT_PASSES
 from .vector import (TC_ALIGN, TR_ALIGN, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce)
 
@@ -123,10 +123,8 @@ class Lowerer:
 
     def store(self, s: Store) -> None:
         self.done.clear()  # earlier statements may have changed what their materialisations read
-        if s.value.op == "scatter":
-            scatter_pass(self, s.dst, s.value, s.vec_tile, s.cube_tile)
-        elif s.value.op in ("gather", "index_select"):
-            gather_pass(self, s.dst, s.value)
+        if s.value.op in ELEMENT_PASSES:  # indexing / sorting: scalar element passes
+            ELEMENT_PASSES[s.value.op](self, s)
         else:
             self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
 

@@ -7,18 +7,19 @@ from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, log, logical
 from .math import (ceil, clip, cosh, erf, erfc, exp2, expm1, floor, floor_div, fmod, gelu, hypot,  # noqa: F401
                    isfinite, isnan, log1p, log2, log10, lrelu, pow, prelu, remainder, round, sigmoid, sign, silu,
                    sinh, swiglu, tanh, trunc)
-from .indexing import gather, index_select, scatter, scatter_  # noqa: F401
+from .indexing import (gather, index_add, index_add_, index_put_, index_select, one_hot, scatter,  # noqa: F401
+                       scatter_, scatter_update)
 from .matmul import bmm, matmul  # noqa: F401
 from .reduce import amax, amin, argmax, argmin, layer_norm, mean, prod, rms_norm, softmax, sum, var  # noqa: F401
-from .shape import (assemble, clone, concat, expand_clone, getitem, permute, reshape, setitem,  # noqa: F401
-                    squeeze, transpose, unsqueeze, view)
+from .shape import (assemble, atomic_add, clone, concat, expand_clone, getitem, pad, permute, reshape,  # noqa: F401
+                    setitem, squeeze, transpose, unsqueeze, view)
+from .sorting import argsort, topk  # noqa: F401
 
 _NOT_IMPLEMENTED = (
     "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "cbrt", "signbit", "gcd",
     "copysign", "ceil_div", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-    "bitwise_right_shift", "triu", "tril", "cumsum", "cumprod", "topk", "argsort", "sort32", "mrgsort", "scaled_mm",
-    "pad", "fillpad", "atomic_add", "pack", "unpack", "interleave", "deinterleave", "uniform", "normal",
-    "scatter_update", "index_add", "index_add_", "index_put_", "one_hot",
+    "bitwise_right_shift", "triu", "tril", "cumsum", "cumprod", "sort32", "mrgsort", "scaled_mm",
+    "fillpad", "pack", "unpack", "interleave", "deinterleave", "uniform", "normal",
     "gathermask", "axpy_",
 )
 

@@ -1,23 +1,34 @@
 """Indexing by index tensors (API.md B4 "Indexing"): ``gather``, ``index_select``, ``scatter``,
-``scatter_`` with torch semantics.
+``scatter_``, ``index_add``, ``index_add_``, ``index_put_``, ``scatter_update``, ``one_hot`` with
+torch semantics.
 
 Each op records one node whose value is stored into a GM buffer right away (``gather`` /
-``index_select`` / ``scatter`` into a workspace, ``scatter_`` into its target); the lowering turns
-that store into an element pass of scalar reads and writes (``pypto/lower/indexing.py``).
-Indices must lie in ``[0, size)`` of the indexed dim; others raise ``KernelRuntimeError`` at run time.
+``index_select`` / ``scatter`` / ``index_add`` / ``one_hot`` into a workspace, the in-place ops into
+their target); the lowering turns that store into an element pass of scalar reads and writes
+(``pypto/lower/indexing.py``).  Indices must lie in ``[0, size)`` of the indexed dim; others raise
+``KernelRuntimeError`` at run time.
+
+``index_add`` / ``index_put_`` / ``scatter_update`` share one node, ``index_put``: for every
+position ``c`` of the iteration space ``x.shape[:d] + [L] + x.shape[d+m:]`` (``L`` the length of
+the ``m`` 1-D indices on dims ``d .. d+m-1``), ``x[c[:d], i0[c[d]], .., i{m-1}[c[d]], c[d+1:]]``
+receives (``reduce=None``) or is increased by (``reduce="add"``) ``values[c]`` (broadcast) or a
+scalar.  Writes happen in index order, so duplicates: the last wins / all accumulate in order.
 """
 from __future__ import annotations
 
-from typing import Optional
+import functools
+import operator
+from typing import Any, List, Optional, Sequence
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 
 from ..frontend.tracer import current_recorder
-from ..graph import Node
+from ..graph import Buffer, Node, full_leaf
 from ..symbolic import is_static
 from ..tensor import Tensor
-from .core import cast_node, is_scalar, materialize, node_of, norm_dim, out
+from .core import (cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out,
+                   same_dim)
 
 INDEX_DTYPES = (dt.DT_INT32, dt.DT_INT64)
 #: scatter ``reduce`` names -> the scalar operator combining the old element with the source value
@@ -95,4 +106,178 @@ def scatter_(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor
     return x
 
 
-__all__ = ["gather", "index_select", "scatter", "scatter_"]
+# ---------------------------------------------------------------------------------------- index_put family
+def contiguous(n: Node) -> Node:
+    """``n`` as a leaf reading a whole buffer in natural order (copied into a workspace otherwise)."""
+    n = materialize(n)
+    if is_full_leaf(n):
+        return n
+    return materialize(Node("cast", (n,), n.shape, n.dtype, {"dtype": n.dtype, "mode": 0}))
+
+
+def alias(n: Node, shape: Sequence[Any]) -> Node:
+    """The elements of ``n`` in row-major order seen with ``shape`` (zero-copy on contiguous tensors)."""
+    base = contiguous(n).attrs["buf"]
+    return full_leaf(Buffer(f"{base.name}_r", base.dtype, tuple(shape), "alias", base=base))
+
+
+def _numel(dims: Sequence[Any]) -> Any:
+    return functools.reduce(operator.mul, dims, 1) if dims else 1
+
+
+def _check_fits(shape: Sequence[Any], space: Sequence[Any], what: str, exact: bool = False) -> None:
+    """``shape`` broadcasts to ``space`` (equals it where both are fixed when ``exact``)."""
+    bad = len(shape) > len(space)
+    if not bad:
+        for a, b in zip(shape, space[len(space) - len(shape):]):
+            if is_static(a) and is_static(b) and a != b and (exact or a != 1):
+                bad = True
+    if bad or (exact and len(shape) != len(space)):
+        fmt = lambda sh: [d if is_static(d) else "?" for d in sh]  # noqa: E731
+        raise KernelTypeError(f"{what}: values of shape {fmt(shape)} do not fit the indexed region {fmt(space)}")
+
+
+def _common_length(lengths: List[Any], what: str) -> Any:
+    """The broadcast length of 1-D index tensors: length-1 ones repeat, the others must agree (two
+    DYNAMIC lengths are taken to be equal)."""
+    longer = [n for n in lengths if not (is_static(n) and n == 1)]
+    if not longer:
+        return 1
+    for n in longer[1:]:
+        if is_static(n) and is_static(longer[0]) and n != longer[0]:
+            raise KernelTypeError(f"{what}: index tensors of lengths {lengths} do not broadcast")
+    return longer[0]
+
+
+def _index_put_node(xn: Node, d: int, indices: List[Node], values, reduce: Optional[str], what: str,
+                    exact: bool = False) -> Node:
+    """``x`` with ``values`` written / added at the ``len(indices)`` 1-D indices on dims ``d, d+1, ..``
+    (see the module docstring); ``values`` a scalar or a tensor broadcasting to the iteration space."""
+    m = len(indices)
+    for i in indices:
+        if i.ndim != 1:
+            raise NotImplementedError(f"{what} with a {i.ndim}-D index tensor (only 1-D index tensors)")
+    length = _common_length([i.shape[0] for i in indices], what)
+    space = tuple(xn.shape[:d]) + (length,) + tuple(xn.shape[d + m:])
+    attrs = {"dim": d, "count": m, "reduce": reduce, "space": space}
+    if is_scalar(values):
+        attrs["value"] = values
+        return Node("index_put", (xn, *indices), xn.shape, xn.dtype, attrs)
+    vn = materialize(cast_node(node_of(values, f"{what} values"), xn.dtype))
+    _check_fits(vn.shape, space, what, exact)
+    return Node("index_put", (xn, *indices, vn), xn.shape, xn.dtype, attrs)
+
+
+def _target(x, what: str) -> Node:
+    xn = node_of(x, f"{what} target")
+    if xn.op != "gm":
+        raise KernelTypeError(f"{what}: the target must be a kernel parameter, a pypto.tensor or a view")
+    return xn
+
+
+def _index_add_node(xn: Node, dim: int, index, source, alpha, what: str) -> Node:
+    """``x`` with ``alpha * source[.., k, ..]`` added to ``x[.., index[k], ..]`` along ``dim``."""
+    d = norm_dim(dim, xn.ndim)
+    idx = _index(index, what)
+    if idx.ndim != 1:
+        raise KernelTypeError(f"{what}: the index must be 1-D, got {idx.ndim} dims")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise KernelTypeError(f"{what}: alpha must be an int or float, got {alpha!r}")
+    if isinstance(alpha, float) and not xn.dtype.is_float():
+        raise KernelTypeError(f"{what}: alpha must be an int for the integer tensor of dtype {xn.dtype.name}")
+    sn = node_of(source, f"{what} source")
+    if sn.ndim != xn.ndim:
+        raise KernelTypeError(f"{what}: source has {sn.ndim} dims, the tensor {xn.ndim}")
+    src = out(sn) if alpha == 1 else out(sn) * alpha
+    return _index_put_node(xn, d, [idx], src, "add", what, exact=True)
+
+
+def index_add(x, dim: int, index, source, *, alpha=1) -> Tensor:
+    """A new tensor: ``x`` with ``alpha * source`` added along ``dim`` at the rows named by the 1-D
+    ``index`` (``source.shape[dim] == len(index)``, other dims as ``x``); duplicates accumulate in
+    index order (float: one rounding per addition, computed in FP32)."""
+    xn = node_of(x)
+    return out(materialize(_index_add_node(xn, dim, index, source, alpha, "pypto.index_add")))
+
+
+def index_add_(x, dim: int, index, source, *, alpha=1) -> Tensor:
+    """In-place :func:`index_add` into ``x`` (a kernel parameter, ``pypto.tensor`` or a view); returns ``x``."""
+    xn = _target(x, "pypto.index_add_")
+    current_recorder().store(xn, _index_add_node(xn, dim, index, source, alpha, "pypto.index_add_"))
+    return x
+
+
+def index_put_(x, indices, values, accumulate: bool = False) -> Tensor:
+    """``x[indices] = values`` (``+=`` with ``accumulate``) in place for a tuple of 1-D INT32/INT64
+    index tensors on the leading dims (one per dim, equal lengths or length 1); ``values`` (a scalar
+    or a tensor, cast to ``x``'s dtype) broadcast to ``[L] + x.shape[len(indices):]``.  Duplicates:
+    the last write wins, or all accumulate in index order.  Returns ``x``."""
+    what = "pypto.index_put_"
+    xn = _target(x, what)
+    if not isinstance(indices, (tuple, list)) or not indices:
+        raise KernelTypeError(f"{what}: indices must be a non-empty tuple of index tensors")
+    if len(indices) > xn.ndim:
+        raise KernelTypeError(f"{what}: {len(indices)} index tensors for a {xn.ndim}-D tensor")
+    if any(i is None for i in indices):
+        raise NotImplementedError(f"{what} with None in indices (an unindexed leading dim)")
+    nodes = []
+    for i in indices:
+        n = node_of(i, f"{what} index")
+        if n.dtype == dt.DT_BOOL:
+            raise NotImplementedError(f"{what} with a BOOL mask index")
+        nodes.append(_index(i, what))
+    reduce = "add" if accumulate else None
+    current_recorder().store(xn, _index_put_node(xn, 0, nodes, values, reduce, what))
+    return x
+
+
+def scatter_update(x, dim: int, index, src) -> Tensor:
+    """Official ``pypto.scatter_update`` in place: row ``index.flatten()[k]`` of ``x`` seen as
+    ``[rows, d]`` (all dims but the last flattened; official: ``[b*s, d]`` or ``[blocks, block_size, 1, d]``)
+    becomes row ``k`` of ``src`` seen the same way.  ``dim`` must be -2 (the official default).
+    Duplicates: the last wins.  Returns ``x``."""
+    what = "pypto.scatter_update"
+    xn = _target(x, what)
+    if xn.ndim < 2 or norm_dim(dim, xn.ndim) != xn.ndim - 2:
+        raise KernelTypeError(f"{what}: only dim=-2 (update rows) of a tensor with at least 2 dims is supported, "
+                              f"got dim={dim} for {xn.ndim} dims")
+    idx = _index(index, what)
+    sn = node_of(src, f"{what} src")
+    if sn.ndim < 2 or not (same_dim(sn.shape[-1], xn.shape[-1]) or not is_static(sn.shape[-1])
+                           or not is_static(xn.shape[-1])):
+        raise KernelTypeError(f"{what}: src rows must have x's last dim {xn.shape[-1]}")
+    rows, length = _numel(sn.shape[:-1]), _numel(idx.shape)
+    if is_static(rows) and is_static(length) and rows != length:
+        raise KernelTypeError(f"{what}: src has {rows} rows for {length} indices")
+    if xn.ndim > 2 and not is_full_leaf(xn):
+        raise KernelTypeError(f"{what}: a tensor with more than 2 dims must be a whole kernel parameter or "
+                              "pypto.tensor (its rows are flattened in place)")
+    last = xn.shape[-1]
+    xr = xn if xn.ndim == 2 else alias(xn, [_numel(xn.shape[:-1]), last])
+    flat_idx = idx if idx.ndim == 1 else alias(idx, [length])
+    rows_src = materialize(cast_node(sn, xn.dtype))
+    rows_src = rows_src if rows_src.ndim == 2 else alias(rows_src, [rows, sn.shape[-1]])
+    current_recorder().store(xr, _index_put_node(xr, 0, [flat_idx], out(rows_src), None, what))
+    return x
+
+
+def one_hot(x, num_classes: int = -1) -> Tensor:
+    """INT64 one-hot encoding of the INT32/INT64 tensor ``x``: shape ``x.shape + [num_classes]``, 1 at
+    ``[..., x[...]]``, 0 elsewhere; a class outside ``[0, num_classes)`` raises ``KernelRuntimeError``.
+    ``num_classes=-1`` (torch: infer from the data) cannot size a compiled kernel's output."""
+    what = "pypto.one_hot"
+    if num_classes == -1:
+        raise KernelTypeError(f"{what}: num_classes=-1 (infer the count from the data) is not possible in a "
+                              "compiled kernel; pass the number of classes")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
+        raise KernelTypeError(f"{what}: num_classes must be a positive int, got {num_classes!r}")
+    idx = _index(x, what)
+    shape = tuple(idx.shape) + (num_classes,)
+    zeros = Node("full", (), shape, dt.DT_INT64, {"value": 0})
+    pos = alias(idx, list(idx.shape) + [1])
+    attrs = {"dim": len(shape) - 1, "reduce": None, "value": 1}
+    return out(materialize(Node("scatter", (zeros, pos), shape, dt.DT_INT64, attrs)))
+
+
+__all__ = ["gather", "index_select", "scatter", "scatter_", "index_add", "index_add_", "index_put_",
+           "scatter_update", "one_hot"]

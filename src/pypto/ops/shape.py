@@ -228,5 +228,63 @@ def concat(tensors: List[Any], dim: int = 0) -> Tensor:
     return out(full_leaf(buf))
 
 
+def atomic_add(src, offsets: Sequence[Any], dst) -> None:
+    """``dst[offsets : offsets + src.shape] += src`` in place (the sum cast to ``dst``'s dtype).  Each
+    element is owned by one core for the whole statement, so no hardware atomics are needed."""
+    s = node_of(src, "pypto.atomic_add src")
+    d = node_of(dst, "pypto.atomic_add dst")
+    if len(offsets) != d.ndim or s.ndim != d.ndim:
+        raise KernelTypeError(f"pypto.atomic_add: src ({s.ndim} dims) and offsets ({len(offsets)}) must match the "
+                              f"{d.ndim}-D dst")
+    for o, size, full in zip(offsets, s.shape, d.shape):
+        if is_static(o) and (o < 0 or is_static(size) and is_static(full) and o + size > full):
+            raise KernelTypeError(f"pypto.atomic_add: the window at offsets {list(offsets)} of size "
+                                  f"{list(s.shape)} leaves dst of shape {list(d.shape)}")
+    key = tuple(slice(o, o + size) for o, size in zip(offsets, s.shape))
+    setitem(dst, key, getitem(dst, key) + src)
+
+
+def _pad_amounts(padding: Sequence[int], ndim: int) -> List[tuple]:
+    """``(before, after)`` per dim from torch's ``(last_before, last_after, prev_before, ...)``."""
+    if len(padding) % 2 or len(padding) > 2 * ndim:
+        raise KernelTypeError(f"pypto.pad: padding needs an even number of entries, at most {2 * ndim}, got "
+                              f"{len(padding)}")
+    if any(isinstance(p, bool) or not isinstance(p, int) for p in padding):
+        raise KernelTypeError(f"pypto.pad: padding entries must be ints, got {list(padding)}")
+    amounts = [(0, 0)] * ndim
+    for i in range(len(padding) // 2):
+        amounts[ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+    return amounts
+
+
+def pad(x, padding: Sequence[int], mode: str = "constant", value=0) -> Tensor:
+    """A new tensor: ``x`` with ``padding[2i]`` / ``padding[2i+1]`` elements of ``value`` before / after
+    dim ``-1-i`` (torch order; negative amounts crop).  Only ``mode="constant"``."""
+    if mode != "constant":
+        raise NotImplementedError(f"pypto.pad(mode={mode!r}): only mode='constant'")
+    n = node_of(x)
+    amounts = _pad_amounts(padding, n.ndim)
+    shape, starts, sizes, dst_starts = [], [], [], []
+    for size, (lo, hi) in zip(n.shape, amounts):
+        total = size + lo + hi if lo or hi else size
+        if is_static(total) and total <= 0:
+            raise KernelTypeError(f"pypto.pad: padding {list(padding)} leaves no elements of dim size {size}")
+        shape.append(total)
+        starts.append(max(-lo, 0))
+        dst_starts.append(max(lo, 0))
+        sizes.append(size + min(lo, 0) + min(hi, 0) if lo < 0 or hi < 0 else size)
+    if any(is_static(s) and s <= 0 for s in sizes):
+        raise KernelTypeError(f"pypto.pad: padding {list(padding)} crops away every element")
+    rec = current_recorder()
+    buf = rec.new_temp(shape, n.dtype)
+    from .creation import full
+
+    rec.store(full_leaf(buf), node_of(full(shape, value, n.dtype)))
+    inner = n if not any(starts) and all(same_dim(a, b) for a, b in zip(sizes, n.shape)) else _slice_leaf(
+        _leaf(x), starts, sizes)
+    rec.store(gm_leaf(buf, dst_starts, range(len(shape)), sizes), inner)
+    return out(full_leaf(buf))
+
+
 __all__ = ["getitem", "setitem", "view", "assemble", "reshape", "unsqueeze", "squeeze", "permute", "transpose",
-           "clone", "expand_clone", "concat", "SymbolicScalar"]
+           "clone", "expand_clone", "concat", "atomic_add", "pad", "SymbolicScalar"]
