@@ -40,6 +40,109 @@ def best_time(fn, repeat: int = 7, number: int = 1) -> float:
     return min(_times(fn, repeat, number))
 
 
+@pl.jit(backend="cpu")
+def seed_add(a: pl.Tensor[[64, 64], pl.DT_FP16], b: pl.Tensor[[64, 64], pl.DT_FP16],
+             out: pl.Tensor[[64, 64], pl.DT_FP16]):
+    tt = pl.TileType(shape=[64, 64], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    ta = pl.make_tile_group(type=tt, addrs=0x0000, mutex_ids=[0])
+    tb = pl.make_tile_group(type=tt, addrs=0x2000, mutex_ids=[1])
+    to = pl.make_tile_group(type=tt, addrs=0x4000, mutex_ids=[2])
+    with pl.section_vector():
+        pl.load(ta.current(), a, [0, 0])
+        pl.load(tb.current(), b, [0, 0])
+        pl.add(to.current(), ta.current(), tb.current())
+        pl.store(out, to.current(), [0, 0])
+
+
+FR, FC = 16, 1024
+
+
+@pl.jit(backend="cpu")
+def fused(a: pl.Tensor[[pl.DYNAMIC, FC], pl.DT_FP32], b: pl.Tensor[[pl.DYNAMIC, FC], pl.DT_FP32],
+          c: pl.Tensor[[pl.DYNAMIC, FC], pl.DT_FP32], out: pl.Tensor[[pl.DYNAMIC, FC], pl.DT_FP32]):
+    ta = pl.make_tile(pl.TileType([FR, FC], pl.DT_FP32), addr=0x0)
+    tb = pl.make_tile(pl.TileType([FR, FC], pl.DT_FP32), addr=0x10000)
+    with pl.section_vector():
+        for t in pl.range(pl.get_block_idx(), a.shape[0] // FR, pl.get_block_num()):
+            pl.load(ta, a, [t * FR, 0])
+            pl.load(tb, b, [t * FR, 0])
+            pl.mul(ta, ta, tb)
+            pl.load(tb, c, [t * FR, 0])
+            pl.add(ta, ta, tb)
+            pl.relu(ta, ta)
+            pl.mul(ta, ta, 0.5)
+            pl.store(out, ta, [t * FR, 0])
+
+
+@pl.jit(backend="cpu")
+def copy(a: pl.Tensor[[pl.DYNAMIC, FC], pl.DT_FP32], out: pl.Tensor[[pl.DYNAMIC, FC], pl.DT_FP32]):
+    ta = pl.make_tile(pl.TileType([FR, FC], pl.DT_FP32), addr=0x0)
+    with pl.section_vector():
+        for t in pl.range(pl.get_block_idx(), a.shape[0] // FR, pl.get_block_num()):
+            pl.load(ta, a, [t * FR, 0])
+            pl.store(out, ta, [t * FR, 0])
+
+
+SR, SC = 8, 4096
+
+
+@pl.jit(backend="cpu")
+def softmax(x: pl.Tensor[[pl.DYNAMIC, SC], pl.DT_FP32], y: pl.Tensor[[pl.DYNAMIC, SC], pl.DT_FP32]):
+    t = pl.make_tile(pl.TileType([SR, SC], pl.DT_FP32), addr=0x0)
+    tmp = pl.make_tile(pl.TileType([SR, SC], pl.DT_FP32), addr=0x0)  # row ops never read tmp
+    stat = pl.make_tile(pl.TileType([SR, 1], pl.DT_FP32, layout=pl.DN), addr=0x20000)
+    with pl.section_vector():
+        for blk in pl.range(pl.get_block_idx(), x.shape[0] // SR, pl.get_block_num()):
+            pl.load(t, x, [blk * SR, 0])
+            pl.maximum(stat, t, tmp, dim=0)
+            pl.expand_sub(t, t, stat, dim=0)
+            pl.exp(t, t)
+            pl.sum(stat, t, tmp, dim=0)
+            pl.expand_div(t, t, stat, dim=0)
+            pl.store(y, t, [blk * SR, 0])
+
+
+def mm_kernel(dt):
+    TM, TK, TN = 128, 128, 128
+
+    @pl.jit(backend="cpu", name=f"mm_{dt.name}")
+    def mm(a: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt], b: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt],
+           c: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]):
+        m, k, n = a.shape[0], a.shape[1], b.shape[1]
+        a1 = pl.make_tile(pl.TileType([TM, TK], dt, pl.MemorySpace.Mat), addr=0x0)
+        b1 = pl.make_tile(pl.TileType([TK, TN], dt, pl.MemorySpace.Mat), addr=0x10000)
+        a0 = pl.make_tile(pl.TileType([TM, TK], dt, pl.MemorySpace.Left), addr=0x0)
+        b0 = pl.make_tile(pl.TileType([TK, TN], dt, pl.MemorySpace.Right), addr=0x0)
+        acc = pl.make_tile(pl.TileType([TM, TN], pl.DT_FP32, pl.MemorySpace.Acc), addr=0x0)
+        nt = n // TN
+        with pl.section_cube():
+            for t in pl.range(pl.get_block_idx(), (m // TM) * nt, pl.get_block_num()):
+                i = t // nt
+                j = t % nt
+                for kk in pl.range(k // TK):
+                    pl.load(a1, a, [i * TM, kk * TK])
+                    pl.load(b1, b, [kk * TK, j * TN])
+                    pl.move(a0, a1)
+                    pl.move(b0, b1)
+                    if kk == 0:
+                        pl.matmul(acc, a0, b0)
+                    else:
+                        pl.matmul_acc(acc, acc, a0, b0)
+                pl.store(c, acc, [i * TM, j * TN])
+    return mm
+
+
+def best_time(fn, repeat: int = 7, number: int = 1) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - t) / number)
+    return min(times)
+
+
 def row(name, ours, theirs, label, unit_ours="", unit_theirs=""):
     print(f"{name:<44} {ours * 1e3:9.3f} ms {unit_ours:>14} | {label:<16} {theirs * 1e3:9.3f} ms {unit_theirs:>14} "
           f"| ratio {theirs / ours:5.2f}x")

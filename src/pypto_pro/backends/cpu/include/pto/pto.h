@@ -8,3 +8,4 @@
 #include "sync.h"
 #include "scalar.h"
 #include "extra.h"
+#include "fuse.h"

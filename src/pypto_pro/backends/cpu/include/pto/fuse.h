@@ -1,0 +1,182 @@
+// PyPTO CPU backend: element-wise fusion (codegen's fusion.py emits the loops that use this).
+//
+// A fused group runs a run of consecutive element-wise tile ops in ONE pass over the common valid
+// window: each element's values stay in registers from op to op.  The loop body is a generic lambda
+// instantiated twice: for V8 (8 fp32 lanes, AVX2) and for float (the scalar tail).  Every function
+// below performs exactly the operations of the unfused op in vector.h (same rounding per op, no FMA
+// contraction, same NaN/inf/-0.0 results, exp through exp8_f32 / exp_f32), and fp16/bf16 values are
+// computed in fp32 and rounded to the dtype after every op (round<T>), like st<T>(...) after each
+// unfused op.  Values in registers are therefore always representable in the tile dtype, so loads
+// and stores are exact conversions.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "core.h"
+#include "vector.h"
+
+#if defined(PTO_AVX2_MATH) && defined(__F16C__)
+#define PTO_FUSE_V8 1
+#endif
+
+namespace pto {
+namespace fz {
+
+// ---------------------------------------------------------------- runtime guard
+// The common valid window of a group's destinations, read in program order (dst()), and whether
+// it is non-empty and fits every operand's physical shape (fits()).  Anything else runs the
+// original per-op code, which reports errors exactly as before.
+struct Window {
+  int vr = -1, vc = -1;
+  inline bool dst(const Core& C, int i) {
+    const int r = C.valid[2 * i], c = C.valid[2 * i + 1];
+    if (vr < 0) {
+      vr = r;
+      vc = c;
+      return true;
+    }
+    return r == vr && c == vc;
+  }
+  inline bool fits(int rows, int cols) const { return vr > 0 && vc > 0 && vr <= rows && vc <= cols; }
+};
+
+// set_validshape without failing: false (and no change) where pto::set_valid would fail.
+inline bool try_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, int64_t cols) {
+  const TileDecl& d = decls[i];
+  if (!(1 <= rows && rows <= d.rows && 1 <= cols && cols <= d.cols)) return false;
+  C.valid[2 * i] = (int32_t)rows;
+  C.valid[2 * i + 1] = (int32_t)cols;
+  return true;
+}
+
+// ---------------------------------------------------------------- the loop
+// f(lanes, r, c) for every element (r, c) of the vr x vc window: 8 columns at a time, then a scalar
+// tail.  flat: every tile of the group is ND with exactly vc columns, so the window is one run of
+// vr * vc elements (no per-row tail).
+template <class F> inline void each(int vr, int vc, bool flat, F&& f) {
+  int64_t rows = vr, cols = vc;
+  if (flat) {
+    cols = (int64_t)vr * vc;
+    rows = 1;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t c = 0;
+#if defined(PTO_FUSE_V8)
+    for (; c + 8 <= cols; c += 8) f(__m256(), r, c);
+#endif
+    for (; c < cols; ++c) f(0.f, r, c);
+  }
+}
+
+// each() for a group that ends in a row sum: f returns the summed value of element (r, c), and
+// out[r] (an [R,1] tile) gets the row's sum in pto::row_sum's order: element c in lane c % 8, each
+// lane left to right, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)) -- what an 8-wide accumulator gives.
+template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&& f) {
+  for (int64_t r = 0; r < vr; ++r) {
+    float lane[8];
+    int64_t c = 0;
+#if defined(PTO_FUSE_V8)
+    if (vc >= 8) {
+      __m256 acc = f(__m256(), r, 0);
+      for (c = 8; c + 8 <= vc; c += 8) acc = _mm256_add_ps(acc, f(__m256(), r, c));
+      _mm256_storeu_ps(lane, acc);
+    }
+#endif
+    for (; c < vc; ++c) {
+      const float x = f(0.f, r, c);
+      lane[c & 7] = c < 8 ? x : lane[c & 7] + x;
+    }
+    out[r] = st<T>(combine_lanes(lane, vc < 8 ? vc : 8));
+  }
+}
+
+// ---------------------------------------------------------------- scalar lanes
+template <class V, class T> inline V load(const T* p);
+template <> inline float load<float, float>(const float* p) { return *p; }
+template <> inline float load<float, half>(const half* p) { return ld(*p); }
+template <> inline float load<float, bf16>(const bf16* p) { return ld(*p); }
+template <class T> inline void store(T* p, float v) { *p = st<T>(v); }
+// one value for every lane (a scalar operand, a row-broadcast element)
+template <class V> inline V splat(float x);
+template <> inline float splat<float>(float x) { return x; }
+
+template <class T> inline float round(float x) { return ld(st<T>(x)); }
+template <> inline float round<float>(float x) { return x; }
+
+inline float add(float a, float b) { return a + b; }
+inline float sub(float a, float b) { return a - b; }
+inline float mul(float a, float b) { return a * b; }
+inline float div(float a, float b) { return a / b; }
+inline float max(float a, float b) { return nan_max<float>(a, b); }
+inline float min(float a, float b) { return nan_min<float>(a, b); }
+inline float neg(float x) { return -x; }
+inline float abs(float x) { return std::fabs(x); }
+inline float exp(float x) { return exp_f32(x); }
+inline float sqrt(float x) { return std::sqrt(x); }
+inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
+inline float recip(float x) { return 1.0f / x; }
+inline float relu(float x) { return x > 0 ? x : 0.f; }
+
+// ---------------------------------------------------------------- 8 lanes (AVX2)
+#if defined(PTO_FUSE_V8)
+template <> inline __m256 load<__m256, float>(const float* p) { return _mm256_loadu_ps(p); }
+template <> inline __m256 load<__m256, half>(const half* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+}
+template <> inline __m256 load<__m256, bf16>(const bf16* p) {
+  const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+}
+inline void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+inline void store(half* p, __m256 v) {  // v holds fp16 values: the conversion is exact
+  _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+inline void store(bf16* p, __m256 v) {  // v holds bf16 values: keep the high halves
+  const __m256i hi = _mm256_srli_epi32(_mm256_castps_si256(v), 16);
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(hi, hi), 0x08);
+  _mm_storeu_si128((__m128i*)p, _mm256_castsi256_si128(packed));
+}
+template <> inline __m256 splat<__m256>(float x) { return _mm256_set1_ps(x); }
+
+// f_to_bf16 lane-wise: round to nearest even, NaN -> sign | 0x7FC0 (then back to fp32).
+inline __m256 round_bf16(__m256 x) {
+  const __m256i u = _mm256_castps_si256(x);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
+  const __m256i rounded = _mm256_and_si256(r, _mm256_set1_epi32((int)0xFFFF0000u));
+  const __m256i qnan = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32((int)0x80000000u)),
+                                       _mm256_set1_epi32(0x7FC00000));
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  return _mm256_blendv_ps(_mm256_castsi256_ps(rounded), _mm256_castsi256_ps(qnan), nan);
+}
+template <class T> inline __m256 round(__m256 x);
+template <> inline __m256 round<float>(__m256 x) { return x; }
+template <> inline __m256 round<half>(__m256 x) {
+  return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+template <> inline __m256 round<bf16>(__m256 x) { return round_bf16(x); }
+
+inline __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+inline __m256 sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+inline __m256 mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+inline __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+// maxps is (a > b ? a : b), which is nan_max except where a is NaN (nan_max returns a).
+inline __m256 max(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+inline __m256 min(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_min_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+inline __m256 neg(__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); }
+inline __m256 abs(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+inline __m256 exp(__m256 x) { return exp8_f32(x); }
+inline __m256 sqrt(__m256 x) { return _mm256_sqrt_ps(x); }
+inline __m256 rsqrt(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(x)); }
+inline __m256 recip(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), x); }
+// x > 0 ? x : +0 (NaN and -0.0 give +0)
+inline __m256 relu(__m256 x) { return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ), x); }
+#endif
+
+}  // namespace fz
+}  // namespace pto

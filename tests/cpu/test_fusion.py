@@ -1,0 +1,290 @@
+"""Element-wise fusion on the cpu backend (backends/cpu/fusion.py): fused groups must give exactly the
+results of the unfused per-op code, which is bit-exact with the interpreter.
+
+Random chains of fusable ops (tile/scalar/row-broadcast operands, aliasing destinations, fp32/fp16/bf16,
+valid windows with odd widths, inf/nan/-0.0 inputs, optional interleaved set_validshapes that make the
+runtime guard fall back) run on the interpreter, on the cpu backend with fusion and without it
+(``PYPTO_CPU_FUSION=0``).  Fused vs unfused: identical bits (NaN payloads aside).  Interpreter vs fused: the same, except for exp, which the cpu backend computes with its own polynomial
+(docs/performance.md), compared with a tolerance.
+"""
+import contextlib
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kernels import load_kernels
+from pypto_pro.errors import KernelRuntimeError
+
+DTYPES = {"FP32": np.float32, "FP16": np.float16, "BF16": ml_dtypes.bfloat16}
+BITS = {"FP32": np.uint32, "FP16": np.uint16, "BF16": np.uint16}
+ALL = ("FP32", "FP16", "BF16")
+F16_F32 = ("FP32", "FP16")
+
+# (template, dtypes); {d} dst, {a} {b} tile sources, {s} scalar
+OPS = [
+    ("pl.add({d}, {a}, {b})", ALL), ("pl.sub({d}, {a}, {b})", ALL), ("pl.mul({d}, {a}, {b})", ALL),
+    ("pl.div({d}, {a}, {b})", F16_F32), ("pl.maximum({d}, {a}, {b})", ALL), ("pl.minimum({d}, {a}, {b})", ALL),
+    ("pl.add({d}, {a}, {s})", ALL), ("pl.sub({d}, {a}, {s})", ALL), ("pl.mul({d}, {a}, {s})", ALL),
+    ("pl.div({d}, {a}, {s})", F16_F32), ("pl.maximum({d}, {a}, {s})", ALL), ("pl.minimum({d}, {a}, {s})", ALL),
+    ("pl.neg({d}, {a})", ALL), ("pl.abs({d}, {a})", ALL), ("pl.exp({d}, {a})", F16_F32),
+    ("pl.sqrt({d}, {a})", F16_F32), ("pl.rsqrt({d}, {a})", F16_F32), ("pl.recip({d}, {a})", F16_F32),
+    ("pl.relu({d}, {a})", F16_F32), ("pl.expands({d}, {s})", ALL),
+    ("pl.expand_sub({d}, {a}, row, dim=0)", ALL), ("pl.expand_mul({d}, {a}, row, dim=0)", ALL),
+    ("pl.expand_div({d}, {a}, row, dim=0)", ALL), ("pl.expand_max({d}, {a}, row, dim=0)", ALL),
+    ("pl.expand_min({d}, {a}, row, dim=0)", ALL), ("pl.row_sum(rs, {a})", F16_F32),
+]
+TILES = ["t0", "t1", "t2", "t3"]  # t3 has t2's address and geometry (an alias)
+SCALARS = ["2", "-3", "0.5", "1.25", "-0.0", "1e30"]
+
+KERNEL = """
+@pl.jit(backend="{backend}")
+def k_{name}(x: pl.Tensor[[{R}, {C}], pl.DT_{dt}], y: pl.Tensor[[{R}, {C}], pl.DT_{dt}],
+             v: pl.Tensor[[{R}, 1], pl.DT_{dt}], out: pl.Tensor[[4, {R}, {C}], pl.DT_{dt}]):
+    t0 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr=0x0)
+    t1 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S})
+    t2 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S2})
+    t3 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S2})
+    row = pl.make_tile(pl.TileType([{R}, 1], pl.DT_{dt}, layout=pl.DN), addr={S3})
+    rs = pl.make_tile(pl.TileType([{R}, 1], pl.DT_{dt}, layout=pl.DN), addr={S4})
+    with pl.section_vector():
+        pl.load(row, v, [0, 0])
+        pl.load(t0, x, [0, 0])
+        pl.load(t1, y, [0, 0])
+        pl.expands(t2, 0.5)
+        pl.set_validshape(t0, [{VR}, {VC}])
+        pl.set_validshape(t1, [{VR}, {VC}])
+        pl.set_validshape(t2, [{VR}, {VC}])
+        pl.set_validshape(t3, [{VR}, {VC}])
+{body}
+        pl.set_validshape(t0, [{R}, {C}])
+        pl.set_validshape(t1, [{R}, {C}])
+        pl.set_validshape(t2, [{R}, {C}])
+        pl.store(out, t0, [0, 0, 0])
+        pl.store(out, t1, [1, 0, 0])
+        pl.store(out, t2, [2, 0, 0])
+        pl.store(out, rs, [3, 0, 0])
+"""
+
+
+@contextlib.contextmanager
+def fusion(on: bool):
+    """Compile kernels (on first call) with the fusion pass on or off."""
+    old = os.environ.get("PYPTO_CPU_FUSION")
+    os.environ["PYPTO_CPU_FUSION"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["PYPTO_CPU_FUSION"]
+        else:
+            os.environ["PYPTO_CPU_FUSION"] = old
+
+
+def _align(n: int) -> int:
+    return (n + 511) // 512 * 512
+
+
+def _source(prog: dict, backend: str, name: str) -> str:
+    size = _align(prog["R"] * prog["C"] * np.dtype(DTYPES[prog["dt"]]).itemsize)
+    return KERNEL.format(backend=backend, name=name, S=size, S2=2 * size, S3=3 * size,
+                         S4=3 * size + 512, **prog)
+
+
+def _inputs(prog: dict, seed: int):
+    """Random data with inf, -inf, nan, -0.0 and 0.0 sprinkled in."""
+    rng = np.random.default_rng(seed)
+    R, C, npdt = prog["R"], prog["C"], DTYPES[prog["dt"]]
+    special = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0])
+
+    def one(shape):
+        a = rng.standard_normal(shape) * 2
+        mask = rng.random(shape) < 0.08
+        a[mask] = rng.choice(special, mask.sum())
+        return a.astype(npdt)
+    return one((R, C)), one((R, C)), one((R, 1))
+
+
+def _launch(kernel, prog, data):
+    out = np.full((4, prog["R"], prog["C"]), 7, DTYPES[prog["dt"]])
+    kernel(*data, out)
+    out[3, :, 1:] = 0  # only column 0 holds row sums
+    return out
+
+
+def _run_all(tmp_path, prog, seed):
+    """Outputs of the interpreter, the fused cpu kernel and the unfused cpu kernel."""
+    src = "".join(_source(prog, b, n) for b, n in (("interp", "interp"), ("cpu", "fused"), ("cpu", "unfused")))
+    mod = load_kernels(tmp_path, src)
+    data = _inputs(prog, seed)
+    ref = _launch(mod.k_interp, prog, data)
+    with fusion(True):
+        fused = _launch(mod.k_fused, prog, data)
+    with fusion(False):
+        unfused = _launch(mod.k_unfused, prog, data)
+    return ref, fused, unfused
+
+
+def _assert_same_bits(a, b, dt, what):
+    """Same NaN positions, identical bits elsewhere (-0.0 != 0.0).  NaN payloads and signs are not
+    compared: with two NaN operands x86 returns the first one, and the compiler may commute add/mul."""
+    nan_a, nan_b = np.isnan(a.astype(np.float32)), np.isnan(b.astype(np.float32))
+    assert np.array_equal(nan_a, nan_b), f"NaN positions differ: {what}"
+    assert np.array_equal(a[~nan_a].view(BITS[dt]), b[~nan_b].view(BITS[dt])), what
+
+
+def _assert_matches_interp(ref, got, prog):
+    if "exp" not in prog["body"]:
+        _assert_same_bits(ref, got, prog["dt"], f"interpreter mismatch\n{prog['body']}")
+        return
+    a, b = ref.astype(np.float64), got.astype(np.float64)
+    assert (np.isnan(a) == np.isnan(b)).all(), f"NaN positions differ\n{prog['body']}"
+    m = ~np.isnan(a)
+    tol = 1e-5 if prog["dt"] == "FP32" else 1e-2
+    np.testing.assert_allclose(b[m], a[m], rtol=tol, atol=tol, err_msg=prog["body"])
+
+
+@st.composite
+def programs(draw):
+    dt = draw(st.sampled_from(ALL))
+    R = draw(st.sampled_from([16, 32]))
+    C = draw(st.sampled_from([16, 48, 64, 80]))
+    VR = draw(st.integers(1, R))
+    VC = draw(st.one_of(st.just(C), st.integers(1, C)))
+    ops = [o for o in OPS if dt in o[1]]
+    lines = []
+    for tmpl, _ in draw(st.lists(st.sampled_from(ops), min_size=2, max_size=8)):
+        d, a, b = (draw(st.sampled_from(TILES)) for _ in range(3))
+        lines.append("        " + tmpl.format(d=d, a=a, b=b, s=draw(st.sampled_from(SCALARS))))
+        if draw(st.integers(0, 9)) == 0:  # a window change inside the run: the guard may fall back
+            t = draw(st.sampled_from(TILES))
+            lines.append(f"        pl.set_validshape({t}, [{draw(st.integers(1, R))}, {draw(st.integers(1, C))}])")
+    return dict(dt=dt, R=R, C=C, VR=VR, VC=VC, body="\n".join(lines))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # 1e30 as fp16 is inf
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(prog=programs(), seed=st.integers(0, 2**31 - 1))
+def test_random_chains_match_unfused_and_interpreter(tmp_path, prog, seed):
+    ref, fused, unfused = _run_all(tmp_path, prog, seed)
+    _assert_same_bits(fused, unfused, prog["dt"], f"fused != unfused\n{prog['body']}")
+    _assert_matches_interp(ref, fused, prog)
+
+
+CHAIN = dict(dt="FP32", R=16, C=80, VR=13, VC=77, body="""\
+        pl.mul(t2, t0, t1)
+        pl.add(t3, t2, 1.0)
+        pl.mul(t2, t3, 0.5)
+        pl.sub(t3, t2, t1)
+        pl.neg(t2, t3)
+        pl.exp(t3, t2)
+        pl.add(t2, t3, 1.0)
+        pl.recip(t3, t2)
+        pl.expand_max(t2, t3, row, dim=0)
+        pl.mul(t1, t2, t0)""")
+
+
+def _kernel_cpp(build_dir, name: str) -> str:
+    (path,) = build_dir.glob(f"k_{name}__*/*/kernel.cpp")
+    return path.read_text()
+
+
+def test_chain_is_one_fused_loop(tmp_path, monkeypatch):
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    ref, fused, unfused = _run_all(tmp_path, CHAIN, 1)
+    _assert_same_bits(fused, unfused, "FP32", "fused != unfused")
+    _assert_matches_interp(ref, fused, CHAIN)
+    cpp = _kernel_cpp(build, "fused")
+    assert "fused element-wise group" in cpp and "10 ops in one pass" in cpp
+    loop = cpp[cpp.index("pto::fz::each("):cpp.index("} else {  // the original per-op code")]
+    assert len(re.findall(r"const V v\d+ = ", loop)) == 10  # one statement per op
+    assert "fz::exp(" in loop and "fz::splat<V>(fz::load<float>(" in loop  # exp, row broadcast
+    # t2/t3 share storage: only the last value is stored; t1 is stored; t0 is only read
+    assert len(re.findall(r"fz::store\(", loop)) == 2
+    assert "fused element-wise group" not in _kernel_cpp(build, "unfused")
+
+
+HALF_CHAIN = """\
+        pl.mul(t2, t0, t1)
+        pl.add(t3, t2, 0.1)
+        pl.maximum(t2, t3, t0)
+        pl.expand_sub(t3, t2, row, dim=0)
+        pl.abs(t2, t3)
+        pl.minimum(t3, t2, 1.5)
+        pl.neg(t1, t3)"""
+
+
+@pytest.mark.parametrize("dt", ["FP16", "BF16"])
+def test_16_bit_chain_rounds_after_every_op(tmp_path, monkeypatch, dt):
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    prog = dict(CHAIN, dt=dt, R=32, C=48, VR=31, VC=45, body=HALF_CHAIN)
+    ref, fused, unfused = _run_all(tmp_path, prog, 3)
+    _assert_same_bits(fused, unfused, dt, "fused != unfused")
+    _assert_matches_interp(ref, fused, prog)
+    cpp = _kernel_cpp(build, "fused")
+    ctype = {"FP16": "pto::half", "BF16": "pto::bf16"}[dt]
+    assert "7 ops in one pass" in cpp and cpp.count(f"fz::round<{ctype}>(") == 7
+
+
+ROW_SUM_CHAIN = """\
+        pl.expand_sub(t2, t0, row, dim=0)
+        pl.exp(t3, t2)
+        pl.row_sum(rs, t3)
+        pl.expand_div(t1, t3, rs, dim=0)"""
+
+
+@pytest.mark.parametrize("dt,vc", [("FP32", 77), ("FP32", 5), ("FP16", 45)])
+def test_trailing_row_sum_is_fused(tmp_path, monkeypatch, dt, vc):
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    prog = dict(CHAIN, dt=dt, R=32, VR=30, VC=vc, body=ROW_SUM_CHAIN)
+    ref, fused, unfused = _run_all(tmp_path, prog, 4)
+    _assert_same_bits(fused, unfused, dt, "fused != unfused")
+    _assert_matches_interp(ref, fused, prog)
+    cpp = _kernel_cpp(build, "fused")
+    assert "2 ops in one pass: expand_sub exp + row_sum" in cpp and "pto::fz::each_row_sum(" in cpp
+
+
+def test_guard_falls_back_when_windows_differ(tmp_path, monkeypatch):
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    prog = dict(CHAIN, body="""\
+        pl.mul(t2, t0, t1)
+        pl.set_validshape(t1, [5, 9])
+        pl.add(t1, t2, 1.0)
+        pl.mul(t2, t1, 0.5)
+        pl.set_validshape(t2, [3, 4])
+        pl.sub(t3, t2, t1)""")
+    ref, fused, unfused = _run_all(tmp_path, prog, 2)
+    _assert_same_bits(fused, unfused, "FP32", "fused != unfused")
+    _assert_matches_interp(ref, fused, prog)
+    cpp = _kernel_cpp(build, "fused")
+    assert "3 ops in one pass" in cpp and "try_valid(C, kTiles, 1, " in cpp  # set_validshape(t1) is inside
+
+
+def test_error_inside_a_group_names_the_same_line(tmp_path, monkeypatch):
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    prog = dict(CHAIN, body="""\
+        pl.mul(t2, t0, t1)
+        pl.add(t3, t2, 1.0)
+        pl.set_validshape(t1, [pl.get_block_num() + 16, 4])
+        pl.mul(t1, t3, 0.5)""")
+    data = _inputs(prog, 0)
+    messages = []
+    for on in (True, False):  # the same source file twice: the messages name the same line
+        k = load_kernels(tmp_path, _source(prog, "cpu", "k")).k_k
+        with fusion(on), pytest.raises(KernelRuntimeError) as e:
+            _launch(k, prog, data)
+        messages.append(re.sub(r"gen_kernel_\d+", "gen_kernel", str(e.value)))
+    assert messages[0] == messages[1] and "outside tile t1" in messages[0]
+    assert messages[0].rstrip().endswith("pl.set_validshape(t1, [pl.get_block_num() + 16, 4])")  # the right line
+    cpps = [p.read_text() for p in build.glob("k_k__*/*/kernel.cpp")]
+    assert sum("try_valid(C, kTiles, 1, " in c for c in cpps) == 1  # the failing set_validshape was fused
