@@ -102,6 +102,48 @@ def softmax(x: pl.Tensor[[pl.DYNAMIC, SC], pl.DT_FP32], y: pl.Tensor[[pl.DYNAMIC
             pl.store(y, t, [blk * SR, 0])
 
 
+CR, CC = 32, 512
+
+
+def chain_kernel(name: str):
+    """y = sigmoid((a*b + 1)*0.5 - b) * a as nine tile ops, the shape of the tensor-level lowering."""
+
+    @pl.jit(backend="cpu", name=name)
+    def chain(a: pl.Tensor[[pl.DYNAMIC, CC], pl.DT_FP32], b: pl.Tensor[[pl.DYNAMIC, CC], pl.DT_FP32],
+              y: pl.Tensor[[pl.DYNAMIC, CC], pl.DT_FP32]):
+        ta = pl.make_tile(pl.TileType([CR, CC], pl.DT_FP32), addr=0x0)
+        tb = pl.make_tile(pl.TileType([CR, CC], pl.DT_FP32), addr=0x10000)
+        t = pl.make_tile(pl.TileType([CR, CC], pl.DT_FP32), addr=0x20000)
+        with pl.section_vector():
+            for i in pl.range(pl.get_block_idx(), a.shape[0] // CR, pl.get_block_num()):
+                pl.load(ta, a, [i * CR, 0])
+                pl.load(tb, b, [i * CR, 0])
+                pl.mul(t, ta, tb)
+                pl.add(t, t, 1.0)
+                pl.mul(t, t, 0.5)
+                pl.sub(t, t, tb)
+                pl.neg(t, t)
+                pl.exp(t, t)
+                pl.add(t, t, 1.0)
+                pl.recip(t, t)
+                pl.mul(t, t, ta)
+                pl.store(y, t, [i * CR, 0])
+    return chain
+
+
+def compiled_without_fusion(kernel, *args) -> None:
+    """Launch ``kernel`` once so it is compiled with the element-wise fusion pass off ($PYPTO_CPU_FUSION=0)."""
+    old = os.environ.get("PYPTO_CPU_FUSION")
+    os.environ["PYPTO_CPU_FUSION"] = "0"
+    try:
+        kernel(*args)
+    finally:
+        if old is None:
+            del os.environ["PYPTO_CPU_FUSION"]
+        else:
+            os.environ["PYPTO_CPU_FUSION"] = old
+
+
 def mm_kernel(dt):
     TM, TK, TN = 128, 128, 128
 
@@ -194,6 +236,20 @@ def main(quick: bool) -> None:
     row("fused relu(a*b+c)*0.5 fp32", t_fused, t_eager, "torch eager", gb(4 * 4 * n, t_fused), gb(4 * 4 * n, t_eager))
     row("fused relu(a*b+c)*0.5 fp32", t_fused, t_comp, "torch.compile", "", gb(4 * 4 * n, t_comp))
     print(f"  fused bandwidth / copy bandwidth = {(4 * 4 * n / t_fused) / (2 * 4 * n / t_copy) * 100:.0f}%")
+    # --- element-wise fusion: a 9-op chain with the fusion pass on and off (same run)
+    c_on, c_off = chain_kernel("chain_fused"), chain_kernel("chain_unfused")
+    c_ref = lambda p, q: torch.sigmoid((p * q + 1.0) * 0.5 - q) * p  # noqa: E731
+    c_comp = torch.compile(c_ref)
+    for cr in (256, n // CC):
+        ca, cb, cy = torch.randn(cr, CC), torch.randn(cr, CC), torch.empty(cr, CC)
+        compiled_without_fusion(c_off[None, bd], ca, cb, cy)
+        t_on = median_time(lambda: c_on[None, bd](ca, cb, cy), repeat=15)
+        assert torch.allclose(cy, c_ref(ca, cb), atol=1e-5)
+        t_off = median_time(lambda: c_off[None, bd](ca, cb, cy), repeat=15)
+        t_cc = median_time(lambda: c_comp(ca, cb), repeat=15)
+        name, nbytes = f"9-op chain sigmoid((a*b+1)*.5-b)*a {cr}x{CC}", 3 * 4 * cr * CC
+        row(name, t_on, t_off, "fusion off", gb(nbytes, t_on), gb(nbytes, t_off))
+        row(name, t_on, t_cc, "torch.compile", "", gb(nbytes, t_cc))
     # --- softmax
     sr = 1024 if quick else 4096
     xs = torch.randn(sr, SC)

@@ -237,7 +237,10 @@ ROW_SUM_CHAIN = """\
         pl.expand_sub(t2, t0, row, dim=0)
         pl.exp(t3, t2)
         pl.row_sum(rs, t3)
-        pl.expand_div(t1, t3, rs, dim=0)"""
+        pl.expand_div(t1, t3, rs, dim=0)
+        pl.expand_sub(t2, t1, rs, dim=0)
+        pl.abs(t2, t2)
+        pl.row_sum(rs, t2)"""
 
 
 @pytest.mark.parametrize("dt,vc", [("FP32", 77), ("FP32", 5), ("FP16", 45)])
@@ -249,7 +252,8 @@ def test_trailing_row_sum_is_fused(tmp_path, monkeypatch, dt, vc):
     _assert_same_bits(fused, unfused, dt, "fused != unfused")
     _assert_matches_interp(ref, fused, prog)
     cpp = _kernel_cpp(build, "fused")
-    assert "2 ops in one pass: expand_sub exp + row_sum" in cpp and "pto::fz::each_row_sum(" in cpp
+    assert "2 ops in one pass: expand_sub exp + row_sum" in cpp  # a fresh [R,1] destination
+    assert "3 ops in one pass: expand_div expand_sub abs + row_sum" in cpp  # over its broadcast operand
 
 
 def test_guard_falls_back_when_windows_differ(tmp_path, monkeypatch):

@@ -9,9 +9,10 @@ for 8 AVX2 fp32 lanes and for a scalar tail).  Semantics are identical to the un
   relu``, ``expands`` and the row/column broadcasts ``expand_{sub,div,mul,max,min}``; fp32, fp16,
   bf16 (computed in fp32, rounded to the dtype after every op, as the unfused ops do);
   ``sync_src``/``sync_dst``/``bar_*`` (no-ops here) and ``set_validshape`` of a declared tile may be
-  interleaved;
+  interleaved; a row sum (``row_sum``, ``sum(dim=0)``) of a tile the group wrote, right after it, is
+  accumulated in the same loop (8 lanes, pto::row_sum's order);
 * compile-time legality: only whole declared tiles (no subviews, no tile-group slots), ND layout
-  (broadcast operands ``[R,1]``/``[1,C]`` ND or DN), one dtype; any two tiles of a group either do not
+  (one-column tiles and broadcast operands ``[R,1]``/``[1,C]`` may be DN: same addressing), one dtype; any two tiles of a group either do not
   share a byte or have identical geometry (space, address, shape, layout, dtype: the same element
   mapping), so element (r, c) of an op only ever depends on element (r, c) of its operands; broadcast
   operands are never written in the group; scalar operands and validshape expressions cannot fail;
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from ...dtypes import DataType
 from ...ir import nodes as ir
 from ...ir.layout import footprint_elems
-from ...ir.types import Layout
+from ...ir.types import Layout, MemorySpace
 
 if TYPE_CHECKING:
     from .codegen import KernelCodegen
@@ -95,7 +96,7 @@ def _key(t: ir.TileDecl) -> tuple:
 
 
 def _byte_range(t: ir.TileDecl) -> Tuple[int, int]:
-    n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, False)
+    n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc)
     return t.addr, t.addr + n * t.dtype.nbytes
 
 
@@ -163,6 +164,7 @@ class _Builder:
 
     dtype: Optional[DataType] = None
     tiles: Dict[tuple, ir.TileDecl] = field(default_factory=dict)
+    kinds: Dict[tuple, set] = field(default_factory=dict)  # storage -> how the group uses it
     written: set = field(default_factory=set)
     broadcast: set = field(default_factory=set)
 
@@ -180,20 +182,26 @@ class _Builder:
             return False
         self.dtype = dtype
         self.tiles = seen
+        for kind, t in uses:
+            self.kinds.setdefault(_key(t), set()).add(kind)
         self.written.add(dkey)
         self.broadcast |= read_bcast
         return True
 
     def admit_row_sum(self, s: ir.Stmt) -> Optional[RowSum]:
-        """``s`` as a row sum of a tile written in the group into a fresh [R,1] tile, if legal."""
+        """``s`` as a row sum of a tile written in the group into an [R,1] tile, if legal.
+
+        The [R,1] destination may be a row-broadcast operand of the group (softmax's statistics
+        tile): row r's sum is stored after every element of row r, and only row r reads v[r].
+        """
         if type(s) is not ir.OpStmt or not _is_row_sum(s):
             return None
         src, dst = _decl(s.args["src"]), _decl(s.args["dst"])
         if src is None or dst is None or _key(src) not in self.written or dst.dtype.name != self.dtype.name:
             return None
-        if not _layout_ok(ROW, dst) or _key(dst) in self.tiles or not _disjoint_or_same(self.tiles, dst):
+        if self.kinds.get(_key(dst), {ROW}) != {ROW} or not _layout_ok(ROW, dst):
             return None
-        return RowSum(s, src, dst)
+        return RowSum(s, src, dst) if _disjoint_or_same(self.tiles, dst) else None
 
 
 def _is_row_sum(s: ir.OpStmt) -> bool:
@@ -386,7 +394,7 @@ class _Loop:
             g.emit(f"pto::fz::each_row_sum(w_.vr, w_.vc, {out}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
             self.body.append(f"return {self.value[(TILE, _key(rs.src))]};  // {rs.src.name}")
         g.indent += 1
-        g.emit("using V = decltype(lanes_);  // __m256 (8 lanes) or float (tail)")
+        g.emit("using V = decltype(lanes_);  // pto::fz::P4 (32 columns), __m256 (8) or float (the tail)")
         g.emit("namespace fz = pto::fz;")
         for line in self.body:
             g.emit(line)

@@ -2,7 +2,10 @@
 //
 // A fused group runs a run of consecutive element-wise tile ops in ONE pass over the common valid
 // window: each element's values stay in registers from op to op.  The loop body is a generic lambda
-// instantiated twice: for V8 (8 fp32 lanes, AVX2) and for float (the scalar tail).  Every function
+// instantiated three times: for Pack<4> (32 columns as four AVX2 registers), __m256 (8 columns) and
+// float (the scalar tail).  A Pack applies every op to its four registers one after the other, so
+// four independent dependency chains are interleaved in program order: one long chain per 8 lanes
+// (exp alone is ~20 dependent instructions) would otherwise be bound by latency, not throughput.  Every function
 // below performs exactly the operations of the unfused op in vector.h (same rounding per op, no FMA
 // contraction, same NaN/inf/-0.0 results, exp through exp8_f32 / exp_f32), and fp16/bf16 values are
 // computed in fp32 and rounded to the dtype after every op (round<T>), like st<T>(...) after each
@@ -50,10 +53,50 @@ inline bool try_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, i
   return true;
 }
 
+// ---------------------------------------------------------------- lane types
+#if defined(PTO_FUSE_V8)
+template <int N> struct Pack {
+  __m256 v[N];
+};
+using P4 = Pack<4>;
+#endif
+
+// load<V>(p): V's lanes from p[0..]; splat<V>(x): x in every lane.
+template <class V> struct Lanes;
+template <> struct Lanes<float> {
+  template <class T> static float load(const T* p) { return ld(*p); }
+  static float splat(float x) { return x; }
+};
+#if defined(PTO_FUSE_V8)
+template <> struct Lanes<__m256> {
+  static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+  static __m256 load(const half* p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
+  static __m256 load(const bf16* p) {
+    const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+  }
+  static __m256 splat(float x) { return _mm256_set1_ps(x); }
+};
+template <int N> struct Lanes<Pack<N>> {
+  template <class T> static Pack<N> load(const T* p) {
+    Pack<N> r;
+    for (int i = 0; i < N; ++i) r.v[i] = Lanes<__m256>::load(p + 8 * i);
+    return r;
+  }
+  static Pack<N> splat(float x) {
+    Pack<N> r;
+    for (int i = 0; i < N; ++i) r.v[i] = _mm256_set1_ps(x);
+    return r;
+  }
+};
+#endif
+template <class V, class T> inline V load(const T* p) { return Lanes<V>::load(p); }
+template <class V> inline V splat(float x) { return Lanes<V>::splat(x); }
+
 // ---------------------------------------------------------------- the loop
-// f(lanes, r, c) for every element (r, c) of the vr x vc window: 8 columns at a time, then a scalar
-// tail.  flat: every tile of the group is ND with exactly vc columns, so the window is one run of
-// vr * vc elements (no per-row tail).
+// f(lanes, r, c) for every element (r, c) of the vr x vc window: 32 columns at a time, then 8, then
+// a scalar tail.  flat: every tile of the group is ND with exactly vc columns, so the window is one
+// run of vr * vc elements (no per-row tail).
 template <class F> inline void each(int vr, int vc, bool flat, F&& f) {
   int64_t rows = vr, cols = vc;
   if (flat) {
@@ -63,6 +106,7 @@ template <class F> inline void each(int vr, int vc, bool flat, F&& f) {
   for (int64_t r = 0; r < rows; ++r) {
     int64_t c = 0;
 #if defined(PTO_FUSE_V8)
+    for (; c + 32 <= cols; c += 32) f(P4(), r, c);
     for (; c + 8 <= cols; c += 8) f(__m256(), r, c);
 #endif
     for (; c < cols; ++c) f(0.f, r, c);
@@ -71,7 +115,8 @@ template <class F> inline void each(int vr, int vc, bool flat, F&& f) {
 
 // each() for a group that ends in a row sum: f returns the summed value of element (r, c), and
 // out[r] (an [R,1] tile) gets the row's sum in pto::row_sum's order: element c in lane c % 8, each
-// lane left to right, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)) -- what an 8-wide accumulator gives.
+// lane left to right, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)) -- what an 8-wide accumulator gives
+// when the registers are added in column order.
 template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&& f) {
   for (int64_t r = 0; r < vr; ++r) {
     float lane[8];
@@ -79,7 +124,11 @@ template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&&
 #if defined(PTO_FUSE_V8)
     if (vc >= 8) {
       __m256 acc = f(__m256(), r, 0);
-      for (c = 8; c + 8 <= vc; c += 8) acc = _mm256_add_ps(acc, f(__m256(), r, c));
+      for (c = 8; c + 32 <= vc; c += 32) {
+        const P4 x = f(P4(), r, c);
+        for (int i = 0; i < 4; ++i) acc = _mm256_add_ps(acc, x.v[i]);
+      }
+      for (; c + 8 <= vc; c += 8) acc = _mm256_add_ps(acc, f(__m256(), r, c));
       _mm256_storeu_ps(lane, acc);
     }
 #endif
@@ -92,14 +141,7 @@ template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&&
 }
 
 // ---------------------------------------------------------------- scalar lanes
-template <class V, class T> inline V load(const T* p);
-template <> inline float load<float, float>(const float* p) { return *p; }
-template <> inline float load<float, half>(const half* p) { return ld(*p); }
-template <> inline float load<float, bf16>(const bf16* p) { return ld(*p); }
 template <class T> inline void store(T* p, float v) { *p = st<T>(v); }
-// one value for every lane (a scalar operand, a row-broadcast element)
-template <class V> inline V splat(float x);
-template <> inline float splat<float>(float x) { return x; }
 
 template <class T> inline float round(float x) { return ld(st<T>(x)); }
 template <> inline float round<float>(float x) { return x; }
@@ -120,14 +162,6 @@ inline float relu(float x) { return x > 0 ? x : 0.f; }
 
 // ---------------------------------------------------------------- 8 lanes (AVX2)
 #if defined(PTO_FUSE_V8)
-template <> inline __m256 load<__m256, float>(const float* p) { return _mm256_loadu_ps(p); }
-template <> inline __m256 load<__m256, half>(const half* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
-}
-template <> inline __m256 load<__m256, bf16>(const bf16* p) {
-  const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
-}
 inline void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
 inline void store(half* p, __m256 v) {  // v holds fp16 values: the conversion is exact
   _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
@@ -137,7 +171,6 @@ inline void store(bf16* p, __m256 v) {  // v holds bf16 values: keep the high ha
   const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(hi, hi), 0x08);
   _mm_storeu_si128((__m128i*)p, _mm256_castsi256_si128(packed));
 }
-template <> inline __m256 splat<__m256>(float x) { return _mm256_set1_ps(x); }
 
 // f_to_bf16 lane-wise: round to nearest even, NaN -> sign | 0x7FC0 (then back to fp32).
 inline __m256 round_bf16(__m256 x) {
@@ -176,6 +209,80 @@ inline __m256 rsqrt(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm25
 inline __m256 recip(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), x); }
 // x > 0 ? x : +0 (NaN and -0.0 give +0)
 inline __m256 relu(__m256 x) { return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ), x); }
+
+// ---------------------------------------------------------------- packs: each op on every register
+template <int N, class T> inline void store(T* p, const Pack<N>& v) {
+  for (int i = 0; i < N; ++i) store(p + 8 * i, v.v[i]);
+}
+template <class T, int N> inline Pack<N> round(const Pack<N>& x) {
+  Pack<N> r;
+  for (int i = 0; i < N; ++i) r.v[i] = round<T>(x.v[i]);
+  return r;
+}
+#define PTO_FZ_PACK1(NAME)                                                 \
+  template <int N> inline Pack<N> NAME(const Pack<N>& a) {                 \
+    Pack<N> r;                                                             \
+    for (int i = 0; i < N; ++i) r.v[i] = NAME(a.v[i]);                     \
+    return r;                                                              \
+  }
+#define PTO_FZ_PACK2(NAME)                                                 \
+  template <int N> inline Pack<N> NAME(const Pack<N>& a, const Pack<N>& b) { \
+    Pack<N> r;                                                             \
+    for (int i = 0; i < N; ++i) r.v[i] = NAME(a.v[i], b.v[i]);             \
+    return r;                                                              \
+  }
+PTO_FZ_PACK2(add)
+PTO_FZ_PACK2(sub)
+PTO_FZ_PACK2(mul)
+PTO_FZ_PACK2(div)
+PTO_FZ_PACK2(max)
+PTO_FZ_PACK2(min)
+PTO_FZ_PACK1(neg)
+PTO_FZ_PACK1(abs)
+PTO_FZ_PACK1(sqrt)
+PTO_FZ_PACK1(rsqrt)
+PTO_FZ_PACK1(recip)
+PTO_FZ_PACK1(relu)
+#undef PTO_FZ_PACK1
+#undef PTO_FZ_PACK2
+
+// exp8_f32 on every register, step by step across the registers (the same operations per lane as
+// exp8_f32 / exp_f32, so the same bits; interleaved so the N chains overlap).
+template <int N> inline Pack<N> exp(const Pack<N>& x) {
+  __m256 nan[N], big[N], small[N], fn[N], r[N], p[N];
+  const __m256 lo = _mm256_set1_ps(ExpC::lo), hi = _mm256_set1_ps(ExpC::hi);
+  for (int i = 0; i < N; ++i) {
+    nan[i] = _mm256_cmp_ps(x.v[i], x.v[i], _CMP_UNORD_Q);
+    big[i] = _mm256_cmp_ps(x.v[i], hi, _CMP_GT_OQ);
+    small[i] = _mm256_cmp_ps(x.v[i], lo, _CMP_LT_OQ);
+  }
+  for (int i = 0; i < N; ++i) {
+    const __m256 xc = _mm256_min_ps(_mm256_max_ps(x.v[i], lo), hi);
+    fn[i] = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(ExpC::log2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r[i] = _mm256_fmadd_ps(fn[i], _mm256_set1_ps(-ExpC::c1), xc);
+  }
+  for (int i = 0; i < N; ++i) r[i] = _mm256_fmadd_ps(fn[i], _mm256_set1_ps(-ExpC::c2), r[i]);
+  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(_mm256_set1_ps(ExpC::p0), r[i], _mm256_set1_ps(ExpC::p1));
+  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p2));
+  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p3));
+  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p4));
+  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p5));
+  Pack<N> out;
+  for (int i = 0; i < N; ++i) {
+    const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p[i], _mm256_mul_ps(r[i], r[i]), r[i]), _mm256_set1_ps(1.0f));
+    const __m256i n = _mm256_cvtps_epi32(fn[i]), n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    out.v[i] = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+  }
+  for (int i = 0; i < N; ++i) {
+    __m256 res = _mm256_blendv_ps(out.v[i], _mm256_set1_ps(INFINITY), big[i]);
+    res = _mm256_blendv_ps(res, _mm256_setzero_ps(), small[i]);
+    out.v[i] = _mm256_blendv_ps(res, _mm256_add_ps(x.v[i], x.v[i]), nan[i]);
+  }
+  return out;
+}
 #endif
 
 }  // namespace fz
