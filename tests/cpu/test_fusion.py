@@ -37,6 +37,8 @@ OPS = [
     ("pl.expand_sub({d}, {a}, row, dim=0)", ALL), ("pl.expand_mul({d}, {a}, row, dim=0)", ALL),
     ("pl.expand_div({d}, {a}, row, dim=0)", ALL), ("pl.expand_max({d}, {a}, row, dim=0)", ALL),
     ("pl.expand_min({d}, {a}, row, dim=0)", ALL), ("pl.row_sum(rs, {a})", F16_F32),
+    ("pl.expand_mul({d}, {a}, rs, dim=0)", ALL), ("pl.expand_sub({d}, {a}, col, dim=1)", ALL),
+    ("pl.expand_div({d}, {a}, col, dim=1)", ALL), ("pl.expand_max({d}, {a}, col, dim=1)", ALL),
 ]
 TILES = ["t0", "t1", "t2", "t3"]  # t3 has t2's address and geometry (an alias)
 SCALARS = ["2", "-3", "0.5", "1.25", "-0.0", "1e30"]
@@ -44,15 +46,18 @@ SCALARS = ["2", "-3", "0.5", "1.25", "-0.0", "1e30"]
 KERNEL = """
 @pl.jit(backend="{backend}")
 def k_{name}(x: pl.Tensor[[{R}, {C}], pl.DT_{dt}], y: pl.Tensor[[{R}, {C}], pl.DT_{dt}],
-             v: pl.Tensor[[{R}, 1], pl.DT_{dt}], out: pl.Tensor[[4, {R}, {C}], pl.DT_{dt}]):
+             v: pl.Tensor[[{R}, 1], pl.DT_{dt}], w: pl.Tensor[[1, {C}], pl.DT_{dt}],
+             out: pl.Tensor[[4, {R}, {C}], pl.DT_{dt}]):
     t0 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr=0x0)
     t1 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S})
     t2 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S2})
     t3 = pl.make_tile(pl.TileType([{R}, {C}], pl.DT_{dt}, valid_shape=[-1, -1]), addr={S2})
     row = pl.make_tile(pl.TileType([{R}, 1], pl.DT_{dt}, layout=pl.DN), addr={S3})
     rs = pl.make_tile(pl.TileType([{R}, 1], pl.DT_{dt}, layout=pl.DN), addr={S4})
+    col = pl.make_tile(pl.TileType([1, {C}], pl.DT_{dt}), addr={S5})
     with pl.section_vector():
         pl.load(row, v, [0, 0])
+        pl.load(col, w, [0, 0])
         pl.load(t0, x, [0, 0])
         pl.load(t1, y, [0, 0])
         pl.expands(t2, 0.5)
@@ -92,7 +97,7 @@ def _align(n: int) -> int:
 def _source(prog: dict, backend: str, name: str) -> str:
     size = _align(prog["R"] * prog["C"] * np.dtype(DTYPES[prog["dt"]]).itemsize)
     return KERNEL.format(backend=backend, name=name, S=size, S2=2 * size, S3=3 * size,
-                         S4=3 * size + 512, **prog)
+                         S4=3 * size + 512, S5=3 * size + 1024, **prog)
 
 
 def _inputs(prog: dict, seed: int):
@@ -106,7 +111,7 @@ def _inputs(prog: dict, seed: int):
         mask = rng.random(shape) < 0.08
         a[mask] = rng.choice(special, mask.sum())
         return a.astype(npdt)
-    return one((R, C)), one((R, C)), one((R, 1))
+    return one((R, C)), one((R, C)), one((R, 1)), one((1, C))
 
 
 def _launch(kernel, prog, data):
@@ -186,7 +191,7 @@ CHAIN = dict(dt="FP32", R=16, C=80, VR=13, VC=77, body="""\
         pl.add(t2, t3, 1.0)
         pl.recip(t3, t2)
         pl.expand_max(t2, t3, row, dim=0)
-        pl.mul(t1, t2, t0)""")
+        pl.expand_sub(t1, t2, col, dim=1)""")
 
 
 def _kernel_cpp(build_dir, name: str) -> str:
@@ -205,6 +210,7 @@ def test_chain_is_one_fused_loop(tmp_path, monkeypatch):
     loop = cpp[cpp.index("pto::fz::each("):cpp.index("} else {  // the original per-op code")]
     assert len(re.findall(r"const V v\d+ = ", loop)) == 10  # one statement per op
     assert "fz::exp(" in loop and "fz::splat<V>(fz::load<float>(" in loop  # exp, row broadcast
+    assert re.search(r"fz::load<V>\(p\d+_ \+ c_\);  // col", loop)  # column broadcast
     # t2/t3 share storage: only the last value is stored; t1 is stored; t0 is only read
     assert len(re.findall(r"fz::store\(", loop)) == 2
     assert "fused element-wise group" not in _kernel_cpp(build, "unfused")
