@@ -10,8 +10,10 @@ from pypto_pro.errors import (KernelDeadlockError, KernelError, KernelLaunchErro
 from pypto_pro.ir.types import RoundMode as CastMode  # noqa: F401
 
 from . import frontend  # noqa: F401
-from .frontend.control import (get_cube_tile_shapes, get_vec_tile_shapes, is_loop_begin, is_loop_end,  # noqa: F401
-                               loop, loop_unroll, set_cube_tile_shapes, set_vec_tile_shapes)
+from .element import Element  # noqa: F401
+from .frontend.control import (cond, get_conv_tile_shapes, get_cube_tile_shapes, get_vec_tile_shapes,  # noqa: F401
+                               is_loop_begin, is_loop_end, loop, loop_unroll, set_conv_tile_shapes,
+                               set_cube_tile_shapes, set_matrix_size, set_vec_tile_shapes)
 from .frontend.jit import jit  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _NOT_IMPLEMENTED

@@ -1,5 +1,5 @@
 """Runtime control flow and tiling settings used inside kernels: ``pypto.loop``, ``is_loop_begin/end``,
-``set_vec_tile_shapes``, ``set_cube_tile_shapes``."""
+``pypto.cond``, ``set_vec_tile_shapes``, ``set_cube_tile_shapes``, ``set_matrix_size``."""
 from __future__ import annotations
 
 from typing import Any, Iterator, Optional, Sequence, Tuple
@@ -56,6 +56,15 @@ def is_loop_end(i) -> SymbolicScalar:
     return SymbolicScalar(lp.var) + SymbolicScalar(lp.step) >= SymbolicScalar(lp.stop)
 
 
+def cond(scalar):
+    """``if pypto.cond(expr):``: marks a runtime condition.  A Python ``if`` on a SymbolicScalar is
+    already a runtime branch and one on a plain bool/int picks a branch while recording, so this
+    returns ``scalar`` after checking its type."""
+    if isinstance(scalar, (bool, int, SymbolicScalar)):
+        return scalar
+    raise KernelTypeError(f"pypto.cond takes a bool, an int or a SymbolicScalar, got {type(scalar).__name__}")
+
+
 def set_vec_tile_shapes(*dims: int) -> None:
     """Chunk sizes per dim for the following vector ops (<= 4 positive ints)."""
     if not 1 <= len(dims) <= 4 or not all(is_static(d) and d > 0 for d in dims):
@@ -81,3 +90,20 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
 
 def get_cube_tile_shapes():
     return current_recorder().cube_tile
+
+
+def set_matrix_size(size: Sequence[int]) -> None:
+    """``[m, k, n]`` of the original NZ matrices before a reshape (official: needed only for NZ
+    inputs of ``matmul``).  GM tensors are ND here (NZ raises), so the validated sizes change nothing."""
+    if len(size) != 3 or not all(is_static(v) and v > 0 for v in size):
+        raise KernelTypeError(f"pypto.set_matrix_size takes [m, k, n] positive ints, got {list(size)}")
+    current_recorder().matrix_size = tuple(size)
+
+
+def set_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:
+    """Tiles of convolution ops, which the portable tensor level does not implement."""
+    raise NotImplementedError("pypto.set_conv_tile_shapes (convolution ops)")
+
+
+def get_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError("pypto.get_conv_tile_shapes (convolution ops)")

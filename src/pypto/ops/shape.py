@@ -105,7 +105,8 @@ def setitem(x, key, value) -> None:
     from .core import broadcast_shape
 
     shape = broadcast_shape(dst.shape, val.shape, "assignment")
-    if len(shape) != len(dst.shape) or not all(same_dim(a, b) or not is_static(a) for a, b in zip(shape, dst.shape)):
+    if len(shape) != len(dst.shape) or not all(same_dim(a, b) or not is_static(a) or not is_static(b)
+                                             for a, b in zip(shape, dst.shape)):
         raise KernelTypeError(f"cannot assign a tensor of shape {list(val.shape)} to a region of shape "
                               f"{list(dst.shape)}")
     current_recorder().store(dst, val)
