@@ -16,13 +16,25 @@ from .graph import Branch, Graph, Loop, Node, Store
 from .lower.program import eval_expr
 from .symbolic import SymbolicScalar, to_expr
 
-_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
-        "minimum": np.minimum}
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """True division for floats, C (truncating) division for integers, like the ``div`` tile op."""
+    if np.result_type(a, b).kind == "f":
+        return np.divide(a, b)
+    q = np.floor_divide(a, b)
+    return q + ((q * b != a) & ((a < 0) != (b < 0)))
+
+
+_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div, "maximum": np.maximum,
+        "minimum": np.minimum, "and_": np.bitwise_and, "or_": np.bitwise_or, "xor": np.bitwise_xor,
+        "shl": np.left_shift, "shr": np.right_shift}
 _UN = {"neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-       "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x, "relu": lambda x: np.maximum(x, 0)}
+       "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x, "relu": lambda x: np.maximum(x, 0),
+       "not_": np.invert}
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
         "ge": np.greater_equal}
-_RED = {"sum": np.sum, "max": np.max, "min": np.min}
+_RED = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+_SCAN = {"sum": np.cumsum, "prod": np.cumprod}
 
 
 def _positions(n: Node, size: int, index: np.ndarray, d: int):
@@ -130,6 +142,10 @@ class _Eval:
         if op == "arange":
             return (self.scalar(n.attrs["start"]) + np.arange(shape[0]) * n.attrs["step"]).astype(
                 n.dtype.require_numpy())
+        if op == "iota":
+            axis = n.attrs["axis"]
+            idx = np.arange(shape[axis]).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+            return np.broadcast_to(idx, shape).astype(n.dtype.require_numpy())
         ins = [self.value(i) for i in n.inputs]
         with np.errstate(all="ignore"):
             if op == "cast":
@@ -165,6 +181,8 @@ class _Eval:
                     return np.expand_dims((np.argmax if fn == "argmax" else np.argmin)(ins[0], axis), axis).astype(
                         np.int32)
                 r = _RED[fn](ins[0].astype(comp(n.dtype)), axis=axis, keepdims=True)
+            elif op == "scan":
+                r = _SCAN[n.attrs["fn"]](ins[0].astype(comp(n.dtype)), axis=n.attrs["axis"])
             elif op in ("gather", "index_select"):
                 r = _gather(n, ins[0], ins[1])
             elif op == "scatter":

@@ -21,8 +21,10 @@ from .element_passes import ELEMENT_PASSES
 from .vector import (TC_ALIGN, TR_ALIGN, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce)
 
-_IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf")}
-_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
+_IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf"), "prod": 1}
+_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "mul"}
+#: reductions without a row_/col_ tile op: combined one element of the axis at a time
+_ELEMENTWISE_ONLY = ("prod",)
 
 
 def _has_matmul(stmts) -> bool:
@@ -131,13 +133,20 @@ class Lowerer:
     # ------------------------------------------------------------------ planning
     def plan(self, n: Node, shape: Sequence[Any], tr: int, tc: int, vec_tile, cube_tile, mats: Dict[int, Node],
              probe: Pass) -> None:
-        if n.uid in mats or n.op in ("gm", "full", "arange"):
+        if n.uid in mats or n.op in ("gm", "full", "arange", "iota"):
             return
+        key = (n.uid, tuple(map(repr, shape)))
+        if key in probe.planned:  # a shared subexpression (deep DAGs such as gcd's unrolled steps)
+            return
+        probe.planned.add(key)
         if n.uid in self.done:
             mats[n.uid] = self.done[n.uid]
             return
         if n.op == "matmul":
             mats[n.uid] = self.done[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
+            return
+        if n.op == "scan":
+            mats[n.uid] = self.done[n.uid] = self.scan_pass(n, vec_tile, cube_tile)
             return
         kind = probe.kind(n, shape)
         if kind == "one" and len(shape) >= 1 and not all(is_static(d) and d == 1 for d in shape):
@@ -286,9 +295,34 @@ class Lowerer:
             raise NotImplementedError("storing into a transposed view (store the transposed value instead)")
         self.b.op("store", dst=param, src=tile, offsets=offs, order=order)
 
-    # ------------------------------------------------------------------ reductions
+    # ------------------------------------------------------------------ reductions and scans
+    def _identity(self, fn: str, dtype: dt.DataType):
+        if dtype.is_float() or fn in ("sum", "prod"):
+            return _IDENTITY[fn]
+        return _lowest(dtype) if fn == "max" else -_lowest(dtype) - 1
+
+    @staticmethod
+    def _axis_step(region: Region, axis: int, p: int, xshape, tr: int, tc: int, var: ir.Var, single: bool):
+        """(trip count, sub-region) of the loop along ``axis`` inside one iteration of a nest that
+        skipped ``axis``: one element per trip when ``single`` (or for a leading axis), else one tile."""
+        size = dim(xshape[axis])
+        if axis == p - 1:
+            if single:
+                return size, Region(region.lead, region.r0, region.vr, var, 1)
+            start = _mul(var, tc)
+            return _ceil_div(size, tc), Region(region.lead, region.r0, region.vr, start, _min(tc, _sub(size, start)))
+        if axis == p - 2:
+            if single:
+                return size, Region(region.lead, var, 1, region.c0, region.vc)
+            start = _mul(var, tr)
+            return _ceil_div(size, tr), Region(region.lead, start, _min(tr, _sub(size, start)), region.c0, region.vc)
+        lead = list(region.lead)
+        lead[axis] = var
+        return size, Region(lead, region.r0, region.vr, region.c0, region.vc)
+
     def reduce_pass(self, n: Node, vec_tile, cube_tile) -> Node:
-        """Materialise ``reduce(x, axis)`` when the reduced axis does not fit one tile."""
+        """Materialise ``reduce(x, axis)`` when the reduced axis does not fit one tile (or the
+        reduction has no tile op: ``prod`` multiplies one element of the axis at a time)."""
         x = n.inputs[0]
         axis, fn = n.attrs["axis"], n.attrs["fn"]
         if fn not in _COMBINE:
@@ -303,31 +337,19 @@ class Lowerer:
         leaf = full_leaf(buf)
         b = self.b
         first = len(b.tiles)
+        single = fn in _ELEMENTWISE_ONLY
         with b.work("vector"):
             ps = Pass(self, xshape, tr, tc, mats)
             oshape = list(n.shape)
 
             def body(region: Region) -> None:
-                kind = "col" if axis == p - 1 else "row" if axis == p - 2 else "full"
+                kind = "full" if single else "col" if axis == p - 1 else "row" if axis == p - 2 else "full"
                 out_region = Region(list(region.lead), region.r0, region.vr if axis != p - 2 else 1, region.c0,
                                     region.vc if axis != p - 1 else 1)
                 acc = ps.tile_for(kind, n.dtype, region)
-                b.op("expands", dst=acc, scalar=_IDENTITY[fn] if n.dtype.is_float() or fn == "sum" else
-                     (_lowest(n.dtype) if fn == "max" else -_lowest(n.dtype) - 1))
+                b.op("expands", dst=acc, scalar=self._identity(fn, n.dtype))
                 var = ir.Var(f"rk{len(b.tiles)}", dt.DT_INT64)
-                if axis == p - 1:
-                    count, sub = _ceil_div(dim(xshape[axis]), tc), None
-                    start = _mul(var, tc)
-                    sub = Region(region.lead, region.r0, region.vr, start, _min(tc, _sub(dim(xshape[axis]), start)))
-                elif axis == p - 2:
-                    count = _ceil_div(dim(xshape[axis]), tr)
-                    start = _mul(var, tr)
-                    sub = Region(region.lead, start, _min(tr, _sub(dim(xshape[axis]), start)), region.c0, region.vc)
-                else:
-                    count = dim(xshape[axis])
-                    lead = list(region.lead)
-                    lead[axis] = var
-                    sub = Region(lead, region.r0, region.vr, region.c0, region.vc)
+                count, sub = self._axis_step(region, axis, p, xshape, tr, tc, var, single)
                 stmts: List[ir.Stmt] = []
                 with b.block(stmts):
                     b.bar()
@@ -343,6 +365,44 @@ class Lowerer:
                 b.bar()
                 ops = Pass(self, oshape, tr, tc, {})
                 self.store_tile(ops, leaf, acc, out_region, oshape)
+
+            self.nest(xshape, tr, tc, body, skip=(axis,))
+        b.assign_addresses(b.tiles[first:])
+        return full_leaf(buf)
+
+    def scan_pass(self, n: Node, vec_tile, cube_tile) -> Node:
+        """Materialise ``scan(x, axis)`` (cumsum / cumprod): each iteration of the nest over the other
+        axes walks ``axis`` in a runtime loop, combining one slice into an accumulator tile and storing
+        the running value, so element ``k`` is ``x[0] op x[1] op ... op x[k]`` in that order."""
+        x = n.inputs[0]
+        axis, fn = n.attrs["axis"], n.attrs["fn"]
+        xshape = list(x.shape)
+        p = len(xshape)
+        tr, tc = choose_tiles(vec_tile, p)
+        mats: Dict[int, Node] = {}
+        self.plan(x, xshape, tr, tc, vec_tile, cube_tile, mats, Pass(self, xshape, tr, tc, mats))
+        buf = self.b.new_temp(n.shape, n.dtype)
+        leaf = full_leaf(buf)
+        b = self.b
+        first = len(b.tiles)
+        with b.work("vector"):
+            ps = Pass(self, xshape, tr, tc, mats)
+            ops = Pass(self, xshape, tr, tc, {})
+
+            def body(region: Region) -> None:
+                acc = ps.tile_for("full", n.dtype, region)
+                b.op("expands", dst=acc, scalar=self._identity(fn, n.dtype))
+                var = ir.Var(f"sk{len(b.tiles)}", dt.DT_INT64)
+                count, sub = self._axis_step(region, axis, p, xshape, tr, tc, var, True)
+                stmts: List[ir.Stmt] = []
+                with b.block(stmts):
+                    b.bar()
+                    ps.memo.clear()
+                    xv = ps.operand(x, "full", sub, xshape)
+                    b.op(_COMBINE[fn], dst=acc, lhs=acc, rhs=xv.ref)
+                    self.store_tile(ops, leaf, acc, sub, xshape)
+                b.append(ir.For(None, var, ir.Const(0), to_expr(count), ir.Const(1), stmts))
+                b.bar()
 
             self.nest(xshape, tr, tc, body, skip=(axis,))
         b.assign_addresses(b.tiles[first:])

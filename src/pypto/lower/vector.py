@@ -114,6 +114,8 @@ class Pass:
         self.tr, self.tc = tr, tc
         self.mats = mats
         self.memo: Dict[Tuple, Val] = {}
+        #: (node uid, shape) already planned with this pass as the probe
+        self.planned: set = set()
 
     # -------------------------------------------------------------- classification
     def node_dims(self, n: Node, shape=None):
@@ -244,6 +246,26 @@ class Pass:
             self.b.op("add", dst=t, lhs=t, rhs=first)
         return Val(t, "row" if k == "one" else k)
 
+    def e_iota(self, n: Node, k: str, region: Region, shape) -> Val:
+        """Index along ``n.attrs["axis"]`` (INT32): ``fill_index`` on a row tile (last pass axis) or a
+        ``[TR, 1]`` column tile (second-to-last) plus the region's offset; a leading axis is a scalar."""
+        p = len(shape)
+        axis = n.attrs["axis"] + p - n.ndim
+        if axis == p - 1 and k != "one":
+            t = self.tile_for("row" if p >= 2 else "full", n.dtype, region)
+            start = region.c0
+        elif axis == p - 2 and k != "one":
+            t = self.tile_for("col", n.dtype, region)
+            start = region.r0
+        else:
+            start = region.c0 if axis == p - 1 else region.r0 if axis == p - 2 else region.lead[axis]
+            return Val(start, "one")
+        self.b.op("fill_index", dst=t, start=0)
+        if not (isinstance(start, int) and start == 0):
+            self.b.op("add", dst=t, lhs=t, rhs=start)
+        v = Val(t, "row" if axis == p - 1 and p >= 2 else "col" if axis == p - 2 else "full")
+        return v if v.kind == k else self.broadcast(v, k, n.dtype, region)
+
     # -------------------------------------------------------------- element-wise
     def _via_fp32(self, n: Node) -> bool:
         return n.dtype == dt.DT_BF16
@@ -314,7 +336,10 @@ class Pass:
 
     def binary_tile(self, fn: str, a: Val, rhs, dtype: dt.DataType, region: Region) -> Val:
         t = self.tile_for(a.kind, dtype, region)
-        self.b.op(fn, dst=t, lhs=a.ref, rhs=rhs)
+        if fn == "xor":  # the only binary tile op with a scratch operand
+            self.b.op(fn, dst=t, lhs=a.ref, rhs=rhs, tmp=self.tile_for(a.kind, dtype, region))
+        else:
+            self.b.op(fn, dst=t, lhs=a.ref, rhs=rhs)
         return Val(t, a.kind)
 
     def e_binary_scalar(self, n: Node, k: str, region: Region, shape) -> Val:
@@ -439,7 +464,7 @@ def in_tile_reduce(n: Node, pass_shape: Sequence[Any], tr: int, tc: int) -> bool
     if x.ndim < 2 or len(pass_shape) < 2:
         return False
     size = x.shape[axis]
-    if not is_static(size):
+    if not is_static(size) or n.attrs["fn"] == "prod":  # no row_/col_ product tile op
         return False
     if axis == x.ndim - 1:
         return size <= tc

@@ -4,6 +4,11 @@ from .core import materialize  # noqa: F401
 from .creation import arange, full, full_like, ones, ones_like, tensor, zeros, zeros_like  # noqa: F401
 from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, log, logical_and, logical_not,  # noqa: F401
                           logical_or, lt, maximum, minimum, mul, ne, neg, reciprocal, relu, rsqrt, sqrt, sub, where)
+from .elementwise import axpy_  # noqa: F401
+from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,  # noqa: F401
+                      bitwise_xor, ceil_div, gcd)
+from .scan import cumprod, cumsum, tril, triu  # noqa: F401
+from .trig import acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, copysign, cos, signbit, sin, tan  # noqa: F401
 from .math import (ceil, clip, cosh, erf, erfc, exp2, expm1, floor, floor_div, fmod, gelu, hypot,  # noqa: F401
                    isfinite, isnan, log1p, log2, log10, lrelu, pow, prelu, remainder, round, sigmoid, sign, silu,
                    sinh, swiglu, tanh, trunc)
@@ -16,11 +21,9 @@ from .shape import (assemble, atomic_add, clone, concat, expand_clone, getitem, 
 from .sorting import argsort, topk  # noqa: F401
 
 _NOT_IMPLEMENTED = (
-    "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "cbrt", "signbit", "gcd",
-    "copysign", "ceil_div", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-    "bitwise_right_shift", "triu", "tril", "cumsum", "cumprod", "sort32", "mrgsort", "scaled_mm",
+    "sort32", "mrgsort", "scaled_mm",
     "fillpad", "pack", "unpack", "interleave", "deinterleave", "uniform", "normal",
-    "gathermask", "axpy_",
+    "gathermask",
 )
 
 

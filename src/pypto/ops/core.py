@@ -40,10 +40,10 @@ def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast")
     for x, y in zip(a, b):
         if same_dim(x, y) or (is_static(y) and y == 1) or (not is_static(x) and not is_static(y)):
             out.append(x)
-        elif not is_static(x) and is_static(y) or not is_static(y) and is_static(x):
-            out.append(x if is_static(x) else y)  # a DYNAMIC dim meeting a fixed one: equal at run time
         elif is_static(x) and x == 1:
             out.append(y)
+        elif not is_static(x) and is_static(y) or not is_static(y) and is_static(x):
+            out.append(x if is_static(x) else y)  # a DYNAMIC dim meeting a fixed one: equal at run time
         else:
             raise KernelTypeError(f"{what}: shapes {_fmt(a)} and {_fmt(b)} do not broadcast")
     return tuple(out)

@@ -184,3 +184,20 @@ def lt(x, o) -> Tensor: return compare("lt", x, o)
 def le(x, o) -> Tensor: return compare("le", x, o)
 def gt(x, o) -> Tensor: return compare("gt", x, o)
 def ge(x, o) -> Tensor: return compare("ge", x, o)
+
+
+def axpy_(y, x, alpha=1.0) -> Tensor:
+    """In place ``y += alpha * x`` (``y`` a kernel parameter, ``pypto.tensor`` or a view of one; ``x``
+    broadcasts to it).  Float ``y`` is updated in FP32 and rounded once to its dtype."""
+    from .shape import setitem
+
+    yn = node_of(y, "pypto.axpy_ target")
+    if yn.op != "gm":
+        raise KernelTypeError("pypto.axpy_: the target must be a kernel parameter, a pypto.tensor or a view")
+    if yn.dtype.is_float():
+        y32 = cast(y, dt.DT_FP32) if yn.dtype != dt.DT_FP32 else y
+        x32 = cast(x, dt.DT_FP32) if node_of(x).dtype != dt.DT_FP32 else x
+        setitem(y, slice(None), add(y32, mul(x32, alpha)))
+    else:
+        setitem(y, slice(None), add(y, mul(x, alpha)))
+    return y

@@ -111,4 +111,12 @@ def layer_norm(x, weight=None, bias=None, epsilon: float = 1e-5, dim: int = -1) 
 
 
 def prod(x, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    raise NotImplementedError("pypto.prod (no product reduction in the tile ISA)")
+    """Product over ``dim`` (all dims when None).  No product tile reduction exists, so the lowering
+    multiplies one element of the axis at a time into an accumulator tile (in order); 16-bit floats
+    accumulate in FP32 and round once, integers wrap (BOOL / 8-bit: INT32 result; torch gives INT64)."""
+    from .scan import scan_dtype
+
+    d = node_of(x).dtype
+    work = scan_dtype(d)
+    y = _reduce("prod", cast(x, work) if work != d else x, dim, keepdim)
+    return cast(y, d) if d.is_float() and d != work else y
