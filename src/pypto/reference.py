@@ -101,6 +101,8 @@ class _Eval:
     def __init__(self, graph: Graph, user: Dict[int, np.ndarray], env: Dict[int, Any]):
         self.env = env
         self.arrays: Dict[int, np.ndarray] = {}
+        #: node uid -> value within the current statement (expressions are DAGs: gcd's unrolled steps)
+        self.cache: Dict[int, np.ndarray] = {}
         for b in graph.params:
             self.arrays[b.uid] = user[b.index]
 
@@ -131,6 +133,12 @@ class _Eval:
         return view, [kept.index(ax) for ax in a["axes"]]
 
     def value(self, n: Node) -> np.ndarray:
+        hit = self.cache.get(n.uid)
+        if hit is None:
+            hit = self.cache[n.uid] = self._value(n)
+        return hit
+
+    def _value(self, n: Node) -> np.ndarray:
         op = n.op
         comp = lambda d: np.float32 if d.is_float() else d.require_numpy()  # noqa: E731
         if op == "gm":
@@ -203,6 +211,7 @@ class _Eval:
     def run(self, stmts) -> None:
         for s in stmts:
             if isinstance(s, Store):
+                self.cache.clear()
                 view, perm = self.region(s.dst)
                 val = np.broadcast_to(self.value(s.value), [int(self.scalar(d)) for d in s.dst.shape])
                 inv = np.argsort(perm)

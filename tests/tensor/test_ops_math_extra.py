@@ -295,8 +295,25 @@ def test_gcd_fibonacci_worst_case():
     assert torch.equal(run(pypto.gcd, a, b, tile=(1, 32)), torch.gcd(a, b))
 
 
+def test_gcd_int64_uint8_and_pass_verify():
+    """INT64 (91 steps) and UINT8; the numpy reference evaluates the deep DAG once per node."""
+    a = torch.tensor([[2 ** 62, -(3 ** 39), 0, 7, 12345678987654321, 5] + [6] * 26], dtype=torch.int64)
+    b = torch.tensor([[2 ** 40 * 3, 3 ** 20 * 2, 0, -14, 98765432123456789, 0] + [-4] * 26], dtype=torch.int64)
+    out = torch.empty_like(a)
+
+    @pypto.frontend.jit(verify_options={"enable_pass_verify": True})
+    def k(x: pypto.Tensor(), y: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(1, 32)
+        o[:] = pypto.gcd(x, y)
+
+    k(a, b, out)
+    assert torch.equal(out, torch.gcd(a, b))
+    u, v = _ints(torch.uint8, (4, 64)), _ints(torch.uint8, (4, 64), seed=3)
+    assert torch.equal(run(pypto.gcd, u, v), torch.gcd(u, v))
+
+
 @pytest.mark.both_backends
-@pytest.mark.parametrize("dtype", [torch.int8, torch.int32], ids=str)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64], ids=str)
 def test_ceil_div_int(dtype):
     a = torch.arange(-12, 12, dtype=dtype).repeat(8, 1)
     b = torch.tensor([1, 2, 3, 5, -1, -2, -3, -5], dtype=dtype).reshape(8, 1)
