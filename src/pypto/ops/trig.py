@@ -23,6 +23,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.ir.types import RoundMode
 
 from ..tensor import Tensor
+from .bitwise import bitwise_and
 from .core import is_scalar, node_of, promote
 from .creation import full
 from .elementwise import (abs, add, cast, div, eq, exp, gt, le, log, logical_and, logical_or, lt, maximum, minimum,
@@ -99,13 +100,12 @@ def _sin_cos_r(r: Tensor):
 
 def _quadrant_select(q, s: Tensor, c: Tensor) -> Tensor:
     """``sin(r + q pi/2)`` from ``s = sin r``, ``c = cos r``."""
-    from .bitwise import bitwise_and
-
     base = where(ne(bitwise_and(q, 1), 0), c, s)
     return where(ne(bitwise_and(q, 2), 0), neg(base), base)
 
 
 def sin(x) -> Tensor:
+    """``sin(r + k pi/2)`` (reduction and range in the module docstring)."""
     xf = _f32(x)
     k, r = _reduce_pio2(xf)
     s, c = _sin_cos_r(r)
@@ -122,8 +122,6 @@ def cos(x) -> Tensor:
 
 def tan(x) -> Tensor:
     """``s / c`` in even quadrants, ``-c / s`` in odd ones."""
-    from .bitwise import bitwise_and
-
     xf = _f32(x)
     k, r = _reduce_pio2(xf)
     s, c = _sin_cos_r(r)
@@ -149,6 +147,7 @@ def _atan_pos(t: Tensor) -> Tensor:
 
 
 def atan(x) -> Tensor:
+    """``sign(x) atan(|x|)``; +-inf -> +-pi/2."""
     xf = _f32(x)
     a = _atan_pos(abs(xf))
     return _back(where(lt(xf, 0), neg(a), a), x)
