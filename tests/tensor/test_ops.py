@@ -263,7 +263,46 @@ def test_unimplemented_ops_raise_by_name(name):
     @pypto.frontend.jit
     def k(a: pypto.Tensor(), o: pypto.Tensor()):
         pypto.set_vec_tile_shapes(8, 64)
-        o[:] = getattr(pypto, name)(a, 0) if name != "sin" else pypto.sin(a)
+        o[:] = getattr(pypto, name)(a, 0)
 
     with pytest.raises(NotImplementedError, match=name):
         k(torch.randn(8, 64), torch.empty(8, 64))
+
+
+@pypto.frontend.jit
+def bool_compares(a: pypto.Tensor(), b: pypto.Tensor(), eq: pypto.Tensor(), ne: pypto.Tensor(), lt: pypto.Tensor(),
+                  is_true: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 64)
+    ma, mb = a > 0, b > 0
+    eq[:] = ma == mb
+    ne[:] = ma != mb
+    lt[:] = ma < mb
+    is_true[:] = ma == True  # noqa: E712
+
+
+@pytest.mark.both_backends
+def test_comparing_bool_tensors_compares_their_truth_values():
+    a, b = torch.randn(8, 64), torch.randn(8, 64)
+    outs = [torch.empty(8, 64, dtype=torch.bool) for _ in range(4)]
+    bool_compares(a, b, *outs)
+    ma, mb = a > 0, b > 0
+    for got, want in zip(outs, (ma == mb, ma != mb, ma < mb, ma)):
+        assert torch.equal(got, want)
+
+
+@pypto.frontend.jit
+def dynamic_and_full_reductions(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+                                rows: pypto.Tensor([pypto.DYNAMIC], pypto.DT_FP32),
+                                total: pypto.Tensor([1], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 64)
+    rows[:] = pypto.sum(x, -1)
+    total[:] = pypto.amax(x)
+
+
+@pytest.mark.both_backends
+def test_reductions_without_keepdim_over_dynamic_dims_and_over_everything():
+    for n in (8, 19):
+        x, rows, total = torch.randn(n, 64), torch.empty(n), torch.empty(1)
+        dynamic_and_full_reductions(x, rows, total)
+        torch.testing.assert_close(rows, x.sum(-1))
+        assert total.item() == x.max().item()

@@ -51,12 +51,17 @@ def unary(fn: str, x) -> Tensor:
     return out(Node("unary", (n,), n.shape, n.dtype, {"fn": fn}))
 
 
+def _comparable(n: Node) -> Node:
+    """BOOL values are bit-packed masks, which the tile compares cannot read: compare them as 0/1."""
+    return cast_node(n, dt.DT_FP32) if n.dtype == dt.DT_BOOL else n
+
+
 def compare(fn: str, a, b) -> Tensor:
     if is_scalar(b) or is_scalar(a):
         t, s, f = (a, b, fn) if is_scalar(b) else (b, a, _SWAP_CMP[fn])
-        n = _scalar_dtype(node_of(t), s)
+        n = _scalar_dtype(_comparable(node_of(t)), s)
         return out(Node("compare_scalar", (n,), n.shape, dt.DT_BOOL, {"fn": f, "scalar": s}))
-    x, y = node_of(a), node_of(b)
+    x, y = _comparable(node_of(a)), _comparable(node_of(b))
     dtype = promote(x.dtype, y.dtype)
     shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")
     return out(Node("compare", (cast_node(x, dtype), cast_node(y, dtype)), shape, dt.DT_BOOL, {"fn": fn}))

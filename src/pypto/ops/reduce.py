@@ -28,7 +28,9 @@ def _reduce(fn: str, x, dim, keepdim: bool) -> Tensor:
         cur = Node("reduce", (cur,), tuple(shape), dtype, {"fn": fn, "axis": ax})
     t = out(cur)
     if not keepdim:
-        t = reshape(t, [d for i, d in enumerate(cur.shape) if i not in axes])
+        # a full reduction keeps one axis of size 1: tensors here are at least 1-D, and a [1] value
+        # broadcasts wherever torch's 0-d result would
+        t = reshape(t, [d for i, d in enumerate(cur.shape) if i not in axes] or [1])
     return t
 
 

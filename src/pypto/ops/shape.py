@@ -144,8 +144,9 @@ def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False)
     """Same elements in row-major order with another shape (zero-copy on stored contiguous tensors)."""
     n = node_of(x)
     shape = list(shape)
-    if -1 in shape:
-        i = shape.index(-1)
+    inferred = [j for j, d in enumerate(shape) if is_static(d) and d == -1]  # (`-1 in shape` is symbolic)
+    if inferred:
+        i = inferred[0]
         known = 1
         total = 1
         for d in n.shape:
