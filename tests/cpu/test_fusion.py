@@ -226,6 +226,17 @@ HALF_CHAIN = """\
         pl.neg(t1, t3)"""
 
 
+def test_shared_scalar_constant(tmp_path):
+    prog = dict(CHAIN, body="""\
+        pl.mul(t0, t0, 2)
+        pl.add(t0, t0, t0)
+        pl.mul(t0, t0, 2)
+        pl.expands(t1, 2)""")
+    ref, fused, unfused = _run_all(tmp_path, prog, 0)
+    _assert_same_bits(fused, unfused, "FP32", "fused != unfused")
+    _assert_matches_interp(ref, fused, prog)
+
+
 @pytest.mark.parametrize("dt", ["FP16", "BF16"])
 def test_16_bit_chain_rounds_after_every_op(tmp_path, monkeypatch, dt):
     build = tmp_path / "build"

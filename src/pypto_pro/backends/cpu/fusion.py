@@ -406,7 +406,7 @@ class _Loop:
         out = {}
         for op in self.grp.ops:
             for kind, e in op.operands:
-                if kind == SCALAR:
+                if kind == SCALAR and id(e) not in out:  # the parser shares constant nodes
                     out[id(e)] = name = f"k{len(out)}_"
                     self.g.emit(f"const float {name} = pto::scal<{self.ct}>({self.g.scalar(e)});")
         return out
