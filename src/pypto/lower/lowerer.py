@@ -18,8 +18,8 @@ from ..graph import Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder
 from .element_passes import ELEMENT_PASSES
-from .vector import (TC_ALIGN, TR_ALIGN, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
-                     choose_tiles, dim, in_tile_reduce)
+from .vector import (TC_ALIGN, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub, choose_tiles,
+                     dim, in_tile_reduce, row_alignment)
 
 _IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf"), "prod": 1}
 _COMBINE = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "mul"}
@@ -243,7 +243,8 @@ class Lowerer:
             mats = {value.uid: self.matmul_pass(value, cube_tile, vec_tile)}
             value = mats[value.uid]
         shape = list(dst.shape)
-        tr, tc = choose_tiles(vec_tile, len(shape))
+        align = row_alignment(value)
+        tr, tc = choose_tiles(vec_tile, len(shape), align)
         while True:
             state, done = self.b.snapshot(), dict(self.done)
             try:
@@ -256,8 +257,8 @@ class Lowerer:
                 self.done = done
                 # smaller tiles (rows first, then columns; planned again, since what fuses depends on
                 # the tile): results are unchanged
-                if tr > TR_ALIGN:
-                    tr = max(TR_ALIGN, _round_up(tr // 2, TR_ALIGN))
+                if tr > align:
+                    tr = max(align, _round_up(tr // 2, align))
                 elif tc > TC_ALIGN:
                     tc = max(TC_ALIGN, _round_up(tc // 2, TC_ALIGN))
                 else:
@@ -329,7 +330,7 @@ class Lowerer:
             raise NotImplementedError(f"pypto.{fn} over an axis longer than the vec tile (raise the tile size)")
         xshape = list(x.shape)
         p = len(xshape)
-        tr, tc = choose_tiles(vec_tile, p)
+        tr, tc = choose_tiles(vec_tile, p, row_alignment(x))
         mats: Dict[int, Node] = {}
         probe = Pass(self, xshape, tr, tc, mats)
         self.plan(x, xshape, tr, tc, vec_tile, cube_tile, mats, probe)
@@ -378,7 +379,7 @@ class Lowerer:
         axis, fn = n.attrs["axis"], n.attrs["fn"]
         xshape = list(x.shape)
         p = len(xshape)
-        tr, tc = choose_tiles(vec_tile, p)
+        tr, tc = choose_tiles(vec_tile, p, row_alignment(x))
         mats: Dict[int, Node] = {}
         self.plan(x, xshape, tr, tc, vec_tile, cube_tile, mats, Pass(self, xshape, tr, tc, mats))
         buf = self.b.new_temp(n.shape, n.dtype)

@@ -24,7 +24,7 @@ from ..graph import Node, full_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder, expr
 
-TR_ALIGN = 32
+TR_ALIGN = 8  # rows of a full tile: [rows, 1] FP32 DN columns fill 32 bytes
 TC_ALIGN = 32
 _TILE_BUDGET = 1 << 14  # elements per full tile (64 KiB of FP32); passes that still overflow shrink rows
 
@@ -92,13 +92,30 @@ class Val:
     mask: bool = False
 
 
-def choose_tiles(vec_tile: Sequence[int], rank: int, itemsize: int = 4) -> Tuple[int, int]:
+def row_alignment(n: Node) -> int:
+    """Tile rows of a pass computing ``n``: a multiple that makes every ``[rows, 1]`` DN column tile
+    (row statistics, row broadcasts) fill whole 32-byte blocks for the narrowest dtype in ``n``
+    (8 rows for FP32, 16 for FP16/BF16, 32 for 8-bit values and masks)."""
+    narrowest, seen, stack = 8, set(), [n]
+    while stack:
+        m = stack.pop()
+        if m.uid in seen:
+            continue
+        seen.add(m.uid)
+        narrowest = min(narrowest, m.dtype.nbytes)
+        stack.extend(m.inputs)
+    return max(TR_ALIGN, 32 // narrowest)
+
+
+def choose_tiles(vec_tile: Sequence[int], rank: int, row_align: int = TR_ALIGN) -> Tuple[int, int]:
+    """(rows, cols) of a pass's full tiles: the vec tile shape aligned (rows to ``row_align``, columns
+    to 32 elements), halved (rows first) until one tile holds at most the budget."""
     tc = _round_up(vec_tile[-1], TC_ALIGN)
     tr = 1
     if rank >= 2:
-        tr = _round_up(vec_tile[-2] if len(vec_tile) >= 2 else 1, TR_ALIGN)
-        while tr * tc > _TILE_BUDGET and tr > TR_ALIGN:
-            tr = max(TR_ALIGN, _round_up(tr // 2, TR_ALIGN))
+        tr = _round_up(vec_tile[-2] if len(vec_tile) >= 2 else 1, row_align)
+        while tr * tc > _TILE_BUDGET and tr > row_align:
+            tr = max(row_align, _round_up(tr // 2, row_align))
     while tr * tc > _TILE_BUDGET and tc > TC_ALIGN:
         tc = max(TC_ALIGN, _round_up(tc // 2, TC_ALIGN))
     return tr, tc
@@ -322,6 +339,9 @@ class Pass:
         if a.kind == "one" and fn in ("add", "mul", "maximum", "minimum"):
             b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
             return self.binary_tile(fn, b, a.ref, n.dtype, region)
+        if k == "full" and fn == "add" and n.dtype.is_float() and {a.kind, b.kind} in ({"full", "row"},
+                                                                                   {"full", "col"}):
+            return self.expand_add(a, b, n.dtype, region)
         if k == "full" and a.kind == "full" and b.kind in ("row", "col") and fn in _EXPAND:
             t = self.tile_for(k, n.dtype, region)
             self.b.op(_EXPAND[fn], dst=t, src=a.ref, v=b.ref, dim=1 if b.kind == "row" else 0)
@@ -333,6 +353,16 @@ class Pass:
         a = a if a.kind == k else self.broadcast(a, k, n.dtype, region)
         b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
         return self.binary_tile(fn, a, b.ref, n.dtype, region)
+
+    def expand_add(self, a: Val, b: Val, dtype: dt.DataType, region: Region) -> Val:
+        """full + row/col broadcast without materialising the broadcast: the ISA has no expand_add,
+        and ``x - (-v)`` is by definition the IEEE sum ``x + v`` (negation is exact)."""
+        full, small = (a, b) if a.kind == "full" else (b, a)
+        neg = self.tile_for(small.kind, dtype, region)
+        self.b.op("neg", dst=neg, src=small.ref)
+        t = self.tile_for("full", dtype, region)
+        self.b.op("expand_sub", dst=t, src=full.ref, v=neg, dim=1 if small.kind == "row" else 0)
+        return Val(t, "full")
 
     def binary_tile(self, fn: str, a: Val, rhs, dtype: dt.DataType, region: Region) -> Val:
         t = self.tile_for(a.kind, dtype, region)
