@@ -297,7 +297,7 @@ def _min_shape(grp: Group) -> Tuple[int, int]:
 
 def _describe(op: FusedOp) -> str:
     """``t2 = mul(t0, t1)`` (plus the kernel line) for comments."""
-    args = [o[1].name if o[0] != SCALAR else "scalar" for o in op.operands]
+    args = [o[1].name if o[0] != SCALAR else repr(o[1]).replace("\n", " ") for o in op.operands]
     line = f" (line {op.stmt.loc.lineno})" if op.stmt.loc else ""
     return f"{op.dst.name} = {op.stmt.op.name}({', '.join(args)}){line}"
 
