@@ -58,10 +58,6 @@ def _split(value: float, bits: int, parts: int):
 
 
 _PIO2 = _split(_HALF_PI, 12, 4)
-#: the same values as distinct float objects for the ``kl`` products: the cpu backend's fusion
-#: (pypto_pro/backends/cpu/fusion.py ``_scalars``) keys scalar operands by object identity and
-#: declares a reused one twice (a C++ compile error)
-_PIO2_LO = tuple(float(repr(p)) for p in _PIO2)
 
 
 def _poly(t: Tensor, coeffs) -> Tensor:
@@ -86,8 +82,8 @@ def _reduce_pio2(xf: Tensor):
     kh = mul(cast(cast(mul(kf, 2.0 ** -12), dt.DT_INT32, RoundMode.CAST_RINT), dt.DT_FP32), 2.0 ** 12)
     kl = sub(kf, kh)
     r = xf
-    for hi, lo in zip(_PIO2, _PIO2_LO):
-        r = sub(sub(r, mul(kh, hi)), mul(kl, lo))
+    for part in _PIO2:
+        r = sub(sub(r, mul(kh, part)), mul(kl, part))
     return k, r
 
 
