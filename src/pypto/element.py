@@ -24,11 +24,11 @@ class Element:
             if not (isinstance(value, bool) and dtype == dt.DT_BOOL):
                 raise KernelTypeError(f"pypto.Element: value must be an int or a float, got {value!r}")
         if dtype == dt.DT_BOOL:
-            return _BoolElement(dtype, bool(value))
+            return _element(_BoolElement, dtype, int(bool(value)))
         rounded = np.array(value).astype(dtype.require_numpy())
         if dtype.is_float():
-            return _FloatElement(dtype, float(rounded))
-        return _IntElement(dtype, int(rounded))
+            return _element(_FloatElement, dtype, float(rounded))
+        return _element(_IntElement, dtype, int(rounded))
 
     @property
     def value(self):
@@ -42,19 +42,9 @@ class Element:
 class _FloatElement(Element, float):
     _python_type = float
 
-    def __new__(cls, dtype: dt.DataType, value: float):
-        obj = float.__new__(cls, value)
-        obj.dtype = dtype
-        return obj
-
 
 class _IntElement(Element, int):
     _python_type = int
-
-    def __new__(cls, dtype: dt.DataType, value: int):
-        obj = int.__new__(cls, value)
-        obj.dtype = dtype
-        return obj
 
 
 class _BoolElement(Element, int):
@@ -62,7 +52,10 @@ class _BoolElement(Element, int):
 
     _python_type = bool
 
-    def __new__(cls, dtype: dt.DataType, value: bool):
-        obj = int.__new__(cls, int(value))
-        obj.dtype = dtype
-        return obj
+
+def _element(cls, dtype: dt.DataType, value):
+    """An instance of ``cls`` (an Element over a Python number type) holding ``value``."""
+    number_type = float if cls is _FloatElement else int
+    obj = number_type.__new__(cls, value)
+    obj.dtype = dtype
+    return obj
