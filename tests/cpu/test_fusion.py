@@ -273,6 +273,25 @@ def test_trailing_row_sum_is_fused(tmp_path, monkeypatch, dt, vc):
     assert "3 ops in one pass: expand_div expand_sub abs + row_sum" in cpp  # over its broadcast operand
 
 
+ROW_SUM_AFTER_SET_VALIDSHAPE = """\
+        pl.mul(t2, t0, t1)
+        pl.set_validshape(rs, [{VR}, 1])
+        pl.row_sum(rs, t2)"""
+
+
+@pytest.mark.parametrize("dt", ["FP32", "FP16"])
+def test_row_sum_after_a_set_validshape_of_its_destination_is_fused(tmp_path, monkeypatch, dt):
+    """The tensor-level lowering sets the statistics tile's window right before the row sum."""
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    prog = dict(CHAIN, dt=dt, R=32, VR=29, VC=70)
+    prog["body"] = ROW_SUM_AFTER_SET_VALIDSHAPE.format(**prog)
+    ref, fused, unfused = _run_all(tmp_path, prog, 5)
+    _assert_same_bits(fused, unfused, dt, "fused != unfused")
+    _assert_matches_interp(ref, fused, prog)
+    assert "1 ops in one pass: mul + row_sum" in _kernel_cpp(build, "fused")
+
+
 def test_guard_falls_back_when_windows_differ(tmp_path, monkeypatch):
     build = tmp_path / "build"
     monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))

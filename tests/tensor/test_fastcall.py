@@ -139,3 +139,18 @@ def test_block_count_follows_the_work_unless_threads_are_set(monkeypatch):
     assert launch.block_dim("cpu", None, big) == launch.cpu_workers()
     monkeypatch.setenv("PYPTO_NUM_THREADS", "3")
     assert launch.block_dim("cpu", None, 64 * 64) == 3
+
+
+@pypto.frontend.jit
+def tiled_relu(x: pypto.Tensor(), y: pypto.Tensor(), tile: tuple = (8, 64)):
+    pypto.set_vec_tile_shapes(*tile)
+    y[:] = pypto.relu(x)
+
+
+def test_tuple_constants_take_the_frozen_path():
+    x, y = torch.randn(32, 64), torch.empty(32, 64)
+    for tile in ((8, 64), (8, 64), (16, 64), (16, 64)):
+        y.zero_()
+        tiled_relu(x, y, tile)
+        torch.testing.assert_close(y, torch.relu(x))
+    assert _frozen(tiled_relu) == 2 and tiled_relu.compile_count == 2

@@ -57,6 +57,8 @@ def call_key(args: Sequence[Any]) -> Optional[Tuple]:
             append((a.dtype, a.shape, a.strides))
         elif t in _CONSTANT_TYPES:
             append((t, a))
+        elif t is tuple and all(type(v) in _CONSTANT_TYPES for v in a):
+            append((t, tuple((type(v), v) for v in a)))
         else:
             return None
     return tuple(key)

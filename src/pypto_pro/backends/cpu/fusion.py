@@ -234,7 +234,7 @@ def _interleavable(s: ir.Stmt) -> bool:
 
 def find_group(body: List[ir.Stmt], start: int) -> Optional[Group]:
     """The maximal fusable run starting at body[start] (trailing non-ops trimmed), if it has >= 2 ops
-    or >= 1 op followed (after no-ops only) by a row sum of one of its results.
+    or >= 1 op followed (after no-ops and set_validshapes only) by a row sum of one of its results.
 
     A set_validshape of a tile that is already a destination in the run ends the run: the windows
     would differ (the guard would fail), and it keeps every destination's window constant within the
@@ -258,7 +258,8 @@ def find_group(body: List[ir.Stmt], start: int) -> Optional[Group]:
         elif _interleavable(s) and not (s.op.name == "set_validshape" and s.args["tile"].tile.uid in dsts):
             stmts.append(s)
         else:
-            if ops and all(t.op.name in NOPS for t in stmts[n_at_last_op:]):
+            # only no-ops and set_validshapes of other tiles (the row sum's destination) in between
+            if ops and all(t.op.name in NOPS or t.op.name == "set_validshape" for t in stmts[n_at_last_op:]):
                 row_sum = b.admit_row_sum(s)
                 if row_sum is not None:
                     stmts.append(s)
