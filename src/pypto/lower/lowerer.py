@@ -14,7 +14,7 @@ from pypto_pro.errors import KernelMemoryError, KernelSyntaxError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.types import Layout, MemorySpace
 
-from ..graph import Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
+from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder
 from .element_passes import ELEMENT_PASSES
@@ -44,6 +44,24 @@ def _has_matmul(stmts) -> bool:
         if isinstance(s, Branch) and (_has_matmul(s.then or []) or _has_matmul(s.orelse or [])):
             return True
     return False
+
+
+def _elementwise_leaves(value: Node, mats: Dict[int, Node]) -> List[Node]:
+    """The GM leaves (or materialised nodes) ``value`` reaches through element-wise nodes only, in
+    first-use order: they are evaluated at the pass's own shape, so loading them up front is exact."""
+    out: List[Node] = []
+    seen = set()
+    stack = [value]
+    while stack:
+        n = stack.pop()
+        if n.uid in seen:
+            continue
+        seen.add(n.uid)
+        if n.op == "gm" or n.uid in mats:
+            out.append(n)
+        elif n.op in ELEMENTWISE:
+            stack.extend(reversed(n.inputs))
+    return out
 
 
 def _reads_own_output(dst: Node, value: Node, mats: Dict[int, Node]) -> bool:
@@ -270,7 +288,12 @@ class Lowerer:
         with self.b.work("vector"):
             ps = Pass(self, shape, tr, tc, mats)
 
+            leaves = _elementwise_leaves(value, mats)
+
             def body(region: Region) -> None:
+                for leaf in leaves:  # loads first: the computation after them is one run of vector ops
+                    if ps.kind(leaf, shape) != "one":
+                        ps.eval(leaf, region, shape)
                 v = ps.operand(value, "full", region, shape)
                 want = self.b.param(dst.attrs["buf"]).dtype
                 if v.mask:

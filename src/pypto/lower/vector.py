@@ -328,6 +328,10 @@ class Pass:
         fn = n.attrs["fn"]
         if self._via_fp32(n) and fn == "div":
             return self.fp32_detour(n, k, region, shape)
+        if k == "full" and fn == "add" and n.dtype.is_float():
+            kinds = [self.kind(i, shape) for i in n.inputs]
+            if sorted(kinds) in (["full", "row"], ["col", "full"]):
+                return self.expand_add(n, kinds.index("full"), region, shape)
         a, b = (self.eval(i, region, shape) for i in n.inputs)
         if k == "one":
             if a.kind == "one" and b.kind == "one":
@@ -339,9 +343,6 @@ class Pass:
         if a.kind == "one" and fn in ("add", "mul", "maximum", "minimum"):
             b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
             return self.binary_tile(fn, b, a.ref, n.dtype, region)
-        if k == "full" and fn == "add" and n.dtype.is_float() and {a.kind, b.kind} in ({"full", "row"},
-                                                                                   {"full", "col"}):
-            return self.expand_add(a, b, n.dtype, region)
         if k == "full" and a.kind == "full" and b.kind in ("row", "col") and fn in _EXPAND:
             t = self.tile_for(k, n.dtype, region)
             self.b.op(_EXPAND[fn], dst=t, src=a.ref, v=b.ref, dim=1 if b.kind == "row" else 0)
@@ -354,13 +355,16 @@ class Pass:
         b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
         return self.binary_tile(fn, a, b.ref, n.dtype, region)
 
-    def expand_add(self, a: Val, b: Val, dtype: dt.DataType, region: Region) -> Val:
+    def expand_add(self, n: Node, full_input: int, region: Region, shape) -> Val:
         """full + row/col broadcast without materialising the broadcast: the ISA has no expand_add,
-        and ``x - (-v)`` is by definition the IEEE sum ``x + v`` (negation is exact)."""
-        full, small = (a, b) if a.kind == "full" else (b, a)
-        neg = self.tile_for(small.kind, dtype, region)
+        and ``x - (-v)`` is by definition the IEEE sum ``x + v`` (negation is exact).  The small
+        operand is negated before the full one is computed, so the full chain and the expand_sub
+        stay one run of same-window vector ops."""
+        small = self.operand(n.inputs[1 - full_input], self.kind(n.inputs[1 - full_input], shape), region, shape)
+        neg = self.tile_for(small.kind, n.dtype, region)
         self.b.op("neg", dst=neg, src=small.ref)
-        t = self.tile_for("full", dtype, region)
+        full = self.operand(n.inputs[full_input], "full", region, shape)
+        t = self.tile_for("full", n.dtype, region)
         self.b.op("expand_sub", dst=t, src=full.ref, v=neg, dim=1 if small.kind == "row" else 0)
         return Val(t, "full")
 
