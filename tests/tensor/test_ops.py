@@ -306,3 +306,13 @@ def test_reductions_without_keepdim_over_dynamic_dims_and_over_everything():
         dynamic_and_full_reductions(x, rows, total)
         torch.testing.assert_close(rows, x.sum(-1))
         assert total.item() == x.max().item()
+
+
+def test_creation_sizes_are_checked():
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 32)
+        y[:] = x + pypto.ones([8, 32], pypto.DT_FP32)  # dtype must be a keyword
+
+    with pytest.raises(pypto.KernelTypeError, match="dtype="):
+        k(torch.randn(8, 32), torch.empty(8, 32))

@@ -4,11 +4,23 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelTypeError
 
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf
+from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
 from .core import node_of, out
+
+
+def _shape(fn: str, size) -> list:
+    """``size`` (``zeros(2, 3)`` or ``zeros([2, 3])``) as a list of dims, checked."""
+    shape = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, SymbolicScalar)):
+            hint = " (pass the dtype as dtype=...)" if any(isinstance(x, dt.DataType) for x in shape) else ""
+            raise KernelTypeError(f"pypto.{fn}: sizes must be ints or symbolic dims, got {d!r}{hint}")
+    return shape
 
 
 def tensor(shape: Sequence[Any], dtype: dt.DataType, name: str = "") -> Tensor:
@@ -18,18 +30,16 @@ def tensor(shape: Sequence[Any], dtype: dt.DataType, name: str = "") -> Tensor:
 
 def full(size: Sequence[Any], value, dtype: Optional[dt.DataType] = None, *, valid_shape=None) -> Tensor:
     dtype = dtype or (dt.DT_FP32 if isinstance(value, float) else dt.DT_INT32)
-    shape = list(valid_shape) if valid_shape is not None else list(size)
+    shape = _shape("full", (valid_shape if valid_shape is not None else size,))
     return out(Node("full", (), tuple(shape), dtype, {"value": value}))
 
 
 def zeros(*size, dtype: Optional[dt.DataType] = None) -> Tensor:
-    shape = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
-    return full(shape, 0.0, dtype or dt.DT_FP32)
+    return full(_shape("zeros", size), 0.0, dtype or dt.DT_FP32)
 
 
 def ones(*size, dtype: Optional[dt.DataType] = None) -> Tensor:
-    shape = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
-    return full(shape, 1.0, dtype or dt.DT_FP32)
+    return full(_shape("ones", size), 1.0, dtype or dt.DT_FP32)
 
 
 def full_like(x, value) -> Tensor:
