@@ -119,7 +119,7 @@ def freeze(program, compiled, arrays: Dict[int, np.ndarray], values: Dict[int, A
         for slot, pos in user_slots:
             a = args[pos]
             own[slot] = a.data_ptr() if type(a) is tt else a.ctypes.data
-        keep = None
+        keep = None  # the fresh zeroed workspaces, alive until the call returns
         if temps:
             keep = {uid: np.zeros(shape, dtype) for uid, (shape, dtype) in temps.items()}
             for slot, uid in temp_slots:
