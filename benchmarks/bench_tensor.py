@@ -42,7 +42,7 @@ def layernorm(x: pypto.Tensor(), g: pypto.Tensor(), b: pypto.Tensor(), y: pypto.
 
 @pypto.frontend.jit
 def ffn(x: pypto.Tensor(), w1: pypto.Tensor(), w2: pypto.Tensor(), y: pypto.Tensor()):
-    pypto.set_cube_tile_shapes([64, 64], [64, 128], [64, 128])
+    pypto.set_cube_tile_shapes([128, 128], [128, 256], [128, 256])
     pypto.set_vec_tile_shapes(32, 256)
     h = pypto.relu(pypto.matmul(x, w1, pypto.DT_FP32))
     y[:] = pypto.matmul(pypto.cast(h, pypto.DT_FP16), w2, pypto.DT_FP32)
