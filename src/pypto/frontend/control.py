@@ -97,7 +97,6 @@ def set_matrix_size(size: Sequence[int]) -> None:
     inputs of ``matmul``).  GM tensors are ND here (NZ raises), so the validated sizes change nothing."""
     if len(size) != 3 or not all(is_static(v) and v > 0 for v in size):
         raise KernelTypeError(f"pypto.set_matrix_size takes [m, k, n] positive ints, got {list(size)}")
-    current_recorder().matrix_size = tuple(size)
 
 
 def set_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:

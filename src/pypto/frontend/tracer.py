@@ -55,7 +55,6 @@ class Recorder:
         self.loops: List[Tuple[Loop, int]] = []
         self.vec_tile: Optional[Tuple[int, ...]] = None
         self.cube_tile: Optional[Dict[str, Any]] = None
-        self.matrix_size: Optional[Tuple[int, int, int]] = None  # pypto.set_matrix_size (NZ inputs only)
         self._var_count = 0
         self._temp_count = 0
 
