@@ -174,17 +174,6 @@ def mm_kernel(dt):
     return mm
 
 
-def best_time(fn, repeat: int = 7, number: int = 1) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t) / number)
-    return min(times)
-
-
 def row(name, ours, theirs, label, unit_ours="", unit_theirs=""):
     print(f"{name:<44} {ours * 1e3:9.3f} ms {unit_ours:>14} | {label:<16} {theirs * 1e3:9.3f} ms {unit_theirs:>14} "
           f"| ratio {theirs / ours:5.2f}x")
