@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from pypto_pro.runtime.fastpath import torch_tensor_type
 
 from ..graph import Buffer
 
@@ -36,17 +37,11 @@ def launch_environment() -> Tuple:
     return tuple(os.environ.get(n) for n in _LAUNCH_ENV)
 
 
-def _torch_tensor_type():
-    """``torch.Tensor`` when torch is already imported (by anyone), else None; never imports torch."""
-    torch = sys.modules.get("torch")
-    return torch.Tensor if torch is not None else None
-
-
 def call_key(args: Sequence[Any]) -> Optional[Tuple]:
     """What decides a call's compiled variant and its binding: per tensor its type, dtype, shape,
     strides (and whether it is on the CPU); per constant its type and value.  None where a frozen
     launch does not apply (unhashable constants, other argument types)."""
-    tt = _torch_tensor_type()
+    tt = torch_tensor_type()
     key: List[Any] = []
     append = key.append
     for a in args:
@@ -106,7 +101,7 @@ def freeze(program, compiled, arrays: Dict[int, np.ndarray], values: Dict[int, A
         else:
             own[slot] = int(value)
 
-    tt = _torch_tensor_type()
+    tt = torch_tensor_type()
     owner = threading.get_ident()
     get_ident = threading.get_ident
     fn = compiled.fn

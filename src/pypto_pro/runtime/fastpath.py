@@ -17,7 +17,7 @@ from .args import ParamSpec, check_scalar
 _TORCH_TENSOR = None
 
 
-def _torch_tensor_type():
+def torch_tensor_type():
     """torch.Tensor once torch has been imported (by anyone), else None; never imports torch."""
     global _TORCH_TENSOR
     if _TORCH_TENSOR is None:
@@ -29,7 +29,7 @@ def _torch_tensor_type():
 
 def arg_key(args: Sequence[Any]) -> Optional[Tuple]:
     """A hashable description of the arguments (None where a frozen launcher does not apply)."""
-    tt = _TORCH_TENSOR or _torch_tensor_type()
+    tt = _TORCH_TENSOR or torch_tensor_type()
     key = []
     append = key.append
     for a in args:
@@ -64,7 +64,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
         else:
             slot, kind = gen.scalar_slots[p.index]
             scalars.append((p.index, slot, kind, p))
-    tt = _torch_tensor_type()
+    tt = torch_tensor_type()
     n = max(1, gen.nslots)
     own = (ctypes.c_int64 * n)()
     own_dbl = (ctypes.c_double * n).from_buffer(own)
