@@ -328,3 +328,87 @@ def test_error_inside_a_group_names_the_same_line(tmp_path, monkeypatch):
     assert messages[0].rstrip().endswith("pl.set_validshape(t1, [pl.get_block_num() + 16, 4])")  # the right line
     cpps = [p.read_text() for p in build.glob("k_k__*/*/kernel.cpp")]
     assert sum("try_valid(C, kTiles, 1, " in c for c in cpps) == 1  # the failing set_validshape was fused
+
+
+# ------------------------------------------------------------------ loads and stores in the fused loop
+GM_KERNEL = """
+@pl.jit(backend="{backend}")
+def k_{name}(x: pl.Tensor[[20, 100], pl.DT_{dt}], y: pl.Tensor[[20, 100], pl.DT_{dt}],
+             out: pl.Tensor[[20, 100], pl.DT_{dt}]):
+    a = pl.make_tile(pl.TileType([16, 64], pl.DT_{dt}, valid_shape=[-1, -1]), addr=0x0)
+    b = pl.make_tile(pl.TileType([16, 64], pl.DT_{dt}, valid_shape=[-1, -1]), addr=0x1000)
+    c = pl.make_tile(pl.TileType([16, 64], pl.DT_{dt}, valid_shape=[-1, -1]), addr=0x2000)
+    with pl.section_vector():
+        pl.set_validshape(a, [{VR}, {VC}])
+        pl.load(a, x, [2, 5])
+        pl.set_validshape(b, [{VR}, {VC}])
+        pl.load(b, y, [{y_off}])
+        pl.set_validshape(c, [{VR}, {VC}])
+        pl.mul(c, a, b)
+        pl.add(c, c, 1.5)
+        pl.sub(c, c, a)
+        pl.store({dst}, c, [{dst_off}])
+"""
+GM_CASE = dict(dt="FP32", VR=13, VC=37, y_off="1, 40", dst="out", dst_off="3, 50")
+
+
+def _gm_run_all(tmp_path, case):
+    """out (and x, which some cases store into) after the interpreter, the fused and the unfused kernel."""
+    src = "".join(GM_KERNEL.format(backend=b, name=n, **case)
+                  for b, n in (("interp", "interp"), ("cpu", "fused"), ("cpu", "unfused")))
+    mod = load_kernels(tmp_path, src)
+    rng = np.random.default_rng(0)
+    npdt = DTYPES[case["dt"]]
+    x0, y0 = (rng.standard_normal((20, 100)).astype(npdt) for _ in range(2))
+    results = []
+    for kernel, on in ((mod.k_interp, True), (mod.k_fused, True), (mod.k_unfused, False)):
+        x, out = x0.copy(), np.full((20, 100), 7, npdt)
+        with fusion(on):
+            kernel(x, y0, out)
+        results.append(np.stack([x, out]))
+    return results
+
+
+@pytest.mark.parametrize("case", [
+    GM_CASE,                                              # strided windows in wider tensors, odd tails
+    dict(GM_CASE, dt="FP16", VC=64, y_off="1, 30", dst_off="3, 36"),
+    dict(GM_CASE, dt="BF16", VR=16, VC=64, y_off="0, 0", dst_off="4, 0"),
+    dict(GM_CASE, dst="x", dst_off="2, 5"),               # in place: every element read before written
+    dict(GM_CASE, dst="x", dst_off="2, 6"),               # shifted overlap: the guard falls back
+    dict(GM_CASE, dst="y", dst_off="1, 41"),              # the same with the other input
+])
+def test_loads_and_store_join_the_fused_loop(tmp_path, monkeypatch, case):
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    ref, fused, unfused = _gm_run_all(tmp_path, case)
+    _assert_same_bits(fused, unfused, case["dt"], "fused != unfused")
+    _assert_same_bits(ref, fused, case["dt"], "interpreter != fused")
+    cpp = _kernel_cpp(build, "fused")
+    assert "5 ops in one pass: load load mul add sub + store" in cpp
+    loop = cpp[cpp.index("pto::fz::each("):cpp.index("} else {  // the original per-op code")]
+    # both loads read GM, the store writes GM; no tile is read in the loop.  Without a discard (which
+    # only the tensor-level lowering emits) the tiles stay live: a, b, c keep their values
+    assert len(re.findall(r"fz::load<V>\(m\d_\.p \+ r_ \* m\d_\.st0 \+ c_\)", loop)) == 2
+    assert "fz::load<V>(p" not in loop
+    assert re.findall(r"fz::store\((\w+)", loop) == ["p0_", "p1_", "p2_", "m2_"]
+
+
+def test_out_of_bounds_load_in_a_fused_group_reports_like_unfused(tmp_path):
+    case = dict(GM_CASE, VR=16, y_off="5, 40")  # rows 5..20 of y's 20
+    messages = []
+    for on in (True, False):
+        k = load_kernels(tmp_path, GM_KERNEL.format(backend="cpu", name="k", **case)).k_k
+        x, y, out = (np.zeros((20, 100), np.float32) for _ in range(3))
+        with fusion(on), pytest.raises(KernelRuntimeError) as e:
+            k(x, y, out)
+        messages.append(re.sub(r"gen_kernel_\d+", "gen_kernel", str(e.value)))
+    assert messages[0] == messages[1] and "exceeds tensor 'y'" in messages[0]
+
+
+def test_a_loaded_tile_read_after_the_group_holds_the_loaded_values(tmp_path):
+    mod = load_kernels(tmp_path, (GM_KERNEL + "        pl.store(out, a, [0, 0])\n").format(
+        backend="cpu", name="fused", **GM_CASE))
+    x, y, out = (np.random.default_rng(1).standard_normal((20, 100)).astype(np.float32) for _ in range(3))
+    with fusion(True):
+        mod.k_fused(x, y, out)
+    np.testing.assert_array_equal(out[:13, :37], x[2:15, 5:42])

@@ -129,6 +129,26 @@ class Builder:
         self.append(stmt)
         return stmt
 
+    def discard_after_last_use(self, tiles: List[ir.TileDecl]) -> None:
+        """In the current statement list (one loop iteration's body), insert a ``discard`` of each Vec
+        tile of ``tiles`` right after the statement that uses it last (a nested loop or branch counts
+        as one statement): its contents are dead from there on, which lets the cpu backend keep values
+        that only flow between fused ops in registers.  Not a use: live intervals (address reuse) are
+        unchanged."""
+        stmts = self.blocks[-1]
+        wanted = {t.uid: t for t in tiles if t.space == MemorySpace.Vec}
+        last: Dict[int, int] = {}
+        for i, s in enumerate(stmts):
+            for op in ir.walk([s]):
+                if isinstance(op, ir.OpStmt):
+                    for _, ref in op.op.tile_operands(op.args):
+                        for d in ref.decls():
+                            if d.uid in wanted:
+                                last[d.uid] = i
+        opdef = OPS["discard"]
+        for uid, i in sorted(last.items(), key=lambda item: -item[1]):
+            stmts.insert(i + 1, ir.OpStmt(None, opdef, opdef.bind((), {"tile": ir.DeclRef(wanted[uid])}), None))
+
     def _order(self, pipe: str) -> None:
         side = self.side or "vector"
         last = self.frontier[side]

@@ -291,8 +291,17 @@ class Lowerer:
             leaves = _elementwise_leaves(value, mats)
 
             def body(region: Region) -> None:
-                for leaf in leaves:  # loads first: the computation after them is one run of vector ops
-                    if ps.kind(leaf, shape) != "one":
+                # loads first, so that the computation after them is one run of vector ops: broadcast
+                # operands (and the negated broadcast addends) before full tiles, so that the full
+                # loads sit next to the ops that read them (the cpu backend fuses such loads into the
+                # ops' loop)
+                kinds = {leaf.uid: ps.kind(leaf, shape) for leaf in leaves}
+                for leaf in leaves:
+                    if kinds[leaf.uid] in ("row", "col"):
+                        ps.eval(leaf, region, shape)
+                ps.negate_addends(value, region, shape)
+                for leaf in leaves:
+                    if kinds[leaf.uid] == "full":
                         ps.eval(leaf, region, shape)
                 v = ps.operand(value, "full", region, shape)
                 want = self.b.param(dst.attrs["buf"]).dtype
@@ -308,7 +317,9 @@ class Lowerer:
                     if v.kind != "full":
                         v = ps.broadcast(v, "full", v.ref.dtype, region)
                 self.store_tile(ps, dst, v.ref, region, shape)
+                self.b.discard_after_last_use(self.b.tiles[body_first:])
 
+            body_first = len(self.b.tiles)
             self.nest(shape, tr, tc, body, serial=_reads_own_output(dst, value, mats))
         self.b.assign_addresses(self.b.tiles[first:])
 

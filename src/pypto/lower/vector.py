@@ -20,7 +20,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.types import Layout, RoundMode
 
-from ..graph import Node, full_leaf
+from ..graph import ELEMENTWISE, Node, full_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder, expr
 
@@ -328,10 +328,9 @@ class Pass:
         fn = n.attrs["fn"]
         if self._via_fp32(n) and fn == "div":
             return self.fp32_detour(n, k, region, shape)
-        if k == "full" and fn == "add" and n.dtype.is_float():
-            kinds = [self.kind(i, shape) for i in n.inputs]
-            if sorted(kinds) in (["full", "row"], ["col", "full"]):
-                return self.expand_add(n, kinds.index("full"), region, shape)
+        full = self._broadcast_addend(n, shape) if k == "full" else None
+        if full is not None:
+            return self.expand_add(n, full, region, shape)
         a, b = (self.eval(i, region, shape) for i in n.inputs)
         if k == "one":
             if a.kind == "one" and b.kind == "one":
@@ -355,17 +354,49 @@ class Pass:
         b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
         return self.binary_tile(fn, a, b.ref, n.dtype, region)
 
+    def _broadcast_addend(self, n: Node, shape) -> Optional[int]:
+        """For a float ``add`` of a full and a row/col operand: the index of the full input."""
+        if n.op != "binary" or n.attrs["fn"] != "add" or not n.dtype.is_float():
+            return None
+        kinds = [self.kind(i, shape) for i in n.inputs]
+        return kinds.index("full") if sorted(kinds) in (["full", "row"], ["col", "full"]) else None
+
+    def negated(self, n: Node, dtype: dt.DataType, region: Region, shape) -> Val:
+        """``-n`` for a row/col operand ``n`` (once per tile iteration)."""
+        key = ("neg", n.uid, dtype.name, id(region), tuple(map(repr, shape)))
+        hit = self.memo.get(key)
+        if hit is None:
+            small = self.operand(n, self.kind(n, shape), region, shape)
+            t = self.tile_for(small.kind, dtype, region)
+            self.b.op("neg", dst=t, src=small.ref)
+            hit = self.memo[key] = Val(t, small.kind)
+        return hit
+
+    def negate_addends(self, value: Node, region: Region, shape) -> None:
+        """Negate up front the GM row/col operands that ``value``'s element-wise adds add to full
+        tiles (see :meth:`expand_add`), so that only full-window ops follow the full tiles' loads."""
+        seen = set()
+        stack = [value]
+        while stack:
+            n = stack.pop()
+            if n.uid in seen or n.uid in self.mats:
+                continue
+            seen.add(n.uid)
+            full = self._broadcast_addend(n, shape) if self.kind(n, shape) == "full" else None
+            if full is not None and n.inputs[1 - full].op == "gm":
+                self.negated(n.inputs[1 - full], n.dtype, region, shape)
+            if n.op in ELEMENTWISE:
+                stack.extend(n.inputs)
+
     def expand_add(self, n: Node, full_input: int, region: Region, shape) -> Val:
         """full + row/col broadcast without materialising the broadcast: the ISA has no expand_add,
         and ``x - (-v)`` is by definition the IEEE sum ``x + v`` (negation is exact).  The small
         operand is negated before the full one is computed, so the full chain and the expand_sub
         stay one run of same-window vector ops."""
-        small = self.operand(n.inputs[1 - full_input], self.kind(n.inputs[1 - full_input], shape), region, shape)
-        neg = self.tile_for(small.kind, n.dtype, region)
-        self.b.op("neg", dst=neg, src=small.ref)
+        neg = self.negated(n.inputs[1 - full_input], n.dtype, region, shape)
         full = self.operand(n.inputs[full_input], "full", region, shape)
         t = self.tile_for("full", n.dtype, region)
-        self.b.op("expand_sub", dst=t, src=full.ref, v=neg, dim=1 if small.kind == "row" else 0)
+        self.b.op("expand_sub", dst=t, src=full.ref, v=neg.ref, dim=1 if neg.kind == "row" else 0)
         return Val(t, "full")
 
     def binary_tile(self, fn: str, a: Val, rhs, dtype: dt.DataType, region: Region) -> Val:

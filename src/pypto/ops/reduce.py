@@ -10,7 +10,7 @@ from ..graph import Node
 from ..symbolic import is_static
 from ..tensor import Tensor
 from .core import node_of, norm_dim, out
-from .elementwise import add, cast, div, exp, mul, rsqrt, sub
+from .elementwise import add, cast, exp, mul, reciprocal, rsqrt, sub
 from .shape import reshape
 
 
@@ -85,10 +85,14 @@ def _back(y, like):
 
 
 def softmax(x, dim: int = -1) -> Tensor:
-    """FP32 ``exp(x - amax) / sum(exp(x - amax))`` along ``dim``, cast back."""
+    """FP32 ``exp(x - amax) * (1 / sum(exp(x - amax)))`` along ``dim``, cast back.
+
+    One reciprocal per row and a multiply per element, as torch's CPU softmax computes it (the
+    quotient ``e / s`` would cost a division per element: a third of a fused softmax's time on AVX2);
+    the two differ by at most 1.5 ulp."""
     xf = _f32(x)
     e = exp(sub(xf, amax(xf, dim, keepdim=True)))
-    return _back(div(e, sum(e, dim, keepdim=True)), x)
+    return _back(mul(e, reciprocal(sum(e, dim, keepdim=True))), x)
 
 
 def rms_norm(x, gamma=None, epsilon: float = 1e-6) -> Tensor:

@@ -77,6 +77,8 @@ class OpDef:
     aliases: Tuple[str, ...] = ()
     #: ops that only describe tiles (set_validshape) never take part in sync or data hazards.
     descriptor_only: bool = False
+    #: internal ops are emitted by the compiler (the tensor-level lowering), never by users: no ``pl`` name.
+    internal: bool = False
     #: per-backend attachments (C++ emission, cost model) keyed by backend name.
     extras: Dict[str, Any] = field(default_factory=dict)
     signature: inspect.Signature = field(init=False, repr=False)

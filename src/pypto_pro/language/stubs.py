@@ -30,6 +30,8 @@ def build_namespaces() -> Dict[str, object]:
     top: Dict[str, object] = {}
     subs: Dict[str, types.SimpleNamespace] = {}
     for opdef in OPS.values():
+        if opdef.internal:
+            continue
         for alias in opdef.aliases:
             if "." in alias:
                 ns, leaf = alias.split(".", 1)

@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from .. import dtypes as dt
-from ..ir.nodes import Expr, TensorParam, TileGroupDecl, TileRef
+from ..ir.nodes import DeclRef, Expr, TensorParam, TileGroupDecl, TileRef
 from ..ir.optable import Arg, In, Out, op
 from ..ir.types import MemorySpace
 
@@ -118,6 +118,29 @@ class SetValidShape:
             if not (1 <= rows <= d.shape[0] and 1 <= cols <= d.shape[1]):
                 raise ctx.error(f"valid shape [{rows}, {cols}] is outside tile {d.name} of shape {d.shape}")
             ctx.set_valid(d, rows, cols)
+
+
+@op("discard", [Arg("tile", "tile")], "S", descriptor_only=True, internal=True)
+class Discard:
+    """discard(tile): the tile's contents become undefined (internal: the tensor-level lowering emits it
+    after a tile's last use in a loop iteration).  Backends may then skip producing values nobody reads
+    (the cpu backend's fused loops do not store a tile that is discarded before any read).  The
+    interpreter refills the tile with the never-written byte pattern (floats read as NaN) and the
+    simulator marks its bytes unwritten, so a read of discarded contents shows up as an uninitialised
+    read instead of silently giving the old values."""
+
+    @staticmethod
+    def check(c, a):
+        if not isinstance(a["tile"], DeclRef):
+            c.fail("discard needs a whole declared tile")
+
+    @staticmethod
+    def run(ctx, a):
+        view = ctx.tile(a["tile"])
+        view.discard()
+        observer = ctx.interp.observer
+        if observer is not None:
+            observer.on_discard(ctx.core, view)
 
 
 _FMT = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([a-zA-Z%])")

@@ -13,6 +13,7 @@ from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode, RoundMode
 from .codegen import KernelCodegen, c_type
+from .fusion import gm_axes
 
 M = MemorySpace
 Emitter = Callable[[KernelCodegen, ir.OpStmt], str]
@@ -94,12 +95,6 @@ _register("axpy", lambda g, s: f"pto::axpy(C, {g.tile(s.args['dst'])}, {g.tile(s
 
 
 # ------------------------------------------------------------------ GM movement
-def _order(order, ndim: int):
-    if order is None:
-        return (ndim - 2, ndim - 1) if ndim >= 2 else (-1, 0)
-    return order[0] % ndim, order[1] % ndim
-
-
 def _offsets(g, offsets) -> str:
     return "{" + ", ".join(g.scalar(o) for o in offsets) + "}"
 
@@ -108,7 +103,7 @@ def _load(tile_units: bool) -> Emitter:
     def emit(g, s):
         a = s.args
         t = a["src"]
-        a0, a1 = _order(a["order"], t.ndim)
+        a0, a1 = gm_axes(a["order"], t.ndim)
         offs = a["tile_offsets"] if tile_units else a["offsets"]
         what = "pl.load_tile" if tile_units else "pl.load"
         lines = ["{", f"  const auto d_ = {g.tile(a['dst'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
@@ -133,7 +128,7 @@ def _store(tile_units: bool) -> Emitter:
     def emit(g, s):
         a = s.args
         t = a["dst"]
-        a0, a1 = _order(a["order"], t.ndim)
+        a0, a1 = gm_axes(a["order"], t.ndim)
         offs = a["tile_offsets"] if tile_units else a["offsets"]
         what = "pl.store_tile" if tile_units else "pl.store"
         atomic = "true" if AtomicType(a["atomic"]) == AtomicType.AtomicAdd else "false"
@@ -297,6 +292,8 @@ def _set_validshape(g, s):
 _register("getval", _getval)
 _register("setval", _setval)
 _register("set_validshape", _set_validshape)
+# the contents become undefined: nothing to do at run time (fusion.py drops stores of discarded tiles)
+_register("discard", lambda g, s: f"/* discard {s.args['tile'].tile.name}: its contents are dead */")
 _register("trap", lambda g, s: 'pto::fail(C, "pl.trap() was executed");')
 
 

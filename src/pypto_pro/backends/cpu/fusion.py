@@ -22,8 +22,17 @@ for 8 AVX2 fp32 lanes and for a scalar tail).  Semantics are identical to the un
   sets the same windows or fails with the original message), so every error message and edge case
   is unchanged.  A set_validshape of a tile already written in the run ends the run (its window
   would change between ops, and the fallback could not simply re-run the statements);
-* stores: only the last value written to each distinct tile storage (earlier writes to the same
-  storage are fully overwritten inside the group, since all windows are equal).
+* GM traffic: a ``load`` into a tile the group reads and a ``store`` of a tile the group wrote (just
+  after the group) join the loop: element (r, c) is read from / written to GM directly, without the
+  copy through the tile.  Compile time: same dtype in GM and tile (no conversion), ND tile, rows and
+  columns along ascending tensor axes, a plain store (no atomic, scale or ReLU), offsets that cannot
+  fail.  The guard checks each window's bounds without failing (the fallback then reports it), a unit
+  column stride, and that no stored window shares a byte with another loaded or stored window
+  unless both map (r, c) to the same address (``x[:] = x + 1`` stays fused);
+* stores to tiles: only the last value written to each distinct tile storage (earlier writes to the
+  same storage are fully overwritten inside the group, since all windows are equal), and only if
+  the tile is read again before the lowering's ``discard`` of it (:func:`dead_after`): a tile whose
+  value only flows through the loop's registers never touches memory.
 
 ``PYPTO_CPU_FUSION=0`` turns the pass off (for measurements and differential tests).
 """
@@ -36,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from ...dtypes import DataType
 from ...ir import nodes as ir
 from ...ir.layout import footprint_elems
-from ...ir.types import Layout, MemorySpace
+from ...ir.types import AtomicType, Layout, MemorySpace
 
 if TYPE_CHECKING:
     from .codegen import KernelCodegen
@@ -46,13 +55,15 @@ UNARY = {"neg": "neg", "abs": "abs", "exp": "exp", "sqrt": "sqrt", "rsqrt": "rsq
          "relu": "relu"}
 EXPAND = {"expand_sub": "sub", "expand_div": "div", "expand_mul": "mul", "expand_max": "max",
           "expand_min": "min"}
+#: statements without run-time effect on the cpu (a discard only tells the fusion that a tile is dead)
 NOPS = frozenset({"sync_src", "sync_dst", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix", "bar_all",
-                  "bar_v"})
+                  "bar_v", "discard"})
 DTYPES = {"FP32": "float", "FP16": "pto::half", "BF16": "pto::bf16"}
 FAILING_SCALAR_OPS = frozenset({"/", "//", "%"})
 
-#: operand kinds: a tile element (r, c), a row-broadcast value v[r, 0], a column-broadcast v[0, c], a scalar
-TILE, ROW, COL, SCALAR = "tile", "row", "col", "scalar"
+#: operand kinds: a tile element (r, c), a row-broadcast value v[r, 0], a column-broadcast v[0, c], a scalar,
+#: element (r, c) of a load's GM window
+TILE, ROW, COL, SCALAR, GM = "tile", "row", "col", "scalar", "gm"
 
 
 def enabled() -> bool:
@@ -65,9 +76,17 @@ class FusedOp:
     """One element-wise op of a group: its fz:: function and operands."""
 
     stmt: ir.OpStmt
-    fn: str
+    fn: str  # "load" for a fused GM load
     dst: ir.TileDecl
-    operands: List[Tuple[str, Any]]  # (TILE|ROW|COL, TileDecl) or (SCALAR, expression)
+    operands: List[Tuple[str, Any]]  # (TILE|ROW|COL, TileDecl), (SCALAR, expression) or (GM, the load)
+
+
+@dataclass
+class FusedStore:
+    """A plain ``store`` of a tile the group wrote, done from the loop's registers."""
+
+    stmt: ir.OpStmt
+    src: ir.TileDecl
 
 
 @dataclass
@@ -88,6 +107,9 @@ class Group:
     ops: List[FusedOp]
     dtype: DataType
     row_sum: Optional[RowSum] = None
+    stores: List[FusedStore] = field(default_factory=list)
+    #: storages (keys) whose last value is read after the group: only these are stored to tiles
+    live: set = field(default_factory=set)
 
 
 def _key(t: ir.TileDecl) -> tuple:
@@ -149,6 +171,40 @@ def as_fused(s: ir.OpStmt) -> Optional[FusedOp]:
     return FusedOp(s, fn, dst, ops)
 
 
+def gm_axes(order, ndim: int) -> Tuple[int, int]:
+    """The tensor axes of tile rows and columns for a load/store ``order`` (rows -1: a 1-D tensor)."""
+    if order is None:
+        return (ndim - 2, ndim - 1) if ndim >= 2 else (-1, 0)
+    return order[0] % ndim, order[1] % ndim
+
+
+def _gm_access_ok(s: ir.OpStmt, ref, param: ir.TensorParam) -> Optional[ir.TileDecl]:
+    """The tile of a load/store that can read/write GM from the fused loop: a whole ND tile of the GM
+    dtype, rows and columns along ascending tensor axes, offsets that cannot fail."""
+    t = _decl(ref)
+    a0, a1 = gm_axes(s.args["order"], param.ndim)
+    if (t is None or t.layout != Layout.ND or t.dtype.name not in DTYPES or param.dtype.name != t.dtype.name
+            or a0 >= a1 or not all(_cannot_fail(o) for o in s.args["offsets"])):
+        return None
+    return t
+
+
+def as_load(s: ir.OpStmt) -> Optional[FusedOp]:
+    """A ``load`` as a fused op: its tile gets element (r, c) of the GM window."""
+    t = _gm_access_ok(s, s.args["dst"], s.args["src"]) if s.op.name == "load" else None
+    return FusedOp(s, "load", t, [(GM, s)]) if t is not None else None
+
+
+def as_store(s: ir.OpStmt) -> Optional[FusedStore]:
+    """A plain ``store`` (no atomic, scale or ReLU) whose tile the fused loop can write to GM."""
+    a = s.args
+    if (s.op.name != "store" or a["scale"] is not None or a["relu_pre_mode"] is not None or a["phase"] is not None
+            or AtomicType(a["atomic"]) != AtomicType.AtomicNone):
+        return None
+    t = _gm_access_ok(s, a["src"], a["dst"])
+    return FusedStore(s, t) if t is not None else None
+
+
 def _layout_ok(kind: str, t: ir.TileDecl) -> bool:
     """ND tiles; broadcast operands [R,1] / [1,C] and one-column tiles may also be DN (same addressing)."""
     if t.layout == Layout.ND:
@@ -160,20 +216,31 @@ def _layout_ok(kind: str, t: ir.TileDecl) -> bool:
 
 @dataclass
 class _Builder:
-    """Accumulates a group, admitting an op only if the group stays legal."""
+    """Accumulates a group, admitting an op only if the group stays legal.
 
+    ``strict``: any two tiles must share no byte unless they have identical geometry.  Otherwise
+    overlaps are admitted here and checked once the group's stored tiles are known
+    (:func:`_memory_conflict`): a tile whose value only lives in registers may overlap anything (the
+    lowering reuses a dead statistics tile's bytes for the next full tile)."""
+
+    strict: bool = False
     dtype: Optional[DataType] = None
+    shape: Optional[tuple] = None  # every destination's physical shape (its window is the group's)
     tiles: Dict[tuple, ir.TileDecl] = field(default_factory=dict)
     kinds: Dict[tuple, set] = field(default_factory=dict)  # storage -> how the group uses it
     written: set = field(default_factory=set)
     broadcast: set = field(default_factory=set)
 
     def admit(self, op: FusedOp) -> bool:
-        uses = [(TILE, op.dst)] + [o for o in op.operands if o[0] != SCALAR]
+        uses = [(TILE, op.dst)] + [o for o in op.operands if o[0] not in (SCALAR, GM)]
         dtype = self.dtype or op.dst.dtype
+        if self.shape is not None and tuple(op.dst.shape) != self.shape:
+            return False  # another window (a statistics or broadcast tile): the guard would fail
         seen = dict(self.tiles)
         for kind, t in uses:
-            if t.dtype.name != dtype.name or not _layout_ok(kind, t) or not _disjoint_or_same(seen, t):
+            if t.dtype.name != dtype.name or not _layout_ok(kind, t):
+                return False
+            if self.strict and not _disjoint_or_same(seen, t):
                 return False
             seen.setdefault(_key(t), t)
         read_bcast = {_key(t) for kind, t in uses if kind in (ROW, COL)}
@@ -181,6 +248,7 @@ class _Builder:
         if dkey in self.broadcast or dkey in read_bcast or read_bcast & self.written:
             return False
         self.dtype = dtype
+        self.shape = tuple(op.dst.shape)
         self.tiles = seen
         for kind, t in uses:
             self.kinds.setdefault(_key(t), set()).add(kind)
@@ -201,7 +269,7 @@ class _Builder:
             return None
         if self.kinds.get(_key(dst), {ROW}) != {ROW} or not _layout_ok(ROW, dst):
             return None
-        return RowSum(s, src, dst) if _disjoint_or_same(self.tiles, dst) else None
+        return RowSum(s, src, dst) if not self.strict or _disjoint_or_same(self.tiles, dst) else None
 
 
 def _is_row_sum(s: ir.OpStmt) -> bool:
@@ -232,42 +300,152 @@ def _interleavable(s: ir.Stmt) -> bool:
     return False
 
 
-def find_group(body: List[ir.Stmt], start: int) -> Optional[Group]:
-    """The maximal fusable run starting at body[start] (trailing non-ops trimmed), if it has >= 2 ops
-    or >= 1 op followed (after no-ops and set_validshapes only) by a row sum of one of its results.
+def find_group(body: List[ir.Stmt], start: int, end: Optional[int] = None, strict: bool = False
+               ) -> Optional[Group]:
+    """The maximal fusable run in body[start:end]: element-wise ops and loads (with no-ops and
+    set_validshapes between them), then optionally a row sum of one of their results (after no-ops and
+    set_validshapes only), then optionally stores of their results (after no-ops only).  None unless
+    it fuses at least two statements, one of them not a load.
 
     A set_validshape of a tile that is already a destination in the run ends the run: the windows
     would differ (the guard would fail), and it keeps every destination's window constant within the
-    group, so the fallback can simply re-run the group's statements.
+    group, so the fallback can simply re-run the group's statements.  A load whose tile nothing in the
+    run reads or stores ends the run before it (its window is another one: a broadcast operand's).
+    A group whose stored tiles overlap other tiles of the loop is formed again with ``strict`` rules.
     """
-    b = _Builder()
+    b = _Builder(strict)
     stmts: List[ir.Stmt] = []
     ops: List[FusedOp] = []
+    stores: List[FusedStore] = []
     dsts: set = set()
-    n_at_last_op = 0
+    n_fused = 0
     row_sum = None
-    for s in body[start:]:
-        op = as_fused(s) if type(s) is ir.OpStmt else None
-        if op is not None:
-            if not b.admit(op):
-                break
-            ops.append(op)
-            dsts.add(op.dst.uid)
-            stmts.append(s)
-            n_at_last_op = len(stmts)
-        elif _interleavable(s) and not (s.op.name == "set_validshape" and s.args["tile"].tile.uid in dsts):
-            stmts.append(s)
-        else:
+    for s in body[start:end]:
+        if type(s) is not ir.OpStmt:
+            break
+        if row_sum is None and not stores:
+            op = as_fused(s) or as_load(s)
+            if op is not None:
+                if not b.admit(op):
+                    break
+                ops.append(op)
+                dsts.add(op.dst.uid)
+                stmts.append(s)
+                n_fused = len(stmts)
+                continue
+            if _interleavable(s) and not (s.op.name == "set_validshape" and s.args["tile"].tile.uid in dsts):
+                stmts.append(s)
+                continue
             # only no-ops and set_validshapes of other tiles (the row sum's destination) in between
-            if ops and all(t.op.name in NOPS or t.op.name == "set_validshape" for t in stmts[n_at_last_op:]):
+            if ops and all(t.op.name in NOPS or t.op.name == "set_validshape" for t in stmts[n_fused:]):
                 row_sum = b.admit_row_sum(s)
                 if row_sum is not None:
                     stmts.append(s)
-                    n_at_last_op = len(stmts)
+                    n_fused = len(stmts)
+                    continue
+        if s.op.name in NOPS:
+            stmts.append(s)
+            continue
+        store = as_store(s) if ops and all(t.op.name in NOPS for t in stmts[n_fused:]) else None
+        if store is None or store.src.uid not in dsts:
             break
-    if len(ops) < (1 if row_sum else 2):
+        stores.append(store)
+        stmts.append(s)
+        n_fused = len(stmts)
+    unread = _first_unread_load(ops, row_sum, stores)
+    if unread is not None:
+        return None if unread is ops[0] else find_group(body, start, start + stmts.index(unread.stmt), strict)
+    loads = sum(op.fn == "load" for op in ops)
+    fused = len(ops) + len(stores) + (row_sum is not None)
+    if fused < 2 or fused == loads:
         return None
-    return Group(stmts[:n_at_last_op], ops, b.dtype, row_sum)
+    grp = Group(stmts[:n_fused], ops, b.dtype, row_sum, stores)
+    grp.live = _live_after(_undiscarded(grp), body[start + n_fused:])
+    if not strict and _memory_conflict(grp):
+        return find_group(body, start, end, strict=True)
+    return grp
+
+
+def _memory_conflict(grp: Group) -> bool:
+    """Whether a tile the loop stores shares a byte with another storage the loop reads or stores.
+    (Element (r, c) of a tile storage is then only ever read before it is written, in the same
+    iteration, as in the per-op order; tiles that stay in registers touch no memory.)"""
+    reads: Dict[tuple, ir.TileDecl] = {}
+    written: set = set()
+    for op in grp.ops:
+        for kind, t in op.operands:
+            if kind in (ROW, COL) or (kind == TILE and _key(t) not in written):
+                reads[_key(t)] = t
+        written.add(_key(op.dst))
+    stored = {_key(op.dst): op.dst for op in grp.ops if _key(op.dst) in grp.live}
+    if grp.row_sum:
+        stored[_key(grp.row_sum.dst)] = grp.row_sum.dst
+    touched = {**reads, **stored}
+    return any(k != u and _overlaps(t, other) for k, t in stored.items() for u, other in touched.items())
+
+
+def _undiscarded(grp: Group) -> Dict[tuple, ir.TileDecl]:
+    """The storages the group writes that no discard inside the group kills after their last write
+    (inside the loop, later ops read values from registers, never from these storages)."""
+    out: Dict[tuple, ir.TileDecl] = {}
+    writes = {id(op.stmt): op.dst for op in grp.ops}
+    for s in grp.stmts:
+        if id(s) in writes:
+            out[_key(writes[id(s)])] = writes[id(s)]
+        elif s.op.name == "discard":
+            for k in [k for k, d in out.items() if _covers(s.args["tile"].tile, d)]:
+                del out[k]
+    return out
+
+
+def _covers(t: ir.TileDecl, d: ir.TileDecl) -> bool:
+    """Whether every byte of ``d`` is a byte of ``t``."""
+    (tlo, thi), (lo, hi) = _byte_range(t), _byte_range(d)
+    return t.space == d.space and tlo <= lo and hi <= thi
+
+
+def _first_unread_load(ops: List[FusedOp], row_sum: Optional[RowSum], stores: List[FusedStore]):
+    """The first fused load whose tile no later op, row sum or store of the run reads as a tile."""
+    for i, op in enumerate(ops):
+        if op.fn != "load":
+            continue
+        k = _key(op.dst)
+        later = [t for o in ops[i + 1:] for kind, t in o.operands if kind == TILE]
+        later += [s.src for s in stores] + ([row_sum.src] if row_sum else [])
+        if all(_key(t) != k for t in later):
+            return op
+    return None
+
+
+def _overlaps(a: ir.TileDecl, b: ir.TileDecl) -> bool:
+    (alo, ahi), (blo, bhi) = _byte_range(a), _byte_range(b)
+    return a.space == b.space and alo < bhi and blo < ahi
+
+
+def _live_after(written: Dict[tuple, ir.TileDecl], rest: List[ir.Stmt]) -> set:
+    """The storages in ``written`` whose contents may be read after the group (``rest`` follows it).
+
+    A storage is dead once a ``discard`` covering its bytes comes before any statement that reads
+    them; anything else conservatively keeps it live: an op reading a tile that overlaps it, control
+    flow, the end of the statement list.  (Ops that only write overlapping bytes read nothing of it.)"""
+    live: set = set()
+    pending = dict(written)
+    for s in rest:
+        if not pending:
+            break
+        if type(s) is ir.Assign:
+            continue
+        if type(s) is not ir.OpStmt:
+            break
+        if s.op.name == "discard":
+            for k in [k for k, d in pending.items() if _covers(s.args["tile"].tile, d)]:
+                del pending[k]
+            continue
+        read = [d for _, ref in s.op.tile_operands(s.args, ("in", "inout")) for d in ref.decls()]
+        for k in [k for k, d in pending.items() if any(_overlaps(d, u) for u in read)]:
+            live.add(k)
+            del pending[k]
+    return live | set(pending)
 
 
 # ------------------------------------------------------------------ emission
@@ -278,7 +456,7 @@ def _uses(grp: Group) -> List[Tuple[str, ir.TileDecl]]:
     """Every tile use of the group in program order (operands before the destination of each op)."""
     out = []
     for op in grp.ops:
-        out += [o for o in op.operands if o[0] != SCALAR]
+        out += [o for o in op.operands if o[0] not in (SCALAR, GM)]
         out.append((TILE, op.dst))
     if grp.row_sum:
         out += [(TILE, grp.row_sum.src), (ROW, grp.row_sum.dst)]
@@ -298,7 +476,10 @@ def _min_shape(grp: Group) -> Tuple[int, int]:
 
 def _describe(op: FusedOp) -> str:
     """``t2 = mul(t0, t1)`` (plus the kernel line) for comments."""
-    args = [o[1].name if o[0] != SCALAR else repr(o[1]).replace("\n", " ") for o in op.operands]
+    if op.fn == "load":
+        args = [op.stmt.args["src"].name]
+    else:
+        args = [o[1].name if o[0] != SCALAR else repr(o[1]).replace("\n", " ") for o in op.operands]
     line = f" (line {op.stmt.loc.lineno})" if op.stmt.loc else ""
     return f"{op.dst.name} = {op.stmt.op.name}({', '.join(args)}){line}"
 
@@ -308,6 +489,7 @@ def _summary(grp: Group) -> str:
     where = f" (lines {min(lines)}-{max(lines)})" if lines else ""
     names = " ".join(op.stmt.op.name for op in grp.ops)
     tail = f" + {grp.row_sum.stmt.op.name}" if grp.row_sum else ""
+    tail += " + store" * len(grp.stores)
     return f"fused element-wise group{where}: {len(grp.ops)} ops in one pass: {names}{tail}"
 
 
@@ -325,22 +507,44 @@ def _fallback(g: "KernelCodegen", grp: Group, indent: int) -> Tuple[List[str], i
     return out, first
 
 
-def _emit_guard(g: "KernelCodegen", grp: Group) -> None:
-    """Apply the set_validshapes and read every destination's window, in program order."""
+def _gm_run(g: "KernelCodegen", s: ir.OpStmt, tile: ir.TileDecl, param: ir.TensorParam, run: str) -> str:
+    """Guard line: ``tile``'s window (read in program order) and its GM window ``run`` of ``s``, if legal."""
+    a0, a1 = gm_axes(s.args["order"], param.ndim)
+    offs = ", ".join(g.scalar(o) for o in s.args["offsets"])
+    return (f"{{ const int64_t o_[] = {{{offs}}}; ok_ = ok_ && w_.dst(C, {g.decl_index[tile.uid]}) && "
+            f"pto::fz::gm_run({g.tensor(param)}, o_, {a0}, {a1}, w_, {run}); }}")
+
+
+def _emit_guard(g: "KernelCodegen", grp: Group, runs: Dict[int, str]) -> None:
+    """Apply the set_validshapes and read every destination's window in program order; find the GM
+    windows of the fused loads and stores, and check that the stores overlap nothing else."""
     ops = {id(op.stmt): op for op in grp.ops}
+    stores = {id(st.stmt): st for st in grp.stores}
     for s in grp.stmts:
         if s.op.name == "set_validshape":
             r, c = (g.scalar(x) for x in s.args["shape"])
             t = s.args["tile"].tile
             g.emit(f"ok_ = ok_ && pto::fz::try_valid(C, kTiles, {g.decl_index[t.uid]}, {r}, {c});"
                    f"  // set_validshape({t.name})")
+        elif id(s) in ops and ops[id(s)].fn == "load":
+            op = ops[id(s)]
+            g.emit(_gm_run(g, s, op.dst, s.args["src"], runs[id(s)]) + f"  // {_describe(op)}")
         elif id(s) in ops:
             op = ops[id(s)]
             g.emit(f"ok_ = ok_ && w_.dst(C, {g.decl_index[op.dst.uid]});  // {_describe(op)}")
+        elif id(s) in stores:
+            st = stores[id(s)]
+            g.emit(_gm_run(g, s, st.src, s.args["dst"], runs[id(s)]) + f"  // store({s.args['dst'].name}, "
+                   f"{st.src.name})")
         elif grp.row_sum and s is grp.row_sum.stmt:
             rs = grp.row_sum
             g.emit(f"ok_ = ok_ && w_.dst(C, {g.decl_index[rs.src.uid]});  // {rs.dst.name} = "
                    f"{s.op.name}({rs.src.name}): its source window")
+    names = list(runs.values())
+    for st in grp.stores:
+        mine = runs[id(st.stmt)]
+        for other in names[:names.index(mine)]:
+            g.emit(f"ok_ = ok_ && pto::fz::apart({mine}, {other}, w_);  // no partial overlap")
 
 
 def emit_group(g: "KernelCodegen", grp: Group) -> None:
@@ -351,12 +555,16 @@ def emit_group(g: "KernelCodegen", grp: Group) -> None:
     g.indent += 1
     g.emit("pto::fz::Window w_;")
     g.emit("bool ok_ = true;")
-    _emit_guard(g, grp)
+    ct = DTYPES[grp.dtype.name]
+    runs = {id(op.stmt): f"m{i}_" for i, op in enumerate([o for o in grp.ops if o.fn == "load"] + grp.stores)}
+    if runs:
+        g.emit(f"pto::fz::Run<{ct}> {', '.join(runs.values())};  // the GM windows of fused loads and stores")
+    _emit_guard(g, grp, runs)
     rows, cols = _min_shape(grp)
     g.emit(f"if (ok_ && w_.fits({rows}, {cols})) {{  // one window for all, fits every operand")
     g.indent += 1
     g.emit(f"C.site = {first_site};  // nothing below can fail")
-    _Loop(g, grp).emit()
+    _Loop(g, grp, runs).emit()
     g.indent -= 1
     g.emit("} else {  // the original per-op code")
     g.lines += fallback
@@ -368,32 +576,44 @@ def emit_group(g: "KernelCodegen", grp: Group) -> None:
 class _Loop:
     """The fused loop: pointers and scalars first, then one generic-lambda body per element."""
 
-    def __init__(self, g: "KernelCodegen", grp: Group):
-        self.g, self.grp = g, grp
+    def __init__(self, g: "KernelCodegen", grp: Group, runs: Dict[int, str]):
+        self.g, self.grp, self.runs = g, grp, runs
         self.ct = DTYPES[grp.dtype.name]
         self.ptr: Dict[tuple, str] = {}
+        self.used: set = set()  # storages the loop reads or writes
+        self.widths: set = set()  # their row lengths (ND tiles)
         self.value: Dict[tuple, str] = {}  # register holding each (kind, storage)'s current element
         self.body: List[str] = []
 
     def emit(self) -> None:
         g, ct = self.g, self.ct
+        tiles: Dict[tuple, ir.TileDecl] = {}
         for _, t in _uses(self.grp):
-            k = _key(t)
-            if k not in self.ptr:
-                self.ptr[k] = f"p{len(self.ptr)}_"
-                g.emit(f"{ct}* const {self.ptr[k]} = C.ptr<{ct}>(kTiles[{g.decl_index[t.uid]}]);  // {t.name}")
+            if _key(t) not in self.ptr:
+                self.ptr[_key(t)] = f"p{len(self.ptr)}_"
+                tiles[_key(t)] = t
         scalars = self._scalars()
         last = self._ops(scalars)
         for k, (v, tile) in last.items():
-            self.body.append(f"fz::store({self._addr(TILE, k)}, {v});  // {tile}")
+            if k in self.grp.live:
+                self.body.append(f"fz::store({self._addr(TILE, k)}, {v});  // {tile}")
+        for st in self.grp.stores:
+            v = last[_key(st.src)][0]
+            self.body.append(f"fz::store({self._gm_addr(st.stmt)}, {v});  // store({st.stmt.args['dst'].name}, "
+                             f"{st.src.name})")
         rs = self.grp.row_sum
+        if rs is not None:
+            self.body.append(f"return {self.value[(TILE, _key(rs.src))]};  // {rs.src.name}")
+            self.used.add(_key(rs.dst))
+        for k, t in tiles.items():  # the tiles the loop reads or writes
+            if k in self.used:
+                g.emit(f"{ct}* const {self.ptr[k]} = C.ptr<{ct}>(kTiles[{g.decl_index[t.uid]}]);  // {t.name}")
         if rs is None:
             g.emit(f"pto::fz::each(w_.vr, w_.vc, {self._flat()}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
         else:
             out = self.ptr[_key(rs.dst)]
             g.emit(f"// {rs.dst.name}[r] = {rs.stmt.op.name} of the values returned for row r (pto::row_sum's lane order)")
             g.emit(f"pto::fz::each_row_sum(w_.vr, w_.vc, {out}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
-            self.body.append(f"return {self.value[(TILE, _key(rs.src))]};  // {rs.src.name}")
         g.indent += 1
         g.emit("using V = decltype(lanes_);  // pto::fz::P4 (32 columns), __m256 (8) or float (the tail)")
         g.emit("namespace fz = pto::fz;")
@@ -413,20 +633,27 @@ class _Loop:
         return out
 
     def _flat(self) -> str:
-        """A C++ condition under which the window is one contiguous run in every tile."""
-        uses = _uses(self.grp)
-        widths = {t.shape[1] for _, t in uses}
-        if any(kind != TILE for kind, _ in uses) or len(widths) != 1:
+        """A C++ condition under which the window is one contiguous run in every tile and GM window
+        the loop touches."""
+        if any(kind in (ROW, COL) for kind, _ in _uses(self.grp)) or len(self.widths) > 1:
             return "false"
-        return f"w_.vc == {widths.pop()}"
+        conds = [f"w_.vc == {w}" for w in self.widths]
+        conds += [f"({run}.st0 == w_.vc || w_.vr == 1)" for run in self.runs.values()]
+        return " && ".join(conds) or "true"
 
     def _addr(self, kind: str, k: tuple) -> str:
         p = self.ptr[k]
+        self.used.add(k)
         if kind == ROW:
             return f"{p} + r_"
         if kind == COL:
             return f"{p} + c_"
+        self.widths.add(k[2][1])
         return f"{p} + r_ * {k[2][1]} + c_"
+
+    def _gm_addr(self, s: ir.OpStmt) -> str:
+        run = self.runs[id(s)]
+        return f"{run}.p + r_ * {run}.st0 + c_"
 
     def _operand(self, kind: str, x, scalars: Dict[int, str]) -> str:
         """The register holding an operand's element (loading it on first use)."""
@@ -447,13 +674,16 @@ class _Loop:
         """One statement per op; returns each written storage's last register (and tile name)."""
         last: Dict[tuple, Tuple[str, str]] = {}
         for i, op in enumerate(self.grp.ops):
-            args = [self._operand(kind, x, scalars) for kind, x in op.operands]
-            if op.fn == "splat":
-                expr = args[0]
+            if op.fn == "load":
+                expr = f"fz::load<V>({self._gm_addr(op.stmt)})"
             else:
-                expr = f"fz::{op.fn}({', '.join(args)})"
-                if self.ct != "float":
-                    expr = f"fz::round<{self.ct}>({expr})"
+                args = [self._operand(kind, x, scalars) for kind, x in op.operands]
+                if op.fn == "splat":
+                    expr = args[0]
+                else:
+                    expr = f"fz::{op.fn}({', '.join(args)})"
+                    if self.ct != "float":
+                        expr = f"fz::round<{self.ct}>({expr})"
             name = f"v{i}"
             self.body.append(f"const V {name} = {expr};  // {_describe(op)}")
             self.value[(TILE, _key(op.dst))] = name

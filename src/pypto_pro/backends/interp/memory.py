@@ -117,6 +117,10 @@ class TileView:
         else:
             self._typed[self.offsets[:r, :c]] = values
 
+    def discard(self) -> None:
+        """Refill every byte of the tile with the never-written pattern (no access is reported)."""
+        self._typed.view(np.uint8)[:] = UNINIT_BYTE
+
     def read_compute(self, rows: Optional[int] = None, cols: Optional[int] = None) -> np.ndarray:
         """The window in the compute dtype (fp32 for 16/8-bit floats)."""
         return self.read(rows, cols).astype(self.dtype.compute_np_dtype)

@@ -120,6 +120,7 @@ _BY_PIPE: Dict[str, Callable[[CostParams, Instr], int]] = {
 #: per-op overrides, keyed by op name
 OP_COST: Dict[str, Callable[[CostParams, Instr], int]] = {
     "set_validshape": lambda p, ins: 1,
+    "discard": lambda p, ins: 1,
     "printf": lambda p, ins: 200,
     "dump_data": lambda p, ins: 200,
     "set_mm_layout_transform": lambda p, ins: 1,

@@ -63,7 +63,7 @@ class _Buffer:
         # the label rides in the region key so that Access.text can name the memory lazily
         self.region = ("L", ci, space.name, f"{SPACE_LABEL.get(space.name, space.name)} of {label}")
         self.written = np.zeros(size, dtype=bool)
-        #: contiguous [lo, hi) ranges already known to be fully written (bytes never become unwritten)
+        #: contiguous [lo, hi) ranges already known to be fully written (until a discard)
         self.full: Set[Tuple[int, int]] = set()
         #: (lo, hi, write, rows, cols, tile name, dtype) -> the shared Access record
         self.accesses: Dict[Tuple, Access] = {}
@@ -316,6 +316,13 @@ class Recorder:
         if self.strict:
             raise KernelUninitError(message, kernel=self.interp.kernel.name)
         self.hazards.append(hazard)
+
+    def on_discard(self, core, view) -> None:
+        """An internal ``discard``: the tile's bytes count as never written again."""
+        mem = self._buffers.get(id(view.buf)) or self._buffer(view.buf)
+        lo, hi = view.byte_range(*view.shape)
+        mem.written[lo:hi] = False
+        mem.full = {(a, b) for a, b in mem.full if b <= lo or a >= hi}
 
     def on_gm(self, core, param: ir.TensorParam, index: Tuple, write: bool, atomic: bool) -> None:
         """GM access hook (``ExecCtx.note_gm``): ``index`` is a numpy index of ints and slices."""

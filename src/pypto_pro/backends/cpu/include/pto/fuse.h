@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "core.h"
+#include "memory.h"
 #include "vector.h"
 
 #if defined(PTO_AVX2_MATH) && defined(__F16C__)
@@ -51,6 +52,41 @@ inline bool try_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, i
   C.valid[2 * i] = (int32_t)rows;
   C.valid[2 * i + 1] = (int32_t)cols;
   return true;
+}
+
+// The GM window of a fused load or store: element (r, c) at p[r * st0 + c].
+template <class T> struct Run {
+  T* p = nullptr;
+  int64_t st0 = 0;
+};
+
+// gm_window without failing: false where pto::load/store would fail (then the per-op code reports it),
+// and also where the columns are not contiguous or the rows overlap each other (st0 < cols).
+template <class T>
+inline bool gm_run(const Gm<T>& g, const int64_t* offs, int a0, int a1, const Window& w, Run<T>& out) {
+  const int64_t rows = w.vr, cols = w.vc;
+  if (a0 < 0 && rows > 1) return false;
+  int64_t base = 0;
+  for (int ax = 0; ax < g.nd; ++ax) {
+    const int64_t o = offs[ax], ext = ax == a0 ? rows : (ax == a1 ? cols : 1);
+    if (o < 0 || o + ext > g.shape[ax]) return false;
+    base += o * g.stride[ax];
+  }
+  const int64_t st0 = a0 >= 0 ? g.stride[a0] : 0;
+  if (g.stride[a1] != 1 || (rows > 1 && st0 < cols)) return false;
+  out.p = g.p + base;
+  out.st0 = st0;
+  return true;
+}
+
+// Whether a stored window may be fused with another loaded or stored window: they share no byte, or
+// they map every (r, c) to the same address (each element is then read before it is written, and the
+// last store of an element wins, as in the per-op order).
+template <class T> inline bool apart(const Run<T>& a, const Run<T>& b, const Window& w) {
+  if (a.p == b.p && a.st0 == b.st0) return true;
+  const T* a_end = a.p + (w.vr - 1) * a.st0 + w.vc;
+  const T* b_end = b.p + (w.vr - 1) * b.st0 + w.vc;
+  return a_end <= b.p || b_end <= a.p;
 }
 
 // ---------------------------------------------------------------- lane types
