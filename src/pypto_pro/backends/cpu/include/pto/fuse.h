@@ -2,15 +2,17 @@
 //
 // A fused group runs a run of consecutive element-wise tile ops in ONE pass over the common valid
 // window: each element's values stay in registers from op to op.  The loop body is a generic lambda
-// instantiated three times: for Pack<4> (32 columns as four AVX2 registers), __m256 (8 columns) and
-// float (the scalar tail).  A Pack applies every op to its four registers one after the other, so
-// four independent dependency chains are interleaved in program order: one long chain per 8 lanes
-// (exp alone is ~20 dependent instructions) would otherwise be bound by latency, not throughput.  Every function
-// below performs exactly the operations of the unfused op in vector.h (same rounding per op, no FMA
-// contraction, same NaN/inf/-0.0 results, exp through exp8_f32 / exp_f32), and fp16/bf16 values are
-// computed in fp32 and rounded to the dtype after every op (round<T>), like st<T>(...) after each
-// unfused op.  Values in registers are therefore always representable in the tile dtype, so loads
-// and stores are exact conversions.
+// instantiated three times: for P4 (32 columns as four AVX2 registers), __m256 (8 columns) and float
+// (the scalar tail).  A P4 applies every op to its four registers, so four independent dependency
+// chains are in flight (exp alone is ~20 dependent instructions; one chain per 8 lanes would be
+// bound by latency, not throughput).  P4 has four named members, not an array: g++ keeps such a
+// struct in registers, while an array member made it copy whole packs through the stack (64-byte
+// stores re-read as 32-byte loads: store-forwarding stalls, a third of a fused loop's time).  Every
+// function below performs exactly the operations of the unfused op in vector.h (same rounding per
+// op, no FMA contraction, same NaN/inf/-0.0 results, exp through exp8_f32 / exp_f32), and fp16/bf16
+// values are computed in fp32 and rounded to the dtype after every op (round<T>), like st<T>(...)
+// after each unfused op.  Values in registers are therefore always representable in the tile dtype,
+// so loads and stores are exact conversions.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -91,10 +93,9 @@ template <class T> inline bool apart(const Run<T>& a, const Run<T>& b, const Win
 
 // ---------------------------------------------------------------- lane types
 #if defined(PTO_FUSE_V8)
-template <int N> struct Pack {
-  __m256 v[N];
+struct P4 {
+  __m256 a, b, c, d;  // columns 0-7, 8-15, 16-23, 24-31
 };
-using P4 = Pack<4>;
 #endif
 
 // load<V>(p): V's lanes from p[0..]; splat<V>(x): x in every lane.
@@ -113,16 +114,14 @@ template <> struct Lanes<__m256> {
   }
   static __m256 splat(float x) { return _mm256_set1_ps(x); }
 };
-template <int N> struct Lanes<Pack<N>> {
-  template <class T> static Pack<N> load(const T* p) {
-    Pack<N> r;
-    for (int i = 0; i < N; ++i) r.v[i] = Lanes<__m256>::load(p + 8 * i);
-    return r;
+template <> struct Lanes<P4> {
+  template <class T> static P4 load(const T* p) {
+    using L = Lanes<__m256>;
+    return P4{L::load(p), L::load(p + 8), L::load(p + 16), L::load(p + 24)};
   }
-  static Pack<N> splat(float x) {
-    Pack<N> r;
-    for (int i = 0; i < N; ++i) r.v[i] = _mm256_set1_ps(x);
-    return r;
+  static P4 splat(float x) {
+    const __m256 v = _mm256_set1_ps(x);
+    return P4{v, v, v, v};
   }
 };
 #endif
@@ -162,7 +161,7 @@ template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&&
       __m256 acc = f(__m256(), r, 0);
       for (c = 8; c + 32 <= vc; c += 32) {
         const P4 x = f(P4(), r, c);
-        for (int i = 0; i < 4; ++i) acc = _mm256_add_ps(acc, x.v[i]);
+        acc = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc, x.a), x.b), x.c), x.d);
       }
       for (; c + 8 <= vc; c += 8) acc = _mm256_add_ps(acc, f(__m256(), r, c));
       _mm256_storeu_ps(lane, acc);
@@ -246,79 +245,37 @@ inline __m256 recip(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), x); }
 // x > 0 ? x : +0 (NaN and -0.0 give +0)
 inline __m256 relu(__m256 x) { return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ), x); }
 
-// ---------------------------------------------------------------- packs: each op on every register
-template <int N, class T> inline void store(T* p, const Pack<N>& v) {
-  for (int i = 0; i < N; ++i) store(p + 8 * i, v.v[i]);
+// ---------------------------------------------------------------- P4: each op on every register
+template <class T> inline void store(T* p, const P4& v) {
+  store(p, v.a);
+  store(p + 8, v.b);
+  store(p + 16, v.c);
+  store(p + 24, v.d);
 }
-template <class T, int N> inline Pack<N> round(const Pack<N>& x) {
-  Pack<N> r;
-  for (int i = 0; i < N; ++i) r.v[i] = round<T>(x.v[i]);
-  return r;
+template <class T> inline P4 round(const P4& x) {
+  return P4{round<T>(x.a), round<T>(x.b), round<T>(x.c), round<T>(x.d)};
 }
-#define PTO_FZ_PACK1(NAME)                                                 \
-  template <int N> inline Pack<N> NAME(const Pack<N>& a) {                 \
-    Pack<N> r;                                                             \
-    for (int i = 0; i < N; ++i) r.v[i] = NAME(a.v[i]);                     \
-    return r;                                                              \
+#define PTO_FZ_P4_1(NAME) \
+  inline P4 NAME(const P4& x) { return P4{NAME(x.a), NAME(x.b), NAME(x.c), NAME(x.d)}; }
+#define PTO_FZ_P4_2(NAME)                                                              \
+  inline P4 NAME(const P4& x, const P4& y) {                                            \
+    return P4{NAME(x.a, y.a), NAME(x.b, y.b), NAME(x.c, y.c), NAME(x.d, y.d)};          \
   }
-#define PTO_FZ_PACK2(NAME)                                                 \
-  template <int N> inline Pack<N> NAME(const Pack<N>& a, const Pack<N>& b) { \
-    Pack<N> r;                                                             \
-    for (int i = 0; i < N; ++i) r.v[i] = NAME(a.v[i], b.v[i]);             \
-    return r;                                                              \
-  }
-PTO_FZ_PACK2(add)
-PTO_FZ_PACK2(sub)
-PTO_FZ_PACK2(mul)
-PTO_FZ_PACK2(div)
-PTO_FZ_PACK2(max)
-PTO_FZ_PACK2(min)
-PTO_FZ_PACK1(neg)
-PTO_FZ_PACK1(abs)
-PTO_FZ_PACK1(sqrt)
-PTO_FZ_PACK1(rsqrt)
-PTO_FZ_PACK1(recip)
-PTO_FZ_PACK1(relu)
-#undef PTO_FZ_PACK1
-#undef PTO_FZ_PACK2
-
-// exp8_f32 on every register, step by step across the registers (the same operations per lane as
-// exp8_f32 / exp_f32, so the same bits; interleaved so the N chains overlap).
-template <int N> inline Pack<N> exp(const Pack<N>& x) {
-  __m256 nan[N], big[N], small[N], fn[N], r[N], p[N];
-  const __m256 lo = _mm256_set1_ps(ExpC::lo), hi = _mm256_set1_ps(ExpC::hi);
-  for (int i = 0; i < N; ++i) {
-    nan[i] = _mm256_cmp_ps(x.v[i], x.v[i], _CMP_UNORD_Q);
-    big[i] = _mm256_cmp_ps(x.v[i], hi, _CMP_GT_OQ);
-    small[i] = _mm256_cmp_ps(x.v[i], lo, _CMP_LT_OQ);
-  }
-  for (int i = 0; i < N; ++i) {
-    const __m256 xc = _mm256_min_ps(_mm256_max_ps(x.v[i], lo), hi);
-    fn[i] = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(ExpC::log2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r[i] = _mm256_fmadd_ps(fn[i], _mm256_set1_ps(-ExpC::c1), xc);
-  }
-  for (int i = 0; i < N; ++i) r[i] = _mm256_fmadd_ps(fn[i], _mm256_set1_ps(-ExpC::c2), r[i]);
-  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(_mm256_set1_ps(ExpC::p0), r[i], _mm256_set1_ps(ExpC::p1));
-  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p2));
-  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p3));
-  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p4));
-  for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], r[i], _mm256_set1_ps(ExpC::p5));
-  Pack<N> out;
-  for (int i = 0; i < N; ++i) {
-    const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p[i], _mm256_mul_ps(r[i], r[i]), r[i]), _mm256_set1_ps(1.0f));
-    const __m256i n = _mm256_cvtps_epi32(fn[i]), n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1);
-    const __m256i bias = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    out.v[i] = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
-  }
-  for (int i = 0; i < N; ++i) {
-    __m256 res = _mm256_blendv_ps(out.v[i], _mm256_set1_ps(INFINITY), big[i]);
-    res = _mm256_blendv_ps(res, _mm256_setzero_ps(), small[i]);
-    out.v[i] = _mm256_blendv_ps(res, _mm256_add_ps(x.v[i], x.v[i]), nan[i]);
-  }
-  return out;
-}
+PTO_FZ_P4_2(add)
+PTO_FZ_P4_2(sub)
+PTO_FZ_P4_2(mul)
+PTO_FZ_P4_2(div)
+PTO_FZ_P4_2(max)
+PTO_FZ_P4_2(min)
+PTO_FZ_P4_1(neg)
+PTO_FZ_P4_1(abs)
+PTO_FZ_P4_1(exp)
+PTO_FZ_P4_1(sqrt)
+PTO_FZ_P4_1(rsqrt)
+PTO_FZ_P4_1(recip)
+PTO_FZ_P4_1(relu)
+#undef PTO_FZ_P4_1
+#undef PTO_FZ_P4_2
 #endif
 
 }  // namespace fz
