@@ -49,6 +49,10 @@ def ffn(x: pypto.Tensor(), w1: pypto.Tensor(), w2: pypto.Tensor(), y: pypto.Tens
 
 
 def median_time(fn, repeat: int) -> float:
+    """Median wall time of ``fn`` after a warm-up call.  Starts with a short sleep: thread pools of
+    the contender measured just before (torch's OpenMP workers) keep spinning for a while after
+    their last task and would steal the cores from this one."""
+    time.sleep(0.2)
     fn()
     samples = []
     for _ in range(repeat):
