@@ -31,7 +31,7 @@ for 8 AVX2 fp32 lanes and for a scalar tail).  Semantics are identical to the un
   unless both map (r, c) to the same address (``x[:] = x + 1`` stays fused);
 * stores to tiles: only the last value written to each distinct tile storage (earlier writes to the
   same storage are fully overwritten inside the group, since all windows are equal), and only if
-  the tile is read again before the lowering's ``discard`` of it (:func:`dead_after`): a tile whose
+  the tile is read again before the lowering's ``discard`` of it (:func:`_live_after`): a tile whose
   value only flows through the loop's registers never touches memory.
 
 ``PYPTO_CPU_FUSION=0`` turns the pass off (for measurements and differential tests).
