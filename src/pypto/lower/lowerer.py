@@ -386,6 +386,7 @@ class Lowerer:
                 var = ir.Var(f"rk{len(b.tiles)}", dt.DT_INT64)
                 count, sub = self._axis_step(region, axis, p, xshape, tr, tc, var, single)
                 stmts: List[ir.Stmt] = []
+                inner_first = len(b.tiles)
                 with b.block(stmts):
                     b.bar()
                     ps.memo.clear()
@@ -396,10 +397,12 @@ class Lowerer:
                         part = ps.tile_for(kind, n.dtype, region)
                         b.op(("row_" if kind == "col" else "col_") + fn, dst=part, src=xv.ref)
                     b.op(_COMBINE[fn], dst=acc, lhs=acc, rhs=part)
+                    b.discard_after_last_use(b.tiles[inner_first:])  # one slice's tiles; not acc
                 b.append(ir.For(None, var, ir.Const(0), to_expr(count), ir.Const(1), stmts))
                 b.bar()
                 ops = Pass(self, oshape, tr, tc, {})
                 self.store_tile(ops, leaf, acc, out_region, oshape)
+                b.discard_after_last_use([acc.tile])
 
             self.nest(xshape, tr, tc, body, skip=(axis,))
         b.assign_addresses(b.tiles[first:])
@@ -430,14 +433,17 @@ class Lowerer:
                 var = ir.Var(f"sk{len(b.tiles)}", dt.DT_INT64)
                 count, sub = self._axis_step(region, axis, p, xshape, tr, tc, var, True)
                 stmts: List[ir.Stmt] = []
+                inner_first = len(b.tiles)
                 with b.block(stmts):
                     b.bar()
                     ps.memo.clear()
                     xv = ps.operand(x, "full", sub, xshape)
                     b.op(_COMBINE[fn], dst=acc, lhs=acc, rhs=xv.ref)
                     self.store_tile(ops, leaf, acc, sub, xshape)
+                    b.discard_after_last_use(b.tiles[inner_first:])  # one slice's tiles; not acc
                 b.append(ir.For(None, var, ir.Const(0), to_expr(count), ir.Const(1), stmts))
                 b.bar()
+                b.discard_after_last_use([acc.tile])
 
             self.nest(xshape, tr, tc, body, skip=(axis,))
         b.assign_addresses(b.tiles[first:])
