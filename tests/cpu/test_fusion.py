@@ -37,6 +37,7 @@ OPS = [
     ("pl.expand_sub({d}, {a}, row, dim=0)", ALL), ("pl.expand_mul({d}, {a}, row, dim=0)", ALL),
     ("pl.expand_div({d}, {a}, row, dim=0)", ALL), ("pl.expand_max({d}, {a}, row, dim=0)", ALL),
     ("pl.expand_min({d}, {a}, row, dim=0)", ALL), ("pl.row_sum(rs, {a})", F16_F32),
+    ("pl.row_max(rs, {a})", F16_F32), ("pl.row_min(rs, {a})", F16_F32),
     ("pl.expand_mul({d}, {a}, rs, dim=0)", ALL), ("pl.expand_sub({d}, {a}, col, dim=1)", ALL),
     ("pl.expand_div({d}, {a}, col, dim=1)", ALL), ("pl.expand_max({d}, {a}, col, dim=1)", ALL),
     # GM traffic that joins the loop: loads of x/y, a store into x (read again by later loads: in place)
@@ -416,3 +417,41 @@ def test_a_loaded_tile_read_after_the_group_holds_the_loaded_values(tmp_path):
     with fusion(True):
         mod.k_fused(x, y, out)
     np.testing.assert_array_equal(out[:13, :37], x[2:15, 5:42])
+
+
+ROW_MAX_CHAIN = """\
+        pl.load(t2, x, [0, 0])
+        pl.row_max(rs, t2)
+        pl.expand_sub(t3, t2, rs, dim=0)
+        pl.abs(t1, t3)
+        pl.neg(t1, t1)
+        pl.row_min(rs, t1)"""
+
+
+@pytest.mark.parametrize("dt,vc", [("FP32", 77), ("FP32", 6), ("FP16", 45)])
+def test_row_max_and_min_are_fused_and_exact_with_nan_and_zeros(tmp_path, monkeypatch, dt, vc):
+    """Rows with NaNs and with +-0.0 maxima take the sequential path (first NaN, last zero's sign).
+    Also a regression test of the unfused pto::reduce: its AVX row max lost a NaN in the first 16
+    columns of rows of 32 or more."""
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    prog = dict(CHAIN, dt=dt, R=32, VR=30, VC=vc, body=ROW_MAX_CHAIN)
+    src = "".join(_source(prog, b, n) for b, n in (("interp", "interp"), ("cpu", "fused"), ("cpu", "unfused")))
+    mod = load_kernels(tmp_path, src)
+    data = list(_inputs(prog, 6))
+    x = data[0]
+    x[3] = -np.abs(x[3])
+    x[3, ::5] = np.array(-0.0, x.dtype)
+    x[3, 2] = 0.0  # row 3: max is a zero, signs mixed
+    x[4, :] = -0.0  # row 4: all -0.0
+    x[5, 7] = np.nan  # row 5: a NaN among numbers
+    ref = _launch(mod.k_interp, prog, data)
+    with fusion(True):
+        fused = _launch(mod.k_fused, prog, data)
+    with fusion(False):
+        unfused = _launch(mod.k_unfused, prog, data)
+    _assert_same_bits(fused, unfused, dt, "fused != unfused")
+    _assert_same_bits(ref, fused, dt, "interpreter != fused")
+    cpp = _kernel_cpp(build, "fused")
+    assert "1 ops in one pass: load + row_max" in cpp and "each_row_minmax<pto::RMax>" in cpp
+    assert "+ row_min" in cpp and "each_row_minmax<pto::RMin>" in cpp

@@ -10,7 +10,9 @@ for 8 AVX2 fp32 lanes and for a scalar tail).  Semantics are identical to the un
   bf16 (computed in fp32, rounded to the dtype after every op, as the unfused ops do);
   ``sync_src``/``sync_dst``/``bar_*`` (no-ops here) and ``set_validshape`` of a declared tile may be
   interleaved; a row sum (``row_sum``, ``sum(dim=0)``) of a tile the group wrote, right after it, is
-  accumulated in the same loop (8 lanes, pto::row_sum's order);
+  accumulated in the same loop (8 lanes, pto::row_sum's order), and so is a ``row_max``/``row_min``
+  (lane-wise, exact since the order does not matter; a row holding a NaN or reducing to a zero, where
+  the sequential order decides, is reduced again from the tile, which the loop then always stores);
 * compile-time legality: only whole declared tiles (no subviews, no tile-group slots), ND layout
   (one-column tiles and broadcast operands ``[R,1]``/``[1,C]`` may be DN: same addressing), one dtype; any two tiles of a group either do not
   share a byte or have identical geometry (space, address, shape, layout, dtype: the same element
@@ -90,12 +92,14 @@ class FusedStore:
 
 
 @dataclass
-class RowSum:
-    """A row sum (``row_sum`` / ``sum(dim=0)``) of a tile the group writes, fused as its last statement."""
+class RowReduce:
+    """A row reduction (``row_sum`` / ``sum(dim=0)``, ``row_max``, ``row_min``) of a tile the group
+    writes, fused as its last statement; ``kind`` is "sum", "max" or "min"."""
 
     stmt: ir.OpStmt
     src: ir.TileDecl
     dst: ir.TileDecl
+    kind: str
 
 
 @dataclass
@@ -106,7 +110,7 @@ class Group:
     stmts: List[ir.Stmt]
     ops: List[FusedOp]
     dtype: DataType
-    row_sum: Optional[RowSum] = None
+    row_reduce: Optional[RowReduce] = None
     stores: List[FusedStore] = field(default_factory=list)
     #: storages (keys) whose last value is read after the group: only these are stored to tiles
     live: set = field(default_factory=set)
@@ -256,25 +260,29 @@ class _Builder:
         self.broadcast |= read_bcast
         return True
 
-    def admit_row_sum(self, s: ir.Stmt) -> Optional[RowSum]:
+    def admit_row_reduce(self, s: ir.Stmt) -> Optional[RowReduce]:
         """``s`` as a row sum of a tile written in the group into an [R,1] tile, if legal.
 
         The [R,1] destination may be a row-broadcast operand of the group (softmax's statistics
         tile): row r's sum is stored after every element of row r, and only row r reads v[r].
         """
-        if type(s) is not ir.OpStmt or not _is_row_sum(s):
+        kind = _row_reduce_kind(s) if type(s) is ir.OpStmt else None
+        if kind is None:
             return None
         src, dst = _decl(s.args["src"]), _decl(s.args["dst"])
         if src is None or dst is None or _key(src) not in self.written or dst.dtype.name != self.dtype.name:
             return None
         if self.kinds.get(_key(dst), {ROW}) != {ROW} or not _layout_ok(ROW, dst):
             return None
-        return RowSum(s, src, dst) if not self.strict or _disjoint_or_same(self.tiles, dst) else None
+        return RowReduce(s, src, dst, kind) if not self.strict or _disjoint_or_same(self.tiles, dst) else None
 
 
-def _is_row_sum(s: ir.OpStmt) -> bool:
+def _row_reduce_kind(s: ir.OpStmt) -> Optional[str]:
+    """"sum", "max" or "min" for a fusable row reduction, else None."""
     name = s.op.name
-    return name == "row_sum" or (name == "sum" and s.args.get("dim") == 0)
+    if name in ("row_sum", "row_max", "row_min"):
+        return name[4:]
+    return "sum" if name == "sum" and s.args.get("dim") == 0 else None
 
 
 def _disjoint_or_same(tiles: Dict[tuple, ir.TileDecl], t: ir.TileDecl) -> bool:
@@ -319,11 +327,11 @@ def find_group(body: List[ir.Stmt], start: int, end: Optional[int] = None, stric
     stores: List[FusedStore] = []
     dsts: set = set()
     n_fused = 0
-    row_sum = None
+    row_reduce = None
     for s in body[start:end]:
         if type(s) is not ir.OpStmt:
             break
-        if row_sum is None and not stores:
+        if row_reduce is None and not stores:
             op = as_fused(s) or as_load(s)
             if op is not None:
                 if not b.admit(op):
@@ -338,8 +346,8 @@ def find_group(body: List[ir.Stmt], start: int, end: Optional[int] = None, stric
                 continue
             # only no-ops and set_validshapes of other tiles (the row sum's destination) in between
             if ops and all(t.op.name in NOPS or t.op.name == "set_validshape" for t in stmts[n_fused:]):
-                row_sum = b.admit_row_sum(s)
-                if row_sum is not None:
+                row_reduce = b.admit_row_reduce(s)
+                if row_reduce is not None:
                     stmts.append(s)
                     n_fused = len(stmts)
                     continue
@@ -352,15 +360,17 @@ def find_group(body: List[ir.Stmt], start: int, end: Optional[int] = None, stric
         stores.append(store)
         stmts.append(s)
         n_fused = len(stmts)
-    unread = _first_unread_load(ops, row_sum, stores)
+    unread = _first_unread_load(ops, row_reduce, stores)
     if unread is not None:
         return None if unread is ops[0] else find_group(body, start, start + stmts.index(unread.stmt), strict)
     loads = sum(op.fn == "load" for op in ops)
-    fused = len(ops) + len(stores) + (row_sum is not None)
+    fused = len(ops) + len(stores) + (row_reduce is not None)
     if fused < 2 or fused == loads:
         return None
-    grp = Group(stmts[:n_fused], ops, b.dtype, row_sum, stores)
+    grp = Group(stmts[:n_fused], ops, b.dtype, row_reduce, stores)
     grp.live = _live_after(_undiscarded(grp), body[start + n_fused:])
+    if row_reduce is not None and row_reduce.kind != "sum":
+        grp.live.add(_key(row_reduce.src))  # the exact fallback re-reads the row from the tile
     if not strict and _memory_conflict(grp):
         return find_group(body, start, end, strict=True)
     return grp
@@ -378,8 +388,8 @@ def _memory_conflict(grp: Group) -> bool:
                 reads[_key(t)] = t
         written.add(_key(op.dst))
     stored = {_key(op.dst): op.dst for op in grp.ops if _key(op.dst) in grp.live}
-    if grp.row_sum:
-        stored[_key(grp.row_sum.dst)] = grp.row_sum.dst
+    if grp.row_reduce:
+        stored[_key(grp.row_reduce.dst)] = grp.row_reduce.dst
     touched = {**reads, **stored}
     return any(k != u and _overlaps(t, other) for k, t in stored.items() for u, other in touched.items())
 
@@ -404,14 +414,14 @@ def _covers(t: ir.TileDecl, d: ir.TileDecl) -> bool:
     return t.space == d.space and tlo <= lo and hi <= thi
 
 
-def _first_unread_load(ops: List[FusedOp], row_sum: Optional[RowSum], stores: List[FusedStore]):
+def _first_unread_load(ops: List[FusedOp], row_reduce: Optional[RowReduce], stores: List[FusedStore]):
     """The first fused load whose tile no later op, row sum or store of the run reads as a tile."""
     for i, op in enumerate(ops):
         if op.fn != "load":
             continue
         k = _key(op.dst)
         later = [t for o in ops[i + 1:] for kind, t in o.operands if kind == TILE]
-        later += [s.src for s in stores] + ([row_sum.src] if row_sum else [])
+        later += [s.src for s in stores] + ([row_reduce.src] if row_reduce else [])
         if all(_key(t) != k for t in later):
             return op
     return None
@@ -458,8 +468,8 @@ def _uses(grp: Group) -> List[Tuple[str, ir.TileDecl]]:
     for op in grp.ops:
         out += [o for o in op.operands if o[0] not in (SCALAR, GM)]
         out.append((TILE, op.dst))
-    if grp.row_sum:
-        out += [(TILE, grp.row_sum.src), (ROW, grp.row_sum.dst)]
+    if grp.row_reduce:
+        out += [(TILE, grp.row_reduce.src), (ROW, grp.row_reduce.dst)]
     return out
 
 
@@ -488,7 +498,7 @@ def _summary(grp: Group) -> str:
     lines = [s.loc.lineno for s in grp.stmts if getattr(s, "loc", None)]
     where = f" (lines {min(lines)}-{max(lines)})" if lines else ""
     names = " ".join(op.stmt.op.name for op in grp.ops)
-    tail = f" + {grp.row_sum.stmt.op.name}" if grp.row_sum else ""
+    tail = f" + {grp.row_reduce.stmt.op.name}" if grp.row_reduce else ""
     tail += " + store" * len(grp.stores)
     return f"fused element-wise group{where}: {len(grp.ops)} ops in one pass: {names}{tail}"
 
@@ -536,8 +546,8 @@ def _emit_guard(g: "KernelCodegen", grp: Group, runs: Dict[int, str]) -> None:
             st = stores[id(s)]
             g.emit(_gm_run(g, s, st.src, s.args["dst"], runs[id(s)]) + f"  // store({s.args['dst'].name}, "
                    f"{st.src.name})")
-        elif grp.row_sum and s is grp.row_sum.stmt:
-            rs = grp.row_sum
+        elif grp.row_reduce and s is grp.row_reduce.stmt:
+            rs = grp.row_reduce
             g.emit(f"ok_ = ok_ && w_.dst(C, {g.decl_index[rs.src.uid]});  // {rs.dst.name} = "
                    f"{s.op.name}({rs.src.name}): its source window")
     names = list(runs.values())
@@ -601,7 +611,7 @@ class _Loop:
             v = last[_key(st.src)][0]
             self.body.append(f"fz::store({self._gm_addr(st.stmt)}, {v});  // store({st.stmt.args['dst'].name}, "
                              f"{st.src.name})")
-        rs = self.grp.row_sum
+        rs = self.grp.row_reduce
         if rs is not None:
             self.body.append(f"return {self.value[(TILE, _key(rs.src))]};  // {rs.src.name}")
             self.used.add(_key(rs.dst))
@@ -612,8 +622,13 @@ class _Loop:
             g.emit(f"pto::fz::each(w_.vr, w_.vc, {self._flat()}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
         else:
             out = self.ptr[_key(rs.dst)]
-            g.emit(f"// {rs.dst.name}[r] = {rs.stmt.op.name} of the values returned for row r (pto::row_sum's lane order)")
-            g.emit(f"pto::fz::each_row_sum(w_.vr, w_.vc, {out}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
+            g.emit(f"// {rs.dst.name}[r] = {rs.stmt.op.name} of the values returned for row r (pto::{rs.stmt.op.name}'s result)")
+            if rs.kind == "sum":
+                g.emit(f"pto::fz::each_row_sum(w_.vr, w_.vc, {out}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
+            else:
+                k = _key(rs.src)
+                g.emit(f"pto::fz::each_row_minmax<pto::R{rs.kind.capitalize()}>(w_.vr, w_.vc, {out}, {self.ptr[k]}, "
+                       f"{k[2][1]}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
         g.indent += 1
         g.emit("using V = decltype(lanes_);  // pto::fz::P4 (32 columns), __m256 (8) or float (the tail)")
         g.emit("namespace fz = pto::fz;")

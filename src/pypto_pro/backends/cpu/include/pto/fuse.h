@@ -175,6 +175,57 @@ template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&&
   }
 }
 
+// each() for a group that ends in a row max (K = RMax) or min (RMin): f returns the reduced value of
+// element (r, c) after storing the group's live tiles, the reduced tile `src` (rows of `src_cols`)
+// among them.  out[r] gets pto::reduce's result.  Lane-wise max/min give it exactly, the order not
+// mattering, unless the row holds a NaN (the first one wins) or reduces to a zero (the last zero's
+// sign wins): such a row is reduced again from src, sequentially, as the per-op code does.
+template <int K, class T, class F>
+inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_cols, F&& f) {
+  auto pick = [](float m, float x) { return K == RMax ? (x > m ? x : m) : (x < m ? x : m); };
+  for (int64_t r = 0; r < vr; ++r) {
+    float m = 0.f;
+    bool nan = false;
+    int64_t c = 0;
+#if defined(PTO_FUSE_V8)
+    if (vc >= 8) {
+      auto step = [](__m256 a, __m256 x) { return K == RMax ? _mm256_max_ps(a, x) : _mm256_min_ps(a, x); };
+      __m256 acc = f(__m256(), r, 0);
+      __m256 bad = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
+      for (c = 8; c + 32 <= vc; c += 32) {
+        const P4 x = f(P4(), r, c);
+        bad = _mm256_or_ps(bad, _mm256_or_ps(_mm256_cmp_ps(x.a, x.b, _CMP_UNORD_Q), _mm256_cmp_ps(x.c, x.d, _CMP_UNORD_Q)));
+        acc = step(step(step(step(acc, x.a), x.b), x.c), x.d);
+      }
+      for (; c + 8 <= vc; c += 8) {
+        const __m256 x = f(__m256(), r, c);
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        acc = step(acc, x);
+      }
+      nan = _mm256_movemask_ps(bad) != 0;
+      float lane[8];
+      _mm256_storeu_ps(lane, acc);
+      m = lane[0];
+      for (int l = 1; l < 8; ++l) m = pick(m, lane[l]);
+    }
+#endif
+    for (; c < vc; ++c) {
+      const float x = f(0.f, r, c);
+      nan |= x != x;
+      m = c == 0 ? x : pick(m, x);
+    }
+    if (!nan && m != 0.f) {
+      out[r] = st<T>(m);
+      continue;
+    }
+    const T* row = src + r * src_cols;
+    Reducer<K, T> red;
+    red.first(ld(row[0]));
+    for (c = 1; c < vc; ++c) red.add(ld(row[c]));
+    out[r] = reduce_out<K, T>(red);
+  }
+}
+
 // ---------------------------------------------------------------- scalar lanes
 template <class T> inline void store(T* p, float v) { *p = st<T>(v); }
 

@@ -368,7 +368,9 @@ template <int K> inline bool row_minmax_fast(const float* p, int vc, float& out)
   if (vc < 8) return false;
 #if defined(PTO_AVX2_MATH)
   if (vc >= 16) {
-    __m256 m0 = _mm256_loadu_ps(p), m1 = _mm256_loadu_ps(p + 8), bad = _mm256_setzero_ps();
+    // bad starts with the first 16 values' NaNs: maxps(m, x) returns x where m is NaN, so a NaN
+    // among them would be gone from m0/m1 after the first step
+    __m256 m0 = _mm256_loadu_ps(p), m1 = _mm256_loadu_ps(p + 8), bad = _mm256_cmp_ps(m0, m1, _CMP_UNORD_Q);
     int c = 16;
     for (; c + 16 <= vc; c += 16) {
       const __m256 x0 = _mm256_loadu_ps(p + c), x1 = _mm256_loadu_ps(p + c + 8);
