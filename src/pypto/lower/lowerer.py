@@ -385,11 +385,7 @@ class Lowerer:
                 b.op("expands", dst=acc, scalar=self._identity(fn, n.dtype))
                 var = ir.Var(f"rk{len(b.tiles)}", dt.DT_INT64)
                 count, sub = self._axis_step(region, axis, p, xshape, tr, tc, var, single)
-                stmts: List[ir.Stmt] = []
-                inner_first = len(b.tiles)
-                with b.block(stmts):
-                    b.bar()
-                    ps.memo.clear()
+                def combine_slice() -> None:
                     xv = ps.operand(x, "full", sub, xshape)
                     if kind == "full":
                         part = xv.ref
@@ -397,9 +393,8 @@ class Lowerer:
                         part = ps.tile_for(kind, n.dtype, region)
                         b.op(("row_" if kind == "col" else "col_") + fn, dst=part, src=xv.ref)
                     b.op(_COMBINE[fn], dst=acc, lhs=acc, rhs=part)
-                    b.discard_after_last_use(b.tiles[inner_first:])  # one slice's tiles; not acc
-                b.append(ir.For(None, var, ir.Const(0), to_expr(count), ir.Const(1), stmts))
-                b.bar()
+
+                self.axis_loop(ps, var, count, combine_slice)
                 ops = Pass(self, oshape, tr, tc, {})
                 self.store_tile(ops, leaf, acc, out_region, oshape)
                 b.discard_after_last_use([acc.tile])
@@ -407,6 +402,21 @@ class Lowerer:
             self.nest(xshape, tr, tc, body, skip=(axis,))
         b.assign_addresses(b.tiles[first:])
         return full_leaf(buf)
+
+    def axis_loop(self, ps: Pass, var: ir.Var, count, one_slice: Callable[[], None]) -> None:
+        """``for var in range(count)`` around ``one_slice()``, one slice of the walked axis per
+        iteration (fresh memo; the slice's tiles are discarded after their last use, the accumulator
+        made before the loop is not), between barriers."""
+        b = self.b
+        stmts: List[ir.Stmt] = []
+        first = len(b.tiles)
+        with b.block(stmts):
+            b.bar()
+            ps.memo.clear()
+            one_slice()
+            b.discard_after_last_use(b.tiles[first:])
+        b.append(ir.For(None, var, ir.Const(0), to_expr(count), ir.Const(1), stmts))
+        b.bar()
 
     def scan_pass(self, n: Node, vec_tile, cube_tile) -> Node:
         """Materialise ``scan(x, axis)`` (cumsum / cumprod): each iteration of the nest over the other
@@ -432,17 +442,12 @@ class Lowerer:
                 b.op("expands", dst=acc, scalar=self._identity(fn, n.dtype))
                 var = ir.Var(f"sk{len(b.tiles)}", dt.DT_INT64)
                 count, sub = self._axis_step(region, axis, p, xshape, tr, tc, var, True)
-                stmts: List[ir.Stmt] = []
-                inner_first = len(b.tiles)
-                with b.block(stmts):
-                    b.bar()
-                    ps.memo.clear()
+                def combine_and_store_slice() -> None:
                     xv = ps.operand(x, "full", sub, xshape)
                     b.op(_COMBINE[fn], dst=acc, lhs=acc, rhs=xv.ref)
                     self.store_tile(ops, leaf, acc, sub, xshape)
-                    b.discard_after_last_use(b.tiles[inner_first:])  # one slice's tiles; not acc
-                b.append(ir.For(None, var, ir.Const(0), to_expr(count), ir.Const(1), stmts))
-                b.bar()
+
+                self.axis_loop(ps, var, count, combine_and_store_slice)
                 b.discard_after_last_use([acc.tile])
 
             self.nest(xshape, tr, tc, body, skip=(axis,))
