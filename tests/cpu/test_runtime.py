@@ -82,6 +82,50 @@ def dl(x: pl.Tensor[[16, 64], pl.DT_FP32]):
         k(np.zeros((16, 64), np.float32))
 
 
+GRID_ROUNDS = """
+@pl.jit(backend="cpu")
+def rounds(slots: pl.Tensor[[8], pl.DT_INT64], out: pl.Tensor[[8], pl.DT_INT64], n_rounds: int, bad_block: int):
+    with pl.section_vector():
+        b = pl.get_block_idx()
+        n = pl.get_block_num()
+        v = b
+        for r in pl.range(n_rounds):
+            slots[b] = v
+            pl.system.sync_all(core_type=pl.SyncCoreType.AIV_ONLY)
+            v = slots[(b + 1) % n] + 1
+            pl.system.sync_all(core_type=pl.SyncCoreType.AIV_ONLY)
+        if b == bad_block:
+            out[b + 8] = v
+        out[b] = v
+"""
+
+
+@pytest.mark.parametrize("blocks", [1, 3, 8])
+def test_grid_fibers_switch_many_times_across_threads(tmp_path, blocks):
+    """Every block passes 2 x 60 grid barriers (a fiber switch each, resumed on whichever worker
+    is free), and each round reads what the next block wrote before the barrier, so a lost or
+    reordered switch shows in the numbers.  Launched repeatedly: the blocks and fiber stacks of
+    one grid launch are reused by the next."""
+    k = load_kernels(tmp_path, GRID_ROUNDS).rounds
+    R = 60
+    for _ in range(3):
+        out = np.full(8, -1, np.int64)
+        k[None, blocks](np.zeros(8, np.int64), out, R, -1)
+        want = [(b + R) % blocks + R for b in range(blocks)] + [-1] * (8 - blocks)
+        assert out.tolist() == want
+
+
+def test_error_inside_a_grid_fiber_after_switches(tmp_path):
+    """A bounds error raised in one fiber after many switches aborts the launch with the usual
+    error; the next launch (reusing the same blocks and stacks) runs normally."""
+    k = load_kernels(tmp_path, GRID_ROUNDS).rounds
+    with pytest.raises(pypto_pro.KernelRuntimeError, match=r"outside tensor 'out'.*block 2"):
+        k[None, 4](np.zeros(8, np.int64), np.zeros(8, np.int64), 20, 2)
+    out = np.zeros(8, np.int64)
+    k[None, 4](np.zeros(8, np.int64), out, 5, -1)
+    assert out[:4].tolist() == [(b + 5) % 4 + 5 for b in range(4)]
+
+
 def test_cache_reuse_and_corruption(tmp_path, monkeypatch):
     root = tmp_path / "build"
     monkeypatch.setenv("PYPTO_BUILD_DIR", str(root))

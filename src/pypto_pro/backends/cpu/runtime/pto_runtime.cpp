@@ -8,7 +8,9 @@
 //   deadlock.  Kernels with sync_all or INTER_BLOCK events run every core of the grid as a fiber
 //   from one shared queue, so block_dim may exceed the worker count.
 // * Errors unwind the failing core (C++ exception), abort the launch and are returned to Python.
+#if !defined(__x86_64__)
 #include <ucontext.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -43,13 +45,97 @@ constexpr size_t FIBER_STACK = 512 * 1024;
 
 struct LaunchRT;
 
+// ------------------------------------------------------------------ fiber contexts
+// A suspended fiber is a saved stack pointer.  On x86-64 the switch saves what a call must preserve
+// (callee-saved registers, MXCSR, the x87 control word) on the old stack and restores it from the
+// new one; swapcontext would also save and restore the signal mask, a system call on every switch,
+// which made grid launches (every sync_all and cross-core wait yields) slower on two threads than
+// on one.  Other targets use ucontext.
+#if defined(__x86_64__)
+struct FiberCtx {
+  void* sp = nullptr;
+};
+extern "C" void pto_fiber_switch(void** save_sp, void* load_sp);
+extern "C" void pto_fiber_start();
+asm(R"(
+.text
+.p2align 4
+.type pto_fiber_switch,@function
+pto_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+.size pto_fiber_switch,.-pto_fiber_switch
+.p2align 4
+.type pto_fiber_start,@function
+pto_fiber_start:
+  movq %r12, %rdi
+  callq *%r13
+  ud2
+.size pto_fiber_start,.-pto_fiber_start
+)");
+
+// A fresh context whose first switch-in calls fn(arg) on the given stack (fn must never return).
+void fiber_ctx_make(FiberCtx& c, void* stack, size_t size, void (*fn)(void*), void* arg) {
+  uintptr_t* sp = (uintptr_t*)(((uintptr_t)stack + size) & ~(uintptr_t)15) - 8;
+  uint32_t mxcsr = __builtin_ia32_stmxcsr();
+  uint16_t fpucw;
+  asm volatile("fnstcw %0" : "=m"(fpucw));
+  sp[0] = (uintptr_t)mxcsr | ((uintptr_t)fpucw << 32);
+  sp[1] = sp[2] = 0;                            // r15, r14
+  sp[3] = (uintptr_t)fn;                        // r13
+  sp[4] = (uintptr_t)arg;                       // r12
+  sp[5] = sp[6] = 0;                            // rbx, rbp
+  sp[7] = (uintptr_t)&pto_fiber_start;          // returned to by the first switch
+  c.sp = sp;
+}
+inline void fiber_ctx_switch(FiberCtx& save, FiberCtx& load) { pto_fiber_switch(&save.sp, load.sp); }
+#else
+struct FiberCtx {
+  ucontext_t uc;
+};
+void fiber_ctx_trampoline(unsigned fn_lo, unsigned fn_hi, unsigned arg_lo, unsigned arg_hi) {
+  auto fn = (void (*)(void*))(((uintptr_t)fn_hi << 32) | fn_lo);
+  fn((void*)(((uintptr_t)arg_hi << 32) | arg_lo));
+}
+void fiber_ctx_make(FiberCtx& c, void* stack, size_t size, void (*fn)(void*), void* arg) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = size;
+  c.uc.uc_link = nullptr;
+  const uintptr_t f = (uintptr_t)fn, a = (uintptr_t)arg;
+  makecontext(&c.uc, (void (*)())fiber_ctx_trampoline, 4, (unsigned)(f & 0xFFFFFFFFu), (unsigned)(f >> 32),
+              (unsigned)(a & 0xFFFFFFFFu), (unsigned)(a >> 32));
+}
+inline void fiber_ctx_switch(FiberCtx& save, FiberCtx& load) { swapcontext(&save.uc, &load.uc); }
+#endif
+
 // Runtime-private state of one core.
 struct CoreRT {
   Core core;
-  ucontext_t ctx;
+  FiberCtx ctx;
   void* stack = nullptr;
   bool done = false;
   bool progressed = false;  // reported when yielding
+  int64_t seen_epoch = -1;  // the launch's epoch read before the failed wait check that made it yield
   int64_t gid = 0;
   int64_t sync_gen[3] = {0, 0, 0};
   char waiting[160] = {0};
@@ -67,7 +153,7 @@ struct BlockRT {
 
 // Thread-local scheduler context for fibers.
 struct FiberHost {
-  ucontext_t sched;
+  FiberCtx sched;
   CoreRT* current = nullptr;
 };
 thread_local FiberHost* t_host = nullptr;
@@ -165,6 +251,7 @@ void init_block(LaunchRT* L, BlockRT* B, int64_t b) {
     B->blk.cores[i] = &C;
     R.done = false;
     R.progressed = false;
+    R.seen_epoch = -1;
     R.gid = b * n + i;
     R.sync_gen[0] = R.sync_gen[1] = R.sync_gen[2] = 0;
     R.waiting[0] = 0;
@@ -185,12 +272,21 @@ bool run_core(LaunchRT* L, Core& C) {
 }
 
 // ------------------------------------------------------------------ fibers
-void fiber_entry(unsigned lo, unsigned hi) {
-  CoreRT* R = (CoreRT*)(((uintptr_t)hi << 32) | (uintptr_t)lo);
+inline void cpu_relax() {  // a spin-wait hint: frees the core's shared resources for a few cycles
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void fiber_main(void* arg) {
+  CoreRT* R = (CoreRT*)arg;
   run_core(launch_of(&R->core), R->core);
   R->done = true;
   R->progressed = true;
-  setcontext(&current_host()->sched);
+  fiber_ctx_switch(R->ctx, current_host()->sched);  // never resumed
+  std::abort();
 }
 
 void fiber_make(CoreRT* R) {
@@ -198,12 +294,7 @@ void fiber_make(CoreRT* R) {
     R->stack = mmap(nullptr, FIBER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (R->stack == MAP_FAILED) { R->stack = nullptr; throw std::bad_alloc(); }
   }
-  getcontext(&R->ctx);
-  R->ctx.uc_stack.ss_sp = R->stack;
-  R->ctx.uc_stack.ss_size = FIBER_STACK;
-  R->ctx.uc_link = nullptr;
-  uintptr_t p = (uintptr_t)R;
-  makecontext(&R->ctx, (void (*)())fiber_entry, 2, (unsigned)(p & 0xFFFFFFFFu), (unsigned)(p >> 32));
+  fiber_ctx_make(R->ctx, R->stack, FIBER_STACK, fiber_main, R);
 }
 
 void fiber_free(CoreRT* R) {
@@ -217,12 +308,14 @@ void fiber_resume(CoreRT* R) {
   FiberHost* prev = t_host;
   t_host = &host;
   host.current = R;
-  swapcontext(&host.sched, &R->ctx);
+  fiber_ctx_switch(host.sched, R->ctx);
   t_host = prev;
 }
 
-// Called by a waiting core: hand control back to the scheduler.
-void fiber_yield(Core* C, bool progressed) {
+// Called by a waiting core: hand control back to the scheduler.  `seen_epoch` is the launch's
+// epoch, read before the core found its wait unsatisfied: until the epoch moves, nothing the core
+// waits for has changed and the grid scheduler does not switch back into it.
+void fiber_yield(Core* C, bool progressed, int64_t seen_epoch) {
   CoreRT* R = rt_of(C);
   FiberHost* h = current_host();
   if (!h || h->current != R) {
@@ -231,7 +324,8 @@ void fiber_yield(Core* C, bool progressed) {
     throw Abort{};
   }
   R->progressed = progressed;
-  swapcontext(&R->ctx, &h->sched);
+  R->seen_epoch = seen_epoch;
+  fiber_ctx_switch(R->ctx, h->sched);
 }
 
 std::string deadlock_report(LaunchRT* L, const std::vector<CoreRT*>& cores) {
@@ -309,19 +403,24 @@ void help_grid(LaunchRT* L) {
     }
     CoreRT* R = L->queue.front();
     L->queue.pop_front();
-    ++L->running;
-    lk.unlock();
-    fiber_resume(R);
-    lk.lock();
-    --L->running;
+    const bool unchanged = !R->progressed && R->seen_epoch == L->epoch.load();
+    if (!unchanged) {  // switch into it: it may get past its wait
+      ++L->running;
+      lk.unlock();
+      fiber_resume(R);
+      lk.lock();
+      --L->running;
+    }
     if (R->done) {
       --L->live;
       L->idle_polls = 0;
       L->qcv.notify_all();
-    } else {
-      L->idle_polls = R->progressed ? 0 : L->idle_polls + 1;
-      L->queue.push_back(R);
-      if (L->running == 0 && L->idle_polls > L->live) {
+      continue;
+    }
+    L->idle_polls = R->progressed ? 0 : L->idle_polls + 1;
+    L->queue.push_back(R);
+    if (L->idle_polls > L->live) {  // a whole round of cores without progress
+      if (L->running == 0) {
         std::vector<CoreRT*> all(L->queue.begin(), L->queue.end());
         std::string msg = deadlock_report(L, all);
         lk.unlock();
@@ -330,8 +429,41 @@ void help_grid(LaunchRT* L) {
         L->qcv.notify_all();
         break;
       }
+      lk.unlock();  // every queued core waits on a running one
+      cpu_relax();
+      lk.lock();
     }
   }
+}
+
+// The blocks of grid launches are kept for the next one, with their memory and fiber stacks: fresh
+// ones would pay the allocation and the stacks' page faults again on every launch.
+std::mutex g_grid_blocks_mu;
+std::vector<BlockRT*> g_grid_blocks;
+constexpr size_t kKeptGridBlocks = 64;
+
+BlockRT* grid_block_take() {
+  {
+    std::lock_guard<std::mutex> g(g_grid_blocks_mu);
+    if (!g_grid_blocks.empty()) {
+      BlockRT* B = g_grid_blocks.back();
+      g_grid_blocks.pop_back();
+      return B;
+    }
+  }
+  return new BlockRT();
+}
+
+void grid_block_give(BlockRT* B) {
+  {
+    std::lock_guard<std::mutex> g(g_grid_blocks_mu);
+    if (g_grid_blocks.size() < kKeptGridBlocks) {
+      g_grid_blocks.push_back(B);
+      return;
+    }
+  }
+  for (CoreRT& R : B->cores) fiber_free(&R);
+  delete B;
 }
 
 void setup_grid(LaunchRT* L) {
@@ -343,7 +475,7 @@ void setup_grid(LaunchRT* L) {
   for (auto& a : L->arrivals) a.store(0);
   L->blocks.resize((size_t)L->nblocks);
   for (int64_t b = 0; b < L->nblocks; ++b) {
-    BlockRT* B = new BlockRT();
+    BlockRT* B = grid_block_take();
     init_block(L, B, b);
     for (int i = 0; i < L->ncores; ++i) {
       fiber_make(&B->cores[i]);
@@ -355,10 +487,7 @@ void setup_grid(LaunchRT* L) {
 }
 
 void teardown_grid(LaunchRT* L) {
-  for (BlockRT* B : L->blocks) {
-    for (int i = 0; i < L->ncores; ++i) fiber_free(&B->cores[i]);
-    delete B;
-  }
+  for (BlockRT* B : L->blocks) grid_block_give(B);
   L->blocks.clear();
 }
 
@@ -368,14 +497,6 @@ void help(LaunchRT* L) {
 }
 
 // ------------------------------------------------------------------ the pool
-inline void cpu_relax() {  // a spin-wait hint: frees the core's shared resources for a few cycles
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 struct Pool {
   std::mutex mu;
   std::condition_variable cv;
@@ -561,13 +682,14 @@ extern "C" void pto_rt_wait_cross(Core* C, int32_t mode, int64_t event) {
     }
     return true;
   };
-  bool first = true;
-  while (!ready()) {
+  for (bool first = true;; first = false) {
+    const int64_t seen = L->epoch.load();  // before the check: a set after it moves the epoch
+    if (ready()) break;
     if (L->aborted.load()) throw Abort{};
-    std::snprintf(rt_of(C)->waiting, sizeof rt_of(C)->waiting, "wait_cross_core(event_id=%lld, %s)",
-                  (long long)event, mode_name(mode));
-    fiber_yield(C, first);
-    first = false;
+    if (first)  // the label a deadlock report shows
+      std::snprintf(rt_of(C)->waiting, sizeof rt_of(C)->waiting, "wait_cross_core(event_id=%lld, %s)",
+                    (long long)event, mode_name(mode));
+    fiber_yield(C, first, seen);
   }
   if (grid) L->gwaits[(size_t)(event * total + rt_of(C)->gid)].fetch_add(1);
   else B->waits[mode][event][C->local].fetch_add(1);
@@ -595,13 +717,14 @@ extern "C" void pto_rt_sync_all(Core* C, int32_t core_type) {
   const int64_t gen = R->sync_gen[core_type]++;
   L->arrivals[core_type].fetch_add(1);
   L->epoch.fetch_add(1);
-  bool first = true;
-  while (L->arrivals[core_type].load() < (gen + 1) * participants) {
+  for (bool first = true;; first = false) {
+    const int64_t seen = L->epoch.load();  // before the check: an arrival after it moves the epoch
+    if (L->arrivals[core_type].load() >= (gen + 1) * participants) break;
     if (L->aborted.load()) throw Abort{};
     const char* names[] = {"AIV_ONLY", "AIC_ONLY", "MIX"};
-    std::snprintf(R->waiting, sizeof R->waiting, "sync_all #%lld (%s)", (long long)gen, names[core_type]);
-    fiber_yield(C, first);
-    first = false;
+    if (first)  // the label a deadlock report shows
+      std::snprintf(R->waiting, sizeof R->waiting, "sync_all #%lld (%s)", (long long)gen, names[core_type]);
+    fiber_yield(C, first, seen);
   }
 }
 
@@ -678,9 +801,11 @@ namespace {
 
 constexpr int SG_MR = 6, SG_NR = 16;
 
-inline void sgemm_micro(int64_t k, const float* ap, const float* bp, float* const* cr, bool load) {
+// One 6 x 16 block of C over the whole k: A rows a[0..5] (broadcast), B panel bp (16 per step).
+inline void sgemm_micro(int64_t k, const float* const* a, const float* bp, float* const* cr, bool load) {
 #if defined(__AVX2__) && defined(__FMA__)
   // 12 named accumulators so they stay in registers at -O2
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
 #define PTO_ROW(i) __m256 c##i##0 = load ? _mm256_loadu_ps(cr[i]) : _mm256_setzero_ps(), \
                           c##i##1 = load ? _mm256_loadu_ps(cr[i] + 8) : _mm256_setzero_ps();
   PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
@@ -688,12 +813,11 @@ inline void sgemm_micro(int64_t k, const float* ap, const float* bp, float* cons
   for (int64_t q = 0; q < k; ++q) {
     const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
     __m256 av;
-#define PTO_ROW(i) av = _mm256_broadcast_ss(ap + i); \
+#define PTO_ROW(i) av = _mm256_broadcast_ss(a##i + q); \
                    c##i##0 = _mm256_fmadd_ps(av, b0, c##i##0); \
                    c##i##1 = _mm256_fmadd_ps(av, b1, c##i##1);
     PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
 #undef PTO_ROW
-    ap += SG_MR;
     bp += SG_NR;
   }
 #define PTO_ROW(i) _mm256_storeu_ps(cr[i], c##i##0); _mm256_storeu_ps(cr[i] + 8, c##i##1);
@@ -703,9 +827,9 @@ inline void sgemm_micro(int64_t k, const float* ap, const float* bp, float* cons
   float c[SG_MR][SG_NR];
   for (int i = 0; i < SG_MR; ++i)
     for (int j = 0; j < SG_NR; ++j) c[i][j] = load ? cr[i][j] : 0.f;
-  for (int64_t q = 0; q < k; ++q, ap += SG_MR, bp += SG_NR)
+  for (int64_t q = 0; q < k; ++q, bp += SG_NR)
     for (int i = 0; i < SG_MR; ++i)
-      for (int j = 0; j < SG_NR; ++j) c[i][j] = std::fmaf(ap[i], bp[j], c[i][j]);
+      for (int j = 0; j < SG_NR; ++j) c[i][j] = std::fmaf(a[i][q], bp[j], c[i][j]);
   for (int i = 0; i < SG_MR; ++i)
     for (int j = 0; j < SG_NR; ++j) cr[i][j] = c[i][j];
 #endif
@@ -713,18 +837,19 @@ inline void sgemm_micro(int64_t k, const float* ap, const float* bp, float* cons
 
 }  // namespace
 
-extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, float* c,
+extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bp, float* c,
                              const int64_t* rowoff, const int64_t* coloff, int load_c) {
   for (int64_t p = 0; p * SG_NR < n; ++p) {
     const int64_t w = n - p * SG_NR < SG_NR ? n - p * SG_NR : SG_NR;
     const float* bpanel = bp + p * k * SG_NR;
     for (int64_t ip = 0; ip * SG_MR < m; ++ip) {
       const int64_t h = m - ip * SG_MR < SG_MR ? m - ip * SG_MR : SG_MR;
-      const float* apanel = ap + ip * k * SG_MR;
+      const float* arow[SG_MR];  // rows past m repeat the last one; their results are dropped
+      for (int i = 0; i < SG_MR; ++i) arow[i] = a + (ip * SG_MR + (i < h ? i : h - 1)) * lda;
       float* cr[SG_MR];
       if (h == SG_MR && w == SG_NR) {
         for (int i = 0; i < SG_MR; ++i) cr[i] = c + rowoff[ip * SG_MR + i] + coloff[p];
-        sgemm_micro(k, apanel, bpanel, cr, load_c != 0);
+        sgemm_micro(k, arow, bpanel, cr, load_c != 0);
         continue;
       }
       // edge block: through a padded local copy
@@ -732,7 +857,7 @@ extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* ap, c
       for (int i = 0; i < SG_MR; ++i) cr[i] = buf[i];
       for (int64_t i = 0; i < h && load_c; ++i)
         std::memcpy(buf[i], c + rowoff[ip * SG_MR + i] + coloff[p], sizeof(float) * (size_t)w);
-      sgemm_micro(k, apanel, bpanel, cr, load_c != 0);
+      sgemm_micro(k, arow, bpanel, cr, load_c != 0);
       for (int64_t i = 0; i < h; ++i)
         std::memcpy(c + rowoff[ip * SG_MR + i] + coloff[p], buf[i], sizeof(float) * (size_t)w);
     }

@@ -147,8 +147,9 @@ void pto_rt_sync_all(pto::Core* core, int32_t core_type);
 void pto_rt_atomic_lock(const void* addr);
 void pto_rt_atomic_unlock(const void* addr);
 void pto_rt_dgemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c);
-// C (+)= A @ B in fp32 with FMA, one chain over k per element: ap/bp are packed row/column panels
-// (6 x k and k x 16, zero padded); element (i, j) of C is c[rowoff[i] + coloff[j / 16] + j % 16].
-void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* ap, const float* bp, float* c, const int64_t* rowoff,
-                  const int64_t* coloff, int load_c);
+// C (+)= A @ B in fp32 with FMA, one chain over k per element: A is row-major (row i at a + i * lda),
+// bp holds B as packed column panels (k x 16, zero padded); element (i, j) of C is
+// c[rowoff[i] + coloff[j / 16] + j % 16].
+void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bp, float* c,
+                  const int64_t* rowoff, const int64_t* coloff, int load_c);
 }

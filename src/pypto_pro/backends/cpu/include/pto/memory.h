@@ -161,6 +161,34 @@ inline void store(Core& C, const Gm<TG>& g, const Tile<T>& s, const int64_t* off
 }
 
 // ---------------------------------------------------------------- tile -> tile
+// NZ <-> ZN with the same fractal shape (the Mat -> Right relayout of 16-bit operands): a fractal of
+// one is the transposed storage of the other's, so whole fractals are copied block by block.  Only
+// for copies of whole fractals between disjoint tiles; false leaves the copy to the general path.
+template <class TD, class TS>
+inline bool copy_fractal_transposed(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int sr, int sc, int rows,
+                                    int cols) {
+  if constexpr (!std::is_same<TD, TS>::value) return false;
+  else {
+    const bool pair = (d.lay == NZ && s.lay == ZN) || (d.lay == ZN && s.lay == NZ);
+    const int fr = s.fr, fc = s.fc;
+    if (!pair || d.fr != fr || d.fc != fc || rows % fr || cols % fc || overlaps(d, s)) return false;
+    const int R0 = d.r0 + dr, C0 = d.c0 + dc, S0 = s.r0 + sr, T0 = s.c0 + sc;
+    if (R0 % fr || C0 % fc || S0 % fr || T0 % fc) return false;
+    // element (i, j) of a fractal: i * fc + j in NZ (row-major), j * fr + i in ZN (column-major)
+    const int64_t di = d.lay == NZ ? fc : 1, dj = d.lay == NZ ? 1 : fr;
+    const int64_t si = s.lay == NZ ? fc : 1, sj = s.lay == NZ ? 1 : fr;
+    using U = typename Bits<sizeof(TD)>::type;  // moved as bits: g++ copies _Float16 through xmm inserts
+    for (int bi = 0; bi < rows; bi += fr)
+      for (int bj = 0; bj < cols; bj += fc) {
+        U* db = (U*)(d.base + d.rpart(R0 + bi) + d.cpart(C0 + bj));
+        const U* sb = (const U*)(s.base + s.rpart(S0 + bi) + s.cpart(T0 + bj));
+        for (int i = 0; i < fr; ++i)
+          for (int j = 0; j < fc; ++j) db[i * di + j * dj] = sb[i * si + j * sj];
+      }
+    return true;
+  }
+}
+
 // dst[dr + i, dc + j] = conv(src[sr + i, sc + j]) (or src[sr + j, sc + i] when transposed).
 template <class TD, class TS, class F>
 inline void copy_block(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int sr, int sc, int rows, int cols,
@@ -171,6 +199,7 @@ inline void copy_block(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int
       std::memmove((void*)(d.rowp(dr + r) + dc), (const void*)(s.rowp(sr + r) + sc), sizeof(TD) * (size_t)cols);
     return;
   }
+  if (!transposed && std::is_same<TD, TS>::value && copy_fractal_transposed(d, dr, dc, s, sr, sc, rows, cols)) return;
   // fractal / transposed paths; the snapshot keeps overlapping copies exact
   Snapshot<TS> snap(sub_any(s, sr, sc, transposed ? cols : rows, transposed ? rows : cols),
                     transposed ? cols : rows, transposed ? rows : cols, overlaps(d, s));
@@ -274,11 +303,12 @@ inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, 
 }
 
 // ---------------------------------------------------------------- matmul
-// Float matmuls run in fp32 (pto_rt_sgemm in the runtime library): operands are packed into
-// fp32 panels here (any layout, any operand dtype), the accumulator tile is updated in place.
-constexpr int kMR = 6, kNR = 16;  // register block of pto_rt_sgemm
+// Float matmuls run in fp32 (pto_rt_sgemm in the runtime library): lhs is read as fp32 rows (fp32
+// ND tiles in place, other layouts and dtypes converted into scratch rows), rhs is packed into
+// 16-column fp32 panels; the accumulator tile is updated in place.
+constexpr int kNR = 16;  // column panel width of pto_rt_sgemm
 
-// Per-thread scratch for packed panels (grown on demand, never shrunk).
+// Per-thread scratch for converted operands (grown on demand, never shrunk).
 inline float* mm_scratch(size_t floats) {
   static thread_local float* buf = nullptr;
   static thread_local size_t cap = 0;
@@ -291,24 +321,52 @@ inline float* mm_scratch(size_t floats) {
   return buf;
 }
 
-// ap[p][q][i] = lhs(p*kMR + i, q) for row panels p (rows past m are zero).
-template <class T> inline void pack_lhs(const Tile<T>& a, int m, int k, float* ap) {
-  auto cv = [](T v) { return (float)ld<T>(v); };
-  const ColIt it0 = a.colit();
-  for (int p = 0; p * kMR < m; ++p) {
-    float* panel = ap + (int64_t)p * k * kMR;
-    for (int i = 0; i < kMR; ++i) {
-      const int r = p * kMR + i;
-      if (r < m) copy_row(panel + i, strided_cols(kMR), a.base + a.roff(r), it0, k, cv);
-      else for (int q = 0; q < k; ++q) panel[(int64_t)q * kMR + i] = 0.f;
-    }
+// d[i] = s[i] as fp32 for n contiguous elements (F16C for fp16, a shift for bf16).
+template <class T> inline void to_f32(float* d, const T* s, int n) {
+  if constexpr (std::is_same<T, float>::value) std::memcpy(d, s, sizeof(float) * (size_t)n);
+  else if constexpr (std::is_same<T, half>::value) h2f(s, d, n);
+  else for (int i = 0; i < n; ++i) d[i] = (float)ld<T>(s[i]);
+}
+
+// out[c] = lhs(r, c) as fp32, c < k: the tile's row walked run by run.
+template <class T> inline void lhs_row_f32(const Tile<T>& a, int r, int k, float* out) {
+  const T* row = a.base + a.roff(r);
+  ColIt it = a.colit();
+  for (int c = 0; c < k;) {
+    int len = it.run() < k - c ? it.run() : k - c;
+    if (it.step_in == 1) to_f32(out + c, row + it.off, len);
+    else for (int i = 0; i < len; ++i) out[c + i] = (float)ld<T>(row[it.off + (int64_t)i * it.step_in]);
+    it.advance(len);
+    c += len;
   }
 }
 
 // bp[p][q][j] = rhs(q, p*kNR + j) for column panels p (columns past n are zero).
 template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* bp) {
-  auto cv = [](T v) { return (float)ld<T>(v); };
   const int np = (n + kNR - 1) / kNR;
+  // ZN with 16-column fractals (the Right tile's layout): fractal (rb, p) holds column j of panel p
+  // as fr contiguous rows, so each fractal column becomes a strided column of the panel.
+  if (b.lay == ZN && b.fc == kNR && b.r0 % b.fr == 0 && b.c0 % kNR == 0) {
+    const int64_t B = (int64_t)b.fr * b.fc;
+    float colv[64];
+    for (int p = 0; p < np; ++p) {
+      const int w = n - p * kNR < kNR ? n - p * kNR : kNR;
+      float* panel = bp + (int64_t)p * k * kNR;
+      for (int q0 = 0; q0 < k; q0 += b.fr) {
+        const int h = k - q0 < b.fr ? k - q0 : b.fr;
+        const T* blk = b.base + ((int64_t)((b.r0 + q0) / b.fr) * b.nblk_c() + (b.c0 / kNR + p)) * B;
+        float* out = panel + (int64_t)q0 * kNR;
+        for (int j = 0; j < w; ++j) {
+          to_f32(colv, blk + (int64_t)j * b.fr, h);
+          for (int i = 0; i < h; ++i) out[i * kNR + j] = colv[i];
+        }
+        for (int j = w; j < kNR; ++j)
+          for (int i = 0; i < h; ++i) out[i * kNR + j] = 0.f;
+      }
+    }
+    return;
+  }
+  auto cv = [](T v) { return (float)ld<T>(v); };
   ColIt its[256];  // column iterator at the start of each panel (n <= 4095), the same for every row
   for (int p = 0; p < np; ++p) its[p] = b.colit(p * kNR);
   for (int q = 0; q < k; ++q) {
@@ -335,13 +393,24 @@ inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const T
     for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), bias->base + bias->roff(0), bias->colit(), n, same);
     load = true;
   }
-  const int mp = (m + kMR - 1) / kMR, np = (n + kNR - 1) / kNR;
-  const size_t na = (size_t)mp * kMR * k, nb = (size_t)np * kNR * k;
+  const int np = (n + kNR - 1) / kNR;
+  // lhs rows: an fp32 ND tile is read where it is, anything else as converted rows
+  const float* arows = nullptr;
+  int64_t lda = k;
+  if constexpr (std::is_same<TI, float>::value)
+    if (a.nd()) {
+      arows = a.rowp(0);
+      lda = a.pcols;
+    }
+  const size_t na = arows ? 0 : (size_t)m * k, nb = (size_t)np * kNR * k;
   float* ap = mm_scratch(na + nb + 2 * ((size_t)m + (size_t)np) + 16);
   float* bp = ap + na;
   int64_t* rowoff = (int64_t*)(void*)(((uintptr_t)(bp + nb) + 7) & ~(uintptr_t)7);
   int64_t* coloff = rowoff + m;
-  pack_lhs(a, m, k, ap);
+  if (!arows) {
+    for (int r = 0; r < m; ++r) lhs_row_f32(a, r, k, ap + (int64_t)r * k);
+    arows = ap;
+  }
   pack_rhs(b, k, n, bp);
   // in place when every 16-column panel of every dst row is contiguous (ND, or NZ with 16-wide fractals)
   bool inplace = true;
@@ -353,7 +422,7 @@ inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const T
   }
   if (inplace) {
     for (int r = 0; r < m; ++r) rowoff[r] = d.roff(r);
-    pto_rt_sgemm(m, n, k, ap, bp, d.base, rowoff, coloff, load);
+    pto_rt_sgemm(m, n, k, arows, lda, bp, d.base, rowoff, coloff, load);
     return;
   }
   // rare layouts: a row-major scratch C
@@ -363,7 +432,7 @@ inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const T
   for (int p = 0; p < np; ++p) coloff[p] = (int64_t)p * kNR;
   if (load)
     for (int r = 0; r < m; ++r) copy_row(c + (int64_t)r * n, strided_cols(1), d.base + d.roff(r), d.colit(), n, same);
-  pto_rt_sgemm(m, n, k, ap, bp, c, rowoff, coloff, load);
+  pto_rt_sgemm(m, n, k, arows, lda, bp, c, rowoff, coloff, load);
   for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), c + (int64_t)r * n, strided_cols(1), n, same);
   std::free(c);
 }
