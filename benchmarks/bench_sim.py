@@ -22,7 +22,7 @@ from pypto_pro.backends.sim.costs import params_for
 from pypto_pro.backends.sim.describe import race_hazard
 from pypto_pro.backends.sim.recorder import Recorder
 from pypto_pro.backends.sim.replay import Replay
-from pypto_pro.backends.sim.simulate import paused_cycle_collection, with_auto_mutex
+from pypto_pro.backends.sim.simulate import paused_cycle_collection, resident_blocks, with_auto_mutex
 from pypto_pro.runtime.args import bind_arguments, runtime_scalars
 
 R, C = 8, 64
@@ -66,7 +66,7 @@ def measure(tiles: int = 4000, blocks: int = 4):
     recorder = Recorder(interp, params_for(kir.arch), True, [])
     interp.run()
     labels = [c.label for c in interp.launch.cores]
-    replay = Replay(recorder.streams, interp.launch.cores, params_for(kir.arch), kir.arch.core_num, [],
+    replay = Replay(recorder.streams, interp.launch.cores, params_for(kir.arch), resident_blocks(kir), [],
                     lambda *a: race_hazard(labels, *a))
     with paused_cycle_collection():
         t0 = time.perf_counter()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Union
 
 from pypto_pro.dtypes import DT_BOOL, DT_INDEX
+from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.ir import nodes as ir
 
 Number = Union[int, float, bool]
@@ -62,15 +63,16 @@ class SymbolicScalar:
         return current_recorder().branch(self)
 
     def __index__(self):
-        raise TypeError("a SymbolicScalar has no value while recording; use it in shapes, offsets and pypto.loop "
-                        "bounds, or annotate the dim as a fixed int / pypto.STATIC")
+        raise KernelTypeError("a SymbolicScalar (a DYNAMIC dim or loop index) has no value while recording, so "
+                              "Python's range() and indexing cannot use it: loop with pypto.loop(...), use it in "
+                              "shapes and offsets, or annotate the dim as a fixed int / pypto.STATIC")
 
     def is_concrete(self) -> bool:
         """Always False: the value exists only at run time (DYNAMIC dims never recompile)."""
         return False
 
     def concrete(self) -> int:
-        raise ValueError(f"{self!r} is a runtime value (a DYNAMIC dim or loop index) and has no concrete value "
+        raise KernelValueError(f"{self!r} is a runtime value (a DYNAMIC dim or loop index) and has no concrete value "
                          f"while recording")
 
     @property

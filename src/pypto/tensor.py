@@ -7,12 +7,14 @@ is a ``Tensor`` wrapping a graph node; operators and methods record ops.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Tuple
 
 from pypto_pro.dtypes import DataType
+from pypto_pro.errors import KernelTypeError
 from pypto_pro.language.annotations import DYNAMIC, STATIC
 
-from .graph import Node
+from .graph import ELEMENTWISE, Node
+from .symbolic import is_static
 
 DYN = DYNAMIC
 
@@ -91,10 +93,18 @@ class Tensor:
 
     @property
     def shape(self) -> List[Any]:
-        """Dims: ints for fixed/STATIC dims, ``pypto.SymbolicScalar`` for DYNAMIC ones."""
+        """Dims: ints for fixed/STATIC dims, ``pypto.SymbolicScalar`` for DYNAMIC ones.  A ``pypto.view``
+        clipped at a tensor boundary (and an element-wise result of one) reports the requested shape;
+        ``valid_shape`` is the region that holds data."""
         if self.node is None:
             return list(self.ann_dims or [])
-        return list(self.node.shape)
+        return list(reported_shape(self.node))
+
+    @property
+    def valid_shape(self) -> List[Any]:
+        """The region that holds data, which ops compute on and ``assemble`` writes: ``shape`` except
+        where a ``pypto.view`` was clipped at the end of its tensor or given a ``valid_shape``."""
+        return list(self._need_node().shape)
 
     @property
     def dtype(self) -> DataType:
@@ -129,6 +139,7 @@ class Tensor:
     def __mod__(self, o): return _ops().remainder(self, o)
     def __rmod__(self, o): return _ops().remainder(o, self)
     def __pow__(self, o): return _ops().pow(self, o)
+    def __rpow__(self, o): return _ops().pow(o, self)
     def __neg__(self): return _ops().neg(self)
     def __abs__(self): return _ops().abs(self)
     def __matmul__(self, o): return _ops().matmul(self, o, None)
@@ -163,6 +174,74 @@ def _ops():
     from . import ops
 
     return ops
+
+
+# ------------------------------------------------------------------------------ valid regions
+# A node's ``shape`` is the region it computes (a view's valid region).  A view whose valid region is
+# smaller than the requested shape keeps that shape in ``attrs["view_shape"]``; element-wise results
+# report it on the axes where they take the view's region (not where the view broadcasts).
+
+
+def _merged_shape(n: Node, shapes: Dict[int, Tuple[Any, ...]], check: bool) -> Tuple[Any, ...]:
+    """The reported shape of the element-wise node ``n`` from its inputs' (in ``shapes``).  With
+    ``check``, an input clipped to a valid region that ``n`` stretches to a fixed size (a clipped view
+    meeting a full-size operand) raises ``KernelTypeError``: it would compute beyond the region."""
+    from .ops.core import same_dim
+
+    reported = list(n.shape)
+    for i in n.inputs:
+        padded = shapes[i.uid]
+        if padded is i.shape:
+            continue
+        lead = n.ndim - i.ndim
+        for j, (want, valid) in enumerate(zip(padded, i.shape)):
+            size = n.shape[lead + j]
+            if same_dim(want, valid):
+                continue
+            if is_static(size) and not same_dim(size, valid):
+                if check:
+                    raise KernelTypeError(
+                        f"{n.op} {n.attrs.get('fn', '')}: an operand is a view clipped to its valid region "
+                        f"{_fmt(i.shape)} (shape {_fmt(padded)}), but the result covers {size} on axis "
+                        f"{lead + j}; ops on a view compute on its valid region only, so give the other operand "
+                        f"the same region (pypto.view(other, shape, offsets, valid_shape=view.valid_shape))")
+                continue
+            reported[lead + j] = want
+    return tuple(reported) if any(a is not b for a, b in zip(reported, n.shape)) else n.shape
+
+
+def _reported_shapes(root: Node, check: bool) -> Dict[int, Tuple[Any, ...]]:
+    """Node uid -> reported shape for ``root`` and the element-wise nodes below it (every node below it
+    with ``check``, which validates each element-wise node on the way); iterative for deep DAGs."""
+    shapes: Dict[int, Tuple[Any, ...]] = {}
+    stack = [(root, False)]
+    while stack:
+        n, ready = stack.pop()
+        if n.uid in shapes:
+            continue
+        elementwise = n.op in ELEMENTWISE and bool(n.inputs)
+        if not ready and (elementwise or check) and n.inputs:
+            stack.append((n, True))
+            stack.extend((i, False) for i in n.inputs if i.uid not in shapes)
+            continue
+        shapes[n.uid] = _merged_shape(n, shapes, check) if elementwise else n.attrs.get("view_shape", n.shape)
+    return shapes
+
+
+def reported_shape(n: Node) -> Tuple[Any, ...]:
+    """What ``Tensor.shape`` says for ``n``: its shape, or the requested shape of the clipped view it
+    is (or is computed element-wise from)."""
+    return _reported_shapes(n, check=False)[n.uid]
+
+
+def check_valid_regions(n: Node) -> None:
+    """Raise ``KernelTypeError`` if an element-wise op in ``n`` stretches a clipped view's valid region
+    (called where an expression is stored, so every computed expression is checked once)."""
+    _reported_shapes(n, check=True)
+
+
+def _fmt(shape) -> str:
+    return "[" + ", ".join(str(d) if is_static(d) else "?" for d in shape) + "]"
 
 
 def wrap(node: Node) -> Tensor:

@@ -439,8 +439,8 @@ def k(a: pl.Tensor[[32, 32], pl.DT_FP16], b: pl.Tensor[[32, 64], pl.DT_FP16], c:
 @pytest.mark.parametrize("mode", ["", ", acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0",
                                   ", relu_pre_mode=pl.ReluPreMode.NormalRelu"])
 def test_acc_to_vec_move_with_offset(tmp_path, offset, mode):
-    """Acc -> Vec with offset=[r, c] moves the accumulator's valid window from [r, c] on (interpreter);
-    the cpu backend does not emit it yet and says so when asked explicitly."""
+    """Acc -> Vec with offset=[r, c] moves the accumulator's valid window from [r, c] on; the cpu backend
+    gives the interpreter's bits."""
     rng = np.random.default_rng(11)
     # small integers: exact products and sums, so the check is about the move, not the matmul's rounding
     a = rng.integers(-4, 5, (32, 32)).astype(np.float16)
@@ -454,6 +454,6 @@ def test_acc_to_vec_move_with_offset(tmp_path, offset, mode):
         want = np.maximum(want, 0)
     r0, c0 = offset
     assert np.array_equal(out[:32 - r0, :64 - c0], want[r0:, c0:])
-    if offset != (0, 0):
-        with pytest.raises(NotImplementedError, match="Acc -> Vec with offset"):
-            cpu(a, b, np.zeros((32, 64), np.float32))
+    out_cpu = np.zeros((32, 64), np.float32)
+    cpu(a, b, out_cpu)
+    bits_equal(out_cpu, out, "c")

@@ -60,11 +60,12 @@ def test_double_buffering_overlaps_transfers_and_compute():
 
 def test_more_blocks_finish_sooner_and_waves_beyond_the_core_count():
     k = _stream(2, arch="a2")
-    one = _run(k, rows=24 * 16 * 2, blocks=1).total_cycles
-    full = _run(k, rows=24 * 16 * 2, blocks=24).total_cycles
-    waves = _run(k, rows=24 * 16 * 2, blocks=48).total_cycles
+    one = _run(k, rows=48 * 16 * 2, blocks=1).total_cycles
+    full = _run(k, rows=48 * 16 * 2, blocks=48).total_cycles
+    waves = _run(k, rows=48 * 16 * 2, blocks=96).total_cycles
     assert full < one / 8
-    # 48 blocks of one tile each run in two waves on 24 cores: slower than 24 blocks of two pipelined tiles
+    # a vector-only block is one AIV core (48 on a2): 96 blocks of one tile each run in two waves, slower than
+    # 48 blocks of two pipelined tiles
     assert waves > full
 
 

@@ -2,13 +2,17 @@
 ``pypto.cond``, ``set_vec_tile_shapes``, ``set_cube_tile_shapes``, ``set_matrix_size``."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional, Sequence, Tuple
+import ast
+import inspect
+import linecache
+import textwrap
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
-from pypto_pro.errors import KernelSyntaxError, KernelTypeError
+from pypto_pro.errors import KernelSyntaxError, KernelTypeError, SourceLoc
 
 from ..graph import Loop
 from ..symbolic import SymbolicScalar, is_static, to_expr
-from .tracer import current_recorder
+from .tracer import caller_location, current_recorder
 
 
 def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
@@ -25,11 +29,62 @@ def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll
     rec = current_recorder()
     var = rec.new_var(idx_name or name or "idx")
     lp = Loop(var, to_expr(start), to_expr(stop), to_expr(step), [], name)
+    where = caller_location()
     rec.push_loop(lp)
+    finished = False
     try:
         yield SymbolicScalar(var)
+        finished = True
     finally:
         rec.pop_loop(lp)
+        if not finished:  # the body left early: break, return, or an exception (which propagates anyway)
+            rec.left_loop_early(where)
+
+
+_LOOP_CALLS = ("loop", "loop_unroll")
+_NESTED_SCOPES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def check_loop_bodies(fn: Callable, kernel: str) -> None:
+    """Reject ``break``/``continue`` that belong to a ``for ... in pypto.loop(...)`` in ``fn``'s source:
+    the body is recorded once, so recording would silently keep or drop the rest of it.  (A break
+    in a helper's loop is caught while recording.)  Functions without source are not checked."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return
+    filename = inspect.getsourcefile(fn) or "<kernel>"
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _is_pypto_loop(node.iter):
+            jump = _first_jump(node.body)
+            if jump is not None:
+                line = first + jump.lineno - 1
+                word = "continue" if isinstance(jump, ast.Continue) else "break"
+                raise KernelSyntaxError(f"`{word}` inside a pypto.loop body: the body is recorded once and runs "
+                                        "as a runtime loop, so it cannot skip or stop iterations (guard the "
+                                        "statements with a runtime if on the loop index instead)",
+                                        loc=SourceLoc(filename, line, linecache.getline(filename, line)),
+                                        kernel=kernel)
+
+
+def _is_pypto_loop(it: ast.expr) -> bool:
+    if not isinstance(it, ast.Call):
+        return False
+    f = it.func
+    return (isinstance(f, ast.Attribute) and f.attr in _LOOP_CALLS) or (isinstance(f, ast.Name) and f.id in _LOOP_CALLS)
+
+
+def _first_jump(stmts: List[ast.stmt]) -> Optional[ast.stmt]:
+    """The first break/continue of this loop level (not inside nested loops or functions)."""
+    todo: List[ast.AST] = list(stmts)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return node
+        if not isinstance(node, _NESTED_SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+    return None
 
 
 def loop_unroll(start, stop=None, step=1, **kw) -> Iterator[Tuple[SymbolicScalar, int]]:

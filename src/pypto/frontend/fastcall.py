@@ -48,8 +48,8 @@ def call_key(args: Sequence[Any]) -> Optional[Tuple]:
         t = type(a)
         if t is tt:
             append((a.dtype, a.shape, a.stride(), a.is_cpu))
-        elif t is np.ndarray:
-            append((a.dtype, a.shape, a.strides))
+        elif t is np.ndarray:  # writeable: a read-only array takes the checked path (args.check_writeable)
+            append((a.dtype, a.shape, a.strides, a.flags.writeable))
         elif t in _CONSTANT_TYPES:
             append((t, a))
         elif t is tuple and all(type(v) in _CONSTANT_TYPES for v in a):

@@ -17,7 +17,7 @@ import numpy as np
 from pypto_pro import dtypes as dt
 from pypto_pro.arch import resolve_arch
 from pypto_pro.errors import KernelError, KernelLaunchError, KernelSyntaxError
-from pypto_pro.language.annotations import DYNAMIC, STATIC
+from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, declared_str, is_torch_tensor
 from pypto_pro.runtime.jit import select_backend
 
@@ -26,6 +26,7 @@ from ..graph import Buffer, Graph, format_graph, full_leaf
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
+from .control import check_loop_bodies
 from .fastcall import call_key, freeze, launch_environment
 from .tracer import Session, record
 
@@ -56,6 +57,12 @@ class JitFunction:
         self.fn = fn
         self.name = fn.__name__
         self.local = {g: opt.validate(g, v) for g, v in groups.items()}
+        try:  # a misspelt backend or arch fails at decoration, not at the first call
+            if backend is not None:
+                select_backend(backend)
+            resolve_arch(arch)
+        except KernelError as e:
+            raise e.attach(kernel=self.name) from None
         self.backend_request = backend
         self.arch_request = arch
         self.cache: Dict[Tuple, Compiled] = {}
@@ -74,7 +81,7 @@ class JitFunction:
         """The function's signature and evaluated annotations (computed once)."""
         if self._sig is None:
             try:
-                hints = inspect.get_annotations(self.fn, eval_str=True)
+                hints = parameter_annotations(self.fn)
             except Exception as e:  # noqa: BLE001
                 raise KernelSyntaxError(f"cannot evaluate the parameter annotations: {e}", kernel=self.name) from None
             self._sig = (inspect.signature(self.fn), hints)
@@ -97,7 +104,10 @@ class JitFunction:
                 if seen_const:
                     raise KernelSyntaxError(f"parameter '{pname}': tensor parameters come before non-tensor ones",
                                             kernel=self.name)
-                arr = as_numpy(value, f"argument '{pname}'")
+                try:
+                    arr = as_numpy(value, f"argument '{pname}'")
+                except KernelError as e:
+                    raise e.attach(kernel=self.name) from None
                 tensors.append((_TensorArg(pname, i, ann if isinstance(ann, Tensor) else None), arr))
             else:
                 seen_const = True
@@ -190,6 +200,7 @@ class JitFunction:
             args: List[Any] = [Tensor(_node=full_leaf(b)) for b in params]
             return args + [v for _, v in consts], {}
 
+        check_loop_bodies(self.fn, self.name)
         graph = record(self.fn, session, make_args, params)
         self._monitor(host, "tensor graph", t0)
         debug = options["debug"]

@@ -9,11 +9,16 @@ per run, so every run shares them.
 """
 from __future__ import annotations
 
+import linecache
+import os
+import sys
 import threading
+from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+import pypto_pro
 from pypto_pro.dtypes import DT_INT64, DataType
-from pypto_pro.errors import KernelSyntaxError
+from pypto_pro.errors import KernelError, KernelSyntaxError, SourceLoc
 from pypto_pro.ir import nodes as ir
 
 from ..graph import Branch, Buffer, Graph, Loop, Node, Store
@@ -21,6 +26,38 @@ from ..graph import Branch, Buffer, Graph, Loop, Node, Store
 _local = threading.local()
 #: branches explored per recording before giving up (2**k paths for k runtime ifs)
 MAX_PATHS = 64
+
+
+#: the packages' own source directories: frames there are the library, not the kernel
+_LIBRARY_DIRS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep
+                      for m in (pypto_pro,)) + (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+
+
+def _user_frame(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return not path.startswith(_LIBRARY_DIRS) and not filename.startswith("<frozen")
+
+
+def _loc(filename: str, lineno: int) -> SourceLoc:
+    return SourceLoc(filename, lineno, linecache.getline(filename, lineno))
+
+
+def caller_location() -> Optional[SourceLoc]:
+    """The kernel source line executing now: the innermost frame outside pypto/pypto_pro."""
+    frame = sys._getframe(1)
+    while frame is not None and not _user_frame(frame.f_code.co_filename):
+        frame = frame.f_back
+    return _loc(frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+
+
+def traceback_location(tb: Optional[TracebackType]) -> Optional[SourceLoc]:
+    """The innermost kernel source line of a traceback (where a recorded call failed)."""
+    found = None
+    while tb is not None:
+        if _user_frame(tb.tb_frame.f_code.co_filename):
+            found = _loc(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
 
 
 def current_recorder() -> "Recorder":
@@ -57,6 +94,7 @@ class Recorder:
         self.cube_tile: Optional[Dict[str, Any]] = None
         self._var_count = 0
         self._temp_count = 0
+        self.early_exit: Optional[SourceLoc] = None  # a pypto.loop whose body was left by break/return
 
     # ---------------------------------------------------------------- deterministic creation
     def new_var(self, name: str) -> ir.Var:
@@ -84,10 +122,9 @@ class Recorder:
 
     # ---------------------------------------------------------------- statements
     def store(self, dst: Node, value: Node) -> None:
-        if self.vec_tile is None:
-            raise KernelSyntaxError("call pypto.set_vec_tile_shapes(...) before the first tensor operation",
-                                    kernel=self.session.kernel_name)
-        self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile))
+        """Record ``dst = value`` with the tile shapes in scope (the vec tile may still be unset: a
+        statement that needs vector passes fails in the lowering) and the kernel line it came from."""
+        self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile, caller_location()))
         dst.attrs["buf"].root.version += 1
 
     def push_loop(self, loop: Loop) -> None:
@@ -99,6 +136,12 @@ class Recorder:
         top, depth = self.loops.pop()
         assert top is loop
         del self.stack[depth:]
+
+    def left_loop_early(self, where: Optional[SourceLoc]) -> None:
+        """A pypto.loop body ended without reaching its end (reported once recording finishes: an
+        exception leaving the body propagates on its own)."""
+        if self.early_exit is None:
+            self.early_exit = where or SourceLoc("<kernel>", 0)
 
     def loop_of(self, var: ir.Var) -> Loop:
         for loop, _ in reversed(self.loops):
@@ -158,10 +201,17 @@ def record(fn: Callable, session: Session, make_args: Callable[[], Tuple[List[An
         try:
             args, kwargs = make_args()
             result = fn(*args, **kwargs)
+        except KernelError as e:  # an op rejected its operands: say where in the kernel
+            raise e.attach(loc=traceback_location(e.__traceback__), kernel=session.kernel_name)
         finally:
             _local.recorder = prev
         if result is not None:
             raise KernelSyntaxError("a @pypto.frontend.jit kernel returns nothing: write outputs with out[:] = ...",
+                                    kernel=session.kernel_name)
+        if rec.early_exit is not None:
+            raise KernelSyntaxError("break/return inside a pypto.loop body: the body is recorded once and runs as "
+                                    "a runtime loop, so it cannot stop early (guard the rest of the body with a "
+                                    "runtime if on the loop index instead)", loc=rec.early_exit,
                                     kernel=session.kernel_name)
         for k in range(len(decisions), len(rec.made)):
             pending.append(rec.made[:k] + [False])

@@ -10,16 +10,17 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from pypto_pro import dtypes as dt
-from pypto_pro.errors import KernelMemoryError, KernelSyntaxError
+from pypto_pro.errors import KernelError, KernelMemoryError, KernelSyntaxError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.types import Layout, MemorySpace
 
 from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
+from ..ops.core import same_dim
 from ..symbolic import is_static, to_expr
 from .builder import Builder
 from .element_passes import ELEMENT_PASSES
-from .vector import (TC_ALIGN, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub, choose_tiles,
-                     dim, in_tile_reduce, row_alignment)
+from .vector import (TC_ALIGN, ArgBest, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
+                     choose_tiles, dim, in_tile_reduce, reduce_alignment, row_alignment)
 
 _IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf"), "prod": 1}
 _COMBINE = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "mul"}
@@ -143,10 +144,15 @@ class Lowerer:
 
     def store(self, s: Store) -> None:
         self.done.clear()  # earlier statements may have changed what their materialisations read
-        if s.value.op in ELEMENT_PASSES:  # indexing / sorting: scalar element passes
-            ELEMENT_PASSES[s.value.op](self, s)
-        else:
-            self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
+        try:
+            if s.value.op in ELEMENT_PASSES:  # indexing / sorting: scalar element passes
+                ELEMENT_PASSES[s.value.op](self, s)
+            elif _stores_straight(s.dst, s.value):
+                self.matmul_pass(s.value, s.cube_tile, s.vec_tile, into=s.dst)
+            else:
+                self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
+        except KernelError as e:  # name the kernel line of the statement
+            raise e.attach(loc=s.loc, kernel=self.b.name)
 
     # ------------------------------------------------------------------ planning
     def plan(self, n: Node, shape: Sequence[Any], tr: int, tc: int, vec_tile, cube_tile, mats: Dict[int, Node],
@@ -262,7 +268,7 @@ class Lowerer:
             value = mats[value.uid]
         shape = list(dst.shape)
         align = row_alignment(value)
-        tr, tc = choose_tiles(vec_tile, len(shape), align)
+        tr, tc = _vector_tiles(vec_tile, len(shape), align)
         while True:
             state, done = self.b.snapshot(), dict(self.done)
             try:
@@ -357,14 +363,13 @@ class Lowerer:
 
     def reduce_pass(self, n: Node, vec_tile, cube_tile) -> Node:
         """Materialise ``reduce(x, axis)`` when the reduced axis does not fit one tile (or the
-        reduction has no tile op: ``prod`` multiplies one element of the axis at a time)."""
+        reduction has no tile op: ``prod`` multiplies one element of the axis at a time; argmax/argmin
+        keep a running best value and index, :class:`ArgBest`)."""
         x = n.inputs[0]
         axis, fn = n.attrs["axis"], n.attrs["fn"]
-        if fn not in _COMBINE:
-            raise NotImplementedError(f"pypto.{fn} over an axis longer than the vec tile (raise the tile size)")
         xshape = list(x.shape)
         p = len(xshape)
-        tr, tc = choose_tiles(vec_tile, p, row_alignment(x))
+        tr, tc = _vector_tiles(vec_tile, p, reduce_alignment(n))
         mats: Dict[int, Node] = {}
         probe = Pass(self, xshape, tr, tc, mats)
         self.plan(x, xshape, tr, tc, vec_tile, cube_tile, mats, probe)
@@ -381,6 +386,15 @@ class Lowerer:
                 kind = "full" if single else "col" if axis == p - 1 else "row" if axis == p - 2 else "full"
                 out_region = Region(list(region.lead), region.r0, region.vr if axis != p - 2 else 1, region.c0,
                                     region.vc if axis != p - 1 else 1)
+                if fn in ("argmax", "argmin"):
+                    var = ir.Var(f"rk{len(b.tiles)}", dt.DT_INT64)
+                    count, sub = self._axis_step(region, axis, p, xshape, tr, tc, var, False)
+                    best = ArgBest(ps, fn, kind, x.dtype, region)
+                    start = sub.c0 if axis == p - 1 else sub.r0 if axis == p - 2 else var
+                    self.axis_loop(ps, var, count, lambda: best.combine(ps.operand(x, "full", sub, xshape), start))
+                    self.store_tile(Pass(self, oshape, tr, tc, {}), leaf, best.idx, out_region, oshape)
+                    b.discard_after_last_use(best.tiles)
+                    return
                 acc = ps.tile_for(kind, n.dtype, region)
                 b.op("expands", dst=acc, scalar=self._identity(fn, n.dtype))
                 var = ir.Var(f"rk{len(b.tiles)}", dt.DT_INT64)
@@ -426,7 +440,7 @@ class Lowerer:
         axis, fn = n.attrs["axis"], n.attrs["fn"]
         xshape = list(x.shape)
         p = len(xshape)
-        tr, tc = choose_tiles(vec_tile, p, row_alignment(x))
+        tr, tc = _vector_tiles(vec_tile, p, row_alignment(x))
         mats: Dict[int, Node] = {}
         self.plan(x, xshape, tr, tc, vec_tile, cube_tile, mats, Pass(self, xshape, tr, tc, mats))
         buf = self.b.new_temp(n.shape, n.dtype)
@@ -455,16 +469,17 @@ class Lowerer:
         return full_leaf(buf)
 
     # ------------------------------------------------------------------ matmul
-    def matmul_pass(self, n: Node, cube_tile, vec_tile) -> Node:
+    def matmul_pass(self, n: Node, cube_tile, vec_tile, into: Optional[Node] = None) -> Node:
+        """The cube loop nest of ``n``; its Acc tiles are stored into ``into`` (a gm leaf of n's shape
+        and dtype) or else into a fresh workspace, which is returned as a gm leaf."""
         if cube_tile is None:
             raise KernelSyntaxError("call pypto.set_cube_tile_shapes(m=[..], k=[..], n=[..]) before pypto.matmul",
                                     kernel=self.b.name)
         a, bnode = n.inputs
         b = self.b
         acc_dtype = dt.DT_INT32 if a.dtype == dt.DT_INT8 else dt.DT_FP32
-        out_dtype = n.dtype
-        buf = b.new_temp(n.shape, out_dtype)
-        leaf = full_leaf(buf)
+        leaf = into if into is not None else full_leaf(b.new_temp(n.shape, n.dtype))
+        buf = leaf.attrs["buf"]
         tm = _round_up(cube_tile["m"][0], 16)
         tk = _round_up(cube_tile["k"][0], 16 if a.dtype.nbytes <= 2 else 8)
         tn = _round_up(cube_tile["n"][0], 16)
@@ -517,4 +532,26 @@ class Lowerer:
 
             self.nest(shape, tm, tn, body)
         b.assign_addresses(b.tiles[first:])
-        return full_leaf(buf)
+        return leaf
+
+
+def _vector_tiles(vec_tile, rank: int, row_align: int):
+    """``choose_tiles`` for a statement that needs vector passes: the vec tile must have been set."""
+    if vec_tile is None:
+        raise KernelSyntaxError("call pypto.set_vec_tile_shapes(...) before this statement: it needs vector "
+                                "tiles (only a matmul stored straight into a tensor runs on cube tiles alone)")
+    return choose_tiles(vec_tile, rank, row_align)
+
+
+def _stores_straight(dst: Node, value: Node) -> bool:
+    """``dst[...] = matmul(...)`` that the cube pass can store from its Acc tiles directly: same shape
+    and dtype, a plain (untransposed) window of dst, and dst not one of the operands."""
+    if value.op != "matmul" or dst.op != "gm" or dst.dtype != value.dtype or dst.ndim != value.ndim:
+        return False
+    if not all(same_dim(a, b) for a, b in zip(dst.shape, value.shape)):
+        return False
+    root = dst.attrs["buf"].root
+    if any(x.op != "gm" or x.attrs["buf"].root is root for x in value.inputs):
+        return False
+    axes, rank = dst.attrs["axes"], len(dst.attrs["buf"].shape)
+    return rank == 1 or (axes[-1] == rank - 1 and (dst.ndim == 1 or axes[-2] == rank - 2))

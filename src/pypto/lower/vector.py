@@ -284,8 +284,19 @@ class Pass:
         return v if v.kind == k else self.broadcast(v, k, n.dtype, region)
 
     # -------------------------------------------------------------- element-wise
-    def _via_fp32(self, n: Node) -> bool:
-        return n.dtype == dt.DT_BF16
+    @staticmethod
+    def _detour_dtype(n: Node) -> Optional[dt.DataType]:
+        """The dtype to compute the element-wise ``n`` in when the tile op lacks ``n``'s dtype (None when
+        it has it): FP32 for BF16 math other than neg/abs, INT16 for 8-bit integer products, INT32
+        for 8/16-bit integer relu.  Converting back rounds once (floats) or wraps like torch (integers)."""
+        fn, d = n.attrs.get("fn"), n.dtype
+        if d == dt.DT_BF16 and (fn == "div" or n.op == "unary" and fn not in ("neg", "abs")):
+            return dt.DT_FP32
+        if d.is_int() and d.bits() == 8 and fn == "mul":
+            return dt.DT_INT16
+        if d.is_int() and d.bits() < 32 and fn == "relu":
+            return dt.DT_INT32
+        return None
 
     def e_cast(self, n: Node, k: str, region: Region, shape) -> Val:
         src = n.inputs[0]
@@ -309,8 +320,8 @@ class Pass:
 
     def e_unary(self, n: Node, k: str, region: Region, shape) -> Val:
         fn = n.attrs["fn"]
-        if self._via_fp32(n) and fn not in ("neg", "abs"):
-            return self.fp32_detour(n, k, region, shape)
+        if self._detour_dtype(n) is not None:
+            return self.detour(n, region, shape)
         x = self.operand(n.inputs[0], k, region, shape)
         if k == "one":
             x = self.broadcast(x, "row", n.dtype, region)
@@ -318,16 +329,17 @@ class Pass:
         self.b.op(fn, dst=t, src=x.ref)
         return Val(t, x.kind)
 
-    def fp32_detour(self, n: Node, k: str, region: Region, shape) -> Val:
-        """BF16 math the vector unit lacks: cast inputs to FP32, compute, round once back."""
-        ins = tuple(Node("cast", (i,), i.shape, dt.DT_FP32, {"dtype": dt.DT_FP32, "mode": 0}) for i in n.inputs)
-        inner = Node(n.op, ins, n.shape, dt.DT_FP32, dict(n.attrs))
+    def detour(self, n: Node, region: Region, shape) -> Val:
+        """``n`` computed in :meth:`_detour_dtype`: inputs converted, the op, the result converted back."""
+        work = self._detour_dtype(n)
+        ins = tuple(Node("cast", (i,), i.shape, work, {"dtype": work, "mode": 0}) for i in n.inputs)
+        inner = Node(n.op, ins, n.shape, work, dict(n.attrs))
         return self.eval(Node("cast", (inner,), n.shape, n.dtype, {"dtype": n.dtype, "mode": 0}), region, shape)
 
     def e_binary(self, n: Node, k: str, region: Region, shape) -> Val:
         fn = n.attrs["fn"]
-        if self._via_fp32(n) and fn == "div":
-            return self.fp32_detour(n, k, region, shape)
+        if self._detour_dtype(n) is not None:
+            return self.detour(n, region, shape)
         full = self._broadcast_addend(n, shape) if k == "full" else None
         if full is not None:
             return self.expand_add(n, full, region, shape)
@@ -409,8 +421,8 @@ class Pass:
 
     def e_binary_scalar(self, n: Node, k: str, region: Region, shape) -> Val:
         fn, s, rev = n.attrs["fn"], expr(n.attrs["scalar"]), n.attrs["reverse"]
-        if self._via_fp32(n) and fn == "div":
-            return self.fp32_detour(n, k, region, shape)
+        if self._detour_dtype(n) is not None:
+            return self.detour(n, region, shape)
         x = self.operand(n.inputs[0], k, region, shape)
         if x.kind == "one":
             x = self.broadcast(x, "row", n.dtype, region)
@@ -508,6 +520,60 @@ class Pass:
         return Val(t, out)
 
 
+class ArgBest:
+    """The running ``(best value, best index)`` tiles of a multi-pass argmax/argmin (a reduced axis
+    longer than the tile, or a leading axis).  Each slice of the axis is reduced in the tile
+    (``row_``/``col_`` max or min and arg op; a leading-axis slice is its own candidate, its index
+    the loop variable) and replaces the running pair where torch prefers it: a strictly better value
+    (ties keep the earlier index) or a NaN where the best is not NaN yet (NaN counts as the extreme,
+    its first occurrence wins)."""
+
+    def __init__(self, ps: Pass, fn: str, kind: str, dtype: dt.DataType, region: Region):
+        self.ps, self.fn, self.kind, self.dtype, self.region = ps, fn, kind, dtype, region
+        self.best = ps.tile_for(kind, dtype, region)
+        ps.b.op("expands", dst=self.best, scalar=_lowest(dtype) if fn == "argmax" else _highest(dtype))
+        self.idx = ps.tile_for(kind, dt.DT_INT32, region)
+        ps.b.op("expands", dst=self.idx, scalar=0)
+
+    def candidate(self, xv: Val, start) -> Tuple[Any, Any]:
+        """(value, index) tiles of one slice ``xv`` whose first element has index ``start``."""
+        ps, b, k, r = self.ps, self.ps.b, self.kind, self.region
+        pos = ps.tile_for(k, dt.DT_INT32, r)
+        if k == "full":
+            b.op("expands", dst=pos, scalar=start)
+            return xv.ref, pos
+        prefix = "row_" if k == "col" else "col_"
+        val = ps.tile_for(k, self.dtype, r)
+        b.op(prefix + ("max" if self.fn == "argmax" else "min"), dst=val, src=xv.ref)
+        b.op(prefix + self.fn, dst=pos, src=xv.ref)
+        if not (isinstance(start, int) and start == 0):
+            b.op("add", dst=pos, lhs=pos, rhs=start)
+        return val, pos
+
+    def combine(self, xv: Val, start) -> None:
+        """Merge one slice into the running pair (all masks from the old best, then the selects)."""
+        ps, b, r = self.ps, self.ps.b, self.region
+        val, pos = self.candidate(xv, start)
+        v = Val(val, self.kind)
+        better = ps._cmp("gt" if self.fn == "argmax" else "lt", v, self.best, r).ref
+        if not self.dtype.is_float():
+            for cur, new in ((self.idx, pos), (self.best, val)):
+                b.op("select", dst=cur, mask=better, lhs=new, rhs=cur)
+            return
+        nan = ps._cmp("ne", v, val, r).ref
+        best_nan = ps._cmp("ne", Val(self.best, self.kind), self.best, r).ref
+        for cur, new in ((self.idx, pos), (self.best, val)):
+            t = ps.tile_for(self.kind, cur.dtype, r)
+            b.op("select", dst=t, mask=better, lhs=new, rhs=cur)
+            b.op("select", dst=t, mask=nan, lhs=new, rhs=t)
+            b.op("select", dst=cur, mask=best_nan, lhs=cur, rhs=t)
+
+    @property
+    def tiles(self) -> List[Any]:
+        """The running tiles, live across the loop over the axis (discarded after the index is stored)."""
+        return [self.best.tile, self.idx.tile]
+
+
 _EXPAND = {"sub": "expand_sub", "mul": "expand_mul", "div": "expand_div", "maximum": "expand_max",
            "minimum": "expand_min"}
 
@@ -522,6 +588,19 @@ def _lowest(dtype: dt.DataType):
     return int(np.iinfo(dtype.require_numpy()).min)
 
 
+def _highest(dtype: dt.DataType):
+    """The largest value of ``dtype`` (inf for floats): the identity of a running minimum."""
+    if dtype.is_float():
+        return float("inf")
+    return int(np.iinfo(dtype.require_numpy()).max)
+
+
+def reduce_alignment(n: Node) -> int:
+    """Tile rows of a reduction pass computing ``n``: :func:`row_alignment` of its input, and 32 for a
+    running argmax/argmin (:class:`ArgBest`), whose comparison masks are 8-bit ``[rows, 1]`` tiles."""
+    return 32 if n.attrs["fn"] in ("argmax", "argmin") else row_alignment(n.inputs[0])
+
+
 def in_tile_reduce(n: Node, pass_shape: Sequence[Any], tr: int, tc: int) -> bool:
     """Whether a reduce node inside a pass can be computed in the tile."""
     x = n.inputs[0]
@@ -534,7 +613,7 @@ def in_tile_reduce(n: Node, pass_shape: Sequence[Any], tr: int, tc: int) -> bool
     if axis == x.ndim - 1:
         return size <= tc
     if axis == x.ndim - 2:
-        return size <= tr and n.attrs["fn"] not in ("argmax", "argmin")
+        return size <= tr
     return False
 
 

@@ -9,7 +9,7 @@ from pypto_pro.errors import KernelTypeError
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf
 from ..symbolic import SymbolicScalar, is_static
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, check_valid_regions, wrap
 
 SCALAR_TYPES = (int, float, bool, SymbolicScalar)
 
@@ -78,6 +78,7 @@ def materialize(n: Node) -> Node:
     """Store ``n`` into a fresh workspace buffer now; returns a leaf reading the whole buffer."""
     if n.op == "gm":
         return n
+    check_valid_regions(n)
     rec = current_recorder()
     buf = rec.new_temp(n.shape, n.dtype)
     leaf = full_leaf(buf)

@@ -6,6 +6,10 @@ becomes FP32).  Comparisons give BOOL tensors.
 """
 from __future__ import annotations
 
+from enum import IntEnum
+
+import ml_dtypes
+
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 
@@ -120,11 +124,27 @@ def logical_or(a, b) -> Tensor:
     return _logical("logical_or", a, b)
 
 
-def cast(x, dtype: dt.DataType, mode=0, satmode=0) -> Tensor:
-    """``pypto.cast(x, dtype, mode=CAST_NONE)``: convert with a rounding mode (``pypto.CastMode``)."""
+class SaturationMode(IntEnum):
+    """``pypto.cast(..., satmode=)``: OFF lets out-of-range floats overflow to +-inf in a narrower float
+    type; ON clamps them to its largest finite value first.  Integer targets always saturate."""
+
+    OFF = 0
+    ON = 1
+
+
+def cast(x, dtype: dt.DataType, mode=0, satmode=SaturationMode.OFF) -> Tensor:
+    """``pypto.cast(x, dtype, mode=CAST_NONE, satmode=SaturationMode.OFF)``: convert with a rounding mode
+    (``pypto.CastMode``), saturating float overflow when ``satmode`` is ON."""
     if not isinstance(dtype, dt.DataType):
         raise KernelTypeError(f"pypto.cast: dtype must be a pypto.DT_* type, got {dtype!r}")
-    return out(cast_node(node_of(x), dtype, int(mode)))
+    if satmode not in (SaturationMode.OFF, SaturationMode.ON):
+        raise KernelTypeError(f"pypto.cast: satmode must be a pypto.SaturationMode, got {satmode!r}")
+    n = node_of(x)
+    if satmode == SaturationMode.ON and dtype.is_float() and n.dtype.is_float():
+        top = float(ml_dtypes.finfo(dtype.require_numpy()).max)
+        if top < float(ml_dtypes.finfo(n.dtype.require_numpy()).max):
+            n = node_of(minimum(maximum(out(n), -top), top))
+    return out(cast_node(n, dtype, int(mode)))
 
 
 def add(x, other, alpha=1) -> Tensor:
@@ -139,7 +159,18 @@ def mul(x, other) -> Tensor:
     return binary("mul", x, other)
 
 
+def check_precision(op: str, precision_type) -> None:
+    """``precision_type`` of ``div``/``exp``/``pow`` picks NPU instruction sequences (speed against
+    accuracy); every backend here computes these ops in FP32 to the documented accuracy whatever it
+    is, so any ``None``/int value (``IntEnum`` included) is accepted and other types are rejected."""
+    if precision_type is not None and (isinstance(precision_type, bool) or not isinstance(precision_type, int)):
+        raise KernelTypeError(f"pypto.{op}: precision_type must be None or an int (enum) value, got "
+                              f"{precision_type!r}")
+
+
 def div(x, other, precision_type=None) -> Tensor:
+    """``x / other`` (true division: integers give FP32); ``precision_type``: :func:`check_precision`."""
+    check_precision("div", precision_type)
     return binary("div", x, other)
 
 
@@ -160,6 +191,8 @@ def abs(x) -> Tensor:  # noqa: A001
 
 
 def exp(x, precision_type=None) -> Tensor:
+    """``e ** x`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
+    check_precision("exp", precision_type)
     return unary("exp", x)
 
 

@@ -107,21 +107,27 @@ def scatter_(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor
 
 
 # ---------------------------------------------------------------------------------------- index_put family
-def contiguous(n: Node) -> Node:
-    """``n`` as a leaf reading a whole buffer in natural order (copied into a workspace otherwise)."""
-    n = materialize(n)
-    if is_full_leaf(n):
-        return n
+def copy(n: Node) -> Node:
+    """A whole-buffer leaf of a new workspace holding ``n``'s elements in logical order (an identity
+    cast, so that a stored tensor is copied too, not just re-read)."""
     return materialize(Node("cast", (n,), n.shape, n.dtype, {"dtype": n.dtype, "mode": 0}))
 
 
+def contiguous(n: Node) -> Node:
+    """``n`` as a leaf reading a whole buffer in natural order (copied into a workspace otherwise)."""
+    n = materialize(n)
+    return n if is_full_leaf(n) else copy(n)
+
+
 def alias(n: Node, shape: Sequence[Any]) -> Node:
-    """The elements of ``n`` in row-major order seen with ``shape`` (zero-copy on contiguous tensors)."""
-    base = contiguous(n).attrs["buf"]
+    """The elements of ``n`` in row-major order seen with ``shape`` (zero-copy on contiguous tensors).
+    An alias covers its whole base, so it is made an alias of the root buffer (bound first at launch)."""
+    base = contiguous(n).attrs["buf"].root
     return full_leaf(Buffer(f"{base.name}_r", base.dtype, tuple(shape), "alias", base=base))
 
 
-def _numel(dims: Sequence[Any]) -> Any:
+def numel(dims: Sequence[Any]) -> Any:
+    """The element count of ``dims`` (symbolic when a dim is)."""
     return functools.reduce(operator.mul, dims, 1) if dims else 1
 
 
@@ -246,14 +252,14 @@ def scatter_update(x, dim: int, index, src) -> Tensor:
     if sn.ndim < 2 or not (same_dim(sn.shape[-1], xn.shape[-1]) or not is_static(sn.shape[-1])
                            or not is_static(xn.shape[-1])):
         raise KernelTypeError(f"{what}: src rows must have x's last dim {xn.shape[-1]}")
-    rows, length = _numel(sn.shape[:-1]), _numel(idx.shape)
+    rows, length = numel(sn.shape[:-1]), numel(idx.shape)
     if is_static(rows) and is_static(length) and rows != length:
         raise KernelTypeError(f"{what}: src has {rows} rows for {length} indices")
     if xn.ndim > 2 and not is_full_leaf(xn):
         raise KernelTypeError(f"{what}: a tensor with more than 2 dims must be a whole kernel parameter or "
                               "pypto.tensor (its rows are flattened in place)")
     last = xn.shape[-1]
-    xr = xn if xn.ndim == 2 else alias(xn, [_numel(xn.shape[:-1]), last])
+    xr = xn if xn.ndim == 2 else alias(xn, [numel(xn.shape[:-1]), last])
     flat_idx = idx if idx.ndim == 1 else alias(idx, [length])
     rows_src = materialize(cast_node(sn, xn.dtype))
     rows_src = rows_src if rows_src.ndim == 2 else alias(rows_src, [rows, sn.shape[-1]])

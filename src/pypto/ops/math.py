@@ -2,20 +2,27 @@
 transcendental activations): sigmoid, tanh, erf, activations, pow, rounding, clip, ..."""
 from __future__ import annotations
 
+import math
+
 from pypto_pro import dtypes as dt
+from pypto_pro.errors import KernelTypeError
 from pypto_pro.ir.types import RoundMode
 
+from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
-from .core import is_scalar, node_of
-from .elementwise import (abs, add, cast, div, exp, ge, gt, log, logical_not, lt, maximum, minimum, mul, ne, neg,
-                          reciprocal, sqrt, sub, where)
+from .core import is_scalar, node_of, promote
+from .creation import full, full_like
+from .elementwise import (abs, add, cast, check_precision, div, eq, exp, ge, gt, log, logical_and, logical_not,
+                          logical_or, lt, maximum, minimum, mul, ne, neg, reciprocal, rsqrt, sqrt, sub, where)
 
 
 def _f32(x) -> Tensor:
+    """``x`` as FP32, the dtype the compositions compute in."""
     return cast(x, dt.DT_FP32) if node_of(x).dtype != dt.DT_FP32 else x
 
 
 def _back(y: Tensor, like) -> Tensor:
+    """The FP32 result ``y`` rounded once to ``like``'s dtype when that is a narrower float."""
     d = node_of(like).dtype
     return cast(y, d) if d.is_float() and d != dt.DT_FP32 else y
 
@@ -90,35 +97,131 @@ def clip(x, min=None, max=None) -> Tensor:  # noqa: A002
     return y
 
 
-def pow(x, exponent) -> Tensor:  # noqa: A001
-    """Integer exponents by repeated multiplication, others as ``exp(e * log(x))`` (x > 0)."""
-    if isinstance(exponent, int) and not isinstance(exponent, bool) and 0 <= exponent <= 16:
-        if exponent == 0:
-            return add(mul(x, 0), 1)
-        result, base, e = None, x, exponent
-        while e:
-            if e & 1:
-                result = base if result is None else mul(result, base)
-            e >>= 1
-            if e:
-                base = mul(base, base)
-        return result
-    if isinstance(exponent, float) and exponent == 0.5:
-        return sqrt(x)
-    if is_scalar(exponent):
-        return _back(exp(mul(log(_f32(x)), exponent)), x)
-    return _back(exp(mul(log(_f32(x)), _f32(exponent))), x)
+#: integer exponents up to this magnitude are products of repeated squares (``x*x`` and ``x*x*x`` are
+#: torch's own formulas for 2 and 3); larger ones go through exp/log like other exponents
+_SQUARING_MAX = 64
+
+
+def pow(x, exponent, precision_type=None) -> Tensor:  # noqa: A001
+    """``torch.pow(x, exponent)``: a tensor base with a scalar or tensor exponent, or a scalar base with
+    a tensor exponent.  Floats are computed in FP32 (16-bit floats rounded once); an integer tensor to
+    a non-negative integer power stays an integer tensor (wrapping like torch).  ``precision_type``:
+    :func:`check_precision`."""
+    check_precision("pow", precision_type)
+    if is_scalar(x):
+        return _pow_scalar_base(x, exponent)
+    if isinstance(exponent, SymbolicScalar):  # a runtime value: an exponent tensor of one element
+        exponent = full([1], exponent, dt.DT_INT32)
+    if not is_scalar(exponent):
+        return _pow_tensors(x, exponent)
+    if not node_of(x).dtype.is_float() and not isinstance(exponent, float):
+        return _int_power(x, int(exponent))
+    return _back(_pow_f32_scalar(_f32(x), exponent), x)
+
+
+def _squarings(x, k: int) -> Tensor:
+    """``x ** k`` (``k >= 0``) by binary exponentiation in x's dtype; ``x ** 0`` is 1 everywhere (NaN too)."""
+    if k == 0:
+        return full_like(x, 1.0 if node_of(x).dtype.is_float() else 1)
+    result, base = None, x
+    while k:
+        if k & 1:
+            result = base if result is None else mul(result, base)
+        k >>= 1
+        if k:
+            base = mul(base, base)
+    return result
+
+
+def _int_power(x, k: int) -> Tensor:
+    """An integer tensor to the integer power ``k`` (BOOL as INT64, torch's dtype for it)."""
+    if k < 0:
+        raise KernelTypeError(f"pypto.pow: integer tensors to negative integer powers ({k}) are not allowed, as in "
+                              f"torch; cast the base to a float dtype first")
+    return _squarings(cast(x, dt.DT_INT64) if node_of(x).dtype == dt.DT_BOOL else x, k)
+
+
+def _exp_log(a, e) -> Tensor:
+    """``exp(e * log(a))`` for ``a >= 0``: relative error about ``abs(e * log(a))`` FP32 ulps."""
+    return exp(mul(log(a), e))
+
+
+def _pow_f32_scalar(xf, e) -> Tensor:
+    """FP32 ``xf ** e`` for a Python number ``e``, with torch's values: integer-valued exponents are
+    integer powers of any base (squarings up to :data:`_SQUARING_MAX`, a reciprocal for negative ones;
+    beyond that ``exp/log`` of ``abs(x)`` with the base's sign for odd ones), ``0.5``/``-0.5`` are
+    sqrt/rsqrt, other exponents give NaN for finite negative bases."""
+    if isinstance(e, int) or (math.isfinite(e) and e.is_integer()):
+        k = int(e)
+        if -_SQUARING_MAX <= k <= _SQUARING_MAX:
+            p = _squarings(xf, k if k >= 0 else -k)
+            return reciprocal(p) if k < 0 else p
+        from .trig import signbit  # trig imports this module
+
+        mag = _exp_log(abs(xf), float(k))
+        return where(signbit(xf), neg(mag), mag) if k % 2 else mag
+    if e != e:  # only 1 ** NaN is a number (x * NaN is NaN)
+        return where(eq(xf, 1.0), 1.0, mul(xf, e))
+    if math.isinf(e):
+        return where(eq(abs(xf), 1.0), 1.0, _exp_log(abs(xf), e))
+    if e in (0.5, -0.5):
+        return sqrt(xf) if e > 0 else rsqrt(xf)
+    return where(logical_and(lt(xf, 0.0), gt(xf, -math.inf)), math.nan, _exp_log(abs(xf), e))
+
+
+def _pow_f32_tensors(xf, tf) -> Tensor:
+    """FP32 ``xf ** tf`` element-wise with C99's (torch's) special cases: ``abs(x) ** t`` through
+    exp/log, negated for a negative base (``-0.0`` too) and an odd integer exponent, NaN for a finite
+    negative base and a non-integer exponent, 1 for ``t == 0``, ``x == 1`` and ``(-1) ** +-inf``."""
+    from .trig import signbit  # trig imports this module
+
+    mag = _exp_log(abs(xf), tf)
+    tc = clip(tf, -2.0 ** 24, 2.0 ** 24)  # every float beyond 2**24 is an even integer: parity kept
+    whole = eq(trunc(tc), tc)
+    half = mul(tc, 0.5)
+    odd = logical_and(whole, ne(trunc(half), half))
+    y = where(logical_and(odd, signbit(xf)), neg(mag), mag)
+    y = where(logical_and(logical_and(lt(xf, 0.0), gt(xf, -math.inf)), logical_not(whole)), math.nan, y)
+    one = logical_or(logical_or(eq(tf, 0.0), eq(xf, 1.0)), logical_and(eq(xf, -1.0), eq(abs(tf), math.inf)))
+    return where(one, 1.0, y)
+
+
+def _pow_tensors(x, t) -> Tensor:
+    """Tensor base and exponent: promoted like torch (a float result; integer pairs are not implemented)."""
+    dtype = promote(node_of(x).dtype, node_of(t, "pypto.pow exponent").dtype)
+    if not dtype.is_float():
+        raise NotImplementedError("pypto.pow of an integer tensor to an integer tensor exponent (a runtime "
+                                  "integer power); cast the base or the exponent to a float dtype")
+    y = _pow_f32_tensors(_f32(x), _f32(t))
+    return cast(y, dtype) if dtype != dt.DT_FP32 else y
+
+
+def _pow_scalar_base(s, t) -> Tensor:
+    """``s ** t`` for a Python float/int ``s`` and a tensor ``t``: the base as a tensor like ``t``."""
+    if isinstance(s, SymbolicScalar) or not (isinstance(s, float) or node_of(t, "pypto.pow exponent").dtype.is_float()):
+        raise NotImplementedError(f"pypto.pow of an integer scalar base ({s!r}) to an integer tensor exponent; "
+                                  f"pass the base as a float")
+    return _pow_tensors(full_like(_f32(t), float(s)), t)
+
+
+#: float dtype -> the magnitude from which every value is an integer (2 ** mantissa bits)
+_ALL_INTEGERS = {dt.DT_FP32: 2.0 ** 23, dt.DT_FP16: 2.0 ** 10, dt.DT_BF16: 2.0 ** 7}
 
 
 def _round_via_int(x, mode) -> Tensor:
+    """Float rounding by the INT32 cast's rounding ``mode``, only below :data:`_ALL_INTEGERS` (larger
+    values are integers already, inf/NaN stay as they are); a zero result keeps x's sign (torch:
+    ``ceil(-0.5) == -0.0``)."""
     n = node_of(x)
     if not n.dtype.is_float():
         return x
-    return cast(cast(x, dt.DT_INT32, mode), n.dtype)
+    if n.dtype not in _ALL_INTEGERS:  # 8-bit and smaller floats: in FP32
+        return cast(_round_via_int(cast(x, dt.DT_FP32), mode), n.dtype)
+    r = cast(cast(x, dt.DT_INT32, mode), n.dtype)
+    return where(lt(abs(x), _ALL_INTEGERS[n.dtype]), where(eq(r, 0), mul(x, 0.0), r), x)
 
 
 def floor(x) -> Tensor:
-    """Rounds through INT32 (|x| < 2**31)."""
     return _round_via_int(x, RoundMode.CAST_FLOOR)
 
 
@@ -138,18 +241,48 @@ def round(x, decimals: int = 0) -> Tensor:  # noqa: A001
     return _round_via_int(x, RoundMode.CAST_RINT)
 
 
+def _int_division(name: str, a, b):
+    """For integer operands (tensors or Python ints; BOOL excluded): ``(divisor, q, r, dtype)`` with the
+    C (truncating) quotient and remainder of the ``div`` tile op (8-bit integers widened; a zero
+    divisor raises ``KernelRuntimeError``) and the result dtype; None when an operand is a float."""
+    from .bitwise import _int_operands, _is_float, _tdiv  # bitwise imports this module
+
+    if _is_float(a) or _is_float(b) or any(not is_scalar(v) and node_of(v).dtype == dt.DT_BOOL for v in (a, b)):
+        return None
+    x, y, dtype = _int_operands(name, a, b)
+    q = _tdiv(x, y)
+    return y, q, sub(x, mul(q, y)), dtype
+
+
+def _truncated_above_floor(r, y) -> Tensor:
+    """Where the truncated quotient exceeds the floor: a non-zero remainder with the divisor's opposite sign."""
+    return logical_or(logical_and(lt(r, 0), gt(y, 0)), logical_and(gt(r, 0), lt(y, 0)))
+
+
 def floor_div(x, other) -> Tensor:
-    return floor(div(x, other))
+    """torch's ``//``: integers exactly in their dtype; floats ``floor(x / other)`` (through INT32)."""
+    ints = _int_division("floor_div", x, other)
+    if ints is None:
+        return floor(div(x, other))
+    y, q, r, dtype = ints
+    return cast(where(_truncated_above_floor(r, y), sub(q, 1), q), dtype)
 
 
 def remainder(x, other) -> Tensor:
-    """``x - floor(x / other) * other`` (sign of the divisor, like torch)."""
-    return sub(x, mul(floor(div(x, other)), other))
+    """torch's ``%``: the sign of the divisor; integers exactly, floats ``x - floor(x / other) * other``."""
+    ints = _int_division("remainder", x, other)
+    if ints is None:
+        return sub(x, mul(floor(div(x, other)), other))
+    y, _, r, dtype = ints
+    return cast(where(_truncated_above_floor(r, y), add(r, y), r), dtype)
 
 
 def fmod(x, other) -> Tensor:
-    """``x - trunc(x / other) * other`` (sign of the dividend)."""
-    return sub(x, mul(trunc(div(x, other)), other))
+    """The sign of the dividend: integers exactly (C's ``%``), floats ``x - trunc(x / other) * other``."""
+    ints = _int_division("fmod", x, other)
+    if ints is None:
+        return sub(x, mul(trunc(div(x, other)), other))
+    return cast(ints[2], ints[3])
 
 
 def exp2(x) -> Tensor:

@@ -9,24 +9,57 @@ from pypto_pro.errors import KernelTypeError
 from ..graph import Node
 from ..symbolic import is_static
 from ..tensor import Tensor
-from .core import node_of, norm_dim, out
-from .elementwise import add, cast, exp, mul, reciprocal, rsqrt, sub
+from .core import cast_node, node_of, norm_dim, out
+from .elementwise import add, exp, mul, reciprocal, rsqrt, sub
+from .math import _back, _f32
 from .shape import reshape
 
 
+#: dtypes the row reduction tile ops (``row_max`` ...) lack -> the narrowest type holding every value
+_WIDER = {dt.DT_BOOL: dt.DT_INT16, dt.DT_INT8: dt.DT_INT16, dt.DT_UINT8: dt.DT_INT16, dt.DT_UINT16: dt.DT_INT32,
+          dt.DT_UINT32: dt.DT_INT64, dt.DT_BF16: dt.DT_FP32}
+
+
+def _work_dtype(fn: str, dtype: dt.DataType) -> dt.DataType:
+    """The dtype a reduction computes in.  ``sum``/``prod`` accumulate like torch: 16-bit floats in
+    FP32 (rounded once at the end, however many passes the reduction takes), integers and BOOL in
+    INT64 (torch's result dtype).  ``max``/``min``/``argmax``/``argmin`` compare exactly in any type
+    that holds every value, so dtypes the row tile ops lack are compared in a wider one."""
+    if fn in ("sum", "prod"):
+        if dtype.is_float():
+            return dt.DT_FP32
+        return dt.DT_INT64
+    return _WIDER.get(dtype, dtype)
+
+
+def _result_dtype(fn: str, dtype: dt.DataType, work: dt.DataType) -> dt.DataType:
+    """torch's result dtype: INT32 indices here (the arg tile ops' type), the input's dtype for
+    floats and for max/min, INT64 (the work dtype) for integer sums and products."""
+    if fn in ("argmax", "argmin"):
+        return dt.DT_INT32
+    return dtype if dtype.is_float() or fn in ("max", "min") else work
+
+
 def _reduce(fn: str, x, dim, keepdim: bool) -> Tensor:
+    """Reduce ``dim`` (an int, a sequence, or None for every dim) with ``fn``, computed in
+    :func:`_work_dtype` and converted once to :func:`_result_dtype`."""
     n = node_of(x)
     dims = list(range(n.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     axes = sorted({norm_dim(d, n.ndim) for d in dims})
-    if fn in ("argmax", "argmin") and len(axes) != 1:
-        raise KernelTypeError(f"pypto.{fn} reduces one dim")
-    cur = n
+    if fn in ("argmax", "argmin"):
+        if len(axes) != 1:
+            raise KernelTypeError(f"pypto.{fn} reduces one dim, got dim={dim!r}")
+        if n.dtype == dt.DT_BOOL:
+            raise KernelTypeError(f"pypto.{fn}: BOOL input (torch has no BOOL {fn} either); cast it to an integer "
+                                  f"dtype first")
+    work = _work_dtype(fn, n.dtype)
+    cur = cast_node(n, work)
     for ax in reversed(axes):
         shape = list(cur.shape)
         shape[ax] = 1
-        dtype = dt.DT_INT32 if fn in ("argmax", "argmin") else cur.dtype
+        dtype = dt.DT_INT32 if fn in ("argmax", "argmin") else work
         cur = Node("reduce", (cur,), tuple(shape), dtype, {"fn": fn, "axis": ax})
-    t = out(cur)
+    t = out(cast_node(cur, _result_dtype(fn, n.dtype, work)))
     if not keepdim:
         # a full reduction keeps one axis of size 1: tensors here are at least 1-D, and a [1] value
         # broadcasts wherever torch's 0-d result would
@@ -66,22 +99,17 @@ def _count(n: Node, dims) -> int:
 
 
 def mean(x, dim=None, keepdim: bool = False) -> Tensor:
-    return mul(sum(x, dim, keepdim), 1.0 / _count(node_of(x), dim))
+    """``sum / count`` in FP32 for float inputs (16-bit floats rounded once at the end, like torch);
+    integer inputs give FP32 (torch refuses them)."""
+    xf = _f32(x) if node_of(x).dtype.is_float() else x
+    return _back(mul(sum(xf, dim, keepdim), 1.0 / _count(node_of(x), dim)), x)
 
 
 def var(x, dim=None, correction: int = 1, keepdim: bool = False) -> Tensor:
-    m = mean(x, dim, keepdim=True)
-    d = sub(x, m)
-    return mul(sum(mul(d, d), dim, keepdim), 1.0 / (_count(node_of(x), dim) - correction))
-
-
-def _f32(x) -> Tensor:
-    return cast(x, dt.DT_FP32) if node_of(x).dtype != dt.DT_FP32 else x
-
-
-def _back(y, like):
-    d = node_of(like).dtype
-    return cast(y, d) if d != dt.DT_FP32 else y
+    """``sum((x - mean)^2) / (count - correction)``, in FP32 like :func:`mean`."""
+    xf = _f32(x) if node_of(x).dtype.is_float() else x
+    d = sub(xf, mean(xf, dim, keepdim=True))
+    return _back(mul(sum(mul(d, d), dim, keepdim), 1.0 / (_count(node_of(x), dim) - correction)), x)
 
 
 def softmax(x, dim: int = -1) -> Tensor:
@@ -119,10 +147,5 @@ def layer_norm(x, weight=None, bias=None, epsilon: float = 1e-5, dim: int = -1) 
 def prod(x, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     """Product over ``dim`` (all dims when None).  No product tile reduction exists, so the lowering
     multiplies one element of the axis at a time into an accumulator tile (in order); 16-bit floats
-    accumulate in FP32 and round once, integers wrap (BOOL / 8-bit: INT32 result; torch gives INT64)."""
-    from .scan import scan_dtype
-
-    d = node_of(x).dtype
-    work = scan_dtype(d)
-    y = _reduce("prod", cast(x, work) if work != d else x, dim, keepdim)
-    return cast(y, d) if d.is_float() and d != work else y
+    accumulate in FP32 and round once, integers and BOOL give INT64 like torch (wrapping there)."""
+    return _reduce("prod", x, dim, keepdim)

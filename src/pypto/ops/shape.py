@@ -8,11 +8,11 @@ from typing import Any, List, Optional, Sequence
 from pypto_pro.errors import KernelTypeError
 
 from ..frontend.tracer import current_recorder
-from ..graph import Buffer, Node, full_leaf, gm_leaf
-from ..symbolic import SymbolicScalar, is_static
-from ..tensor import Tensor
-from .core import cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out, same_dim
-from .indexing import gather, scatter_
+from ..graph import Node, full_leaf, gm_leaf
+from ..symbolic import SymbolicScalar, is_static, sym_min
+from ..tensor import Tensor, check_valid_regions, reported_shape
+from .core import cast_node, is_scalar, materialize, node_of, norm_dim, out, same_dim
+from .indexing import alias, copy, gather, numel, scatter_
 
 
 def _leaf(x) -> Node:
@@ -95,37 +95,69 @@ def setitem(x, key, value) -> None:
     n = node_of(x, "assignment target")
     if n.op != "gm":
         raise KernelTypeError("only kernel parameters, pypto.tensor(...) buffers and their views can be assigned to")
-    dst = node_of(getitem(x, key))
+    _store(node_of(getitem(x, key)), value, "assignment")
+
+
+def _store(dst: Node, value, what: str) -> None:
+    """Record ``dst = value`` (a scalar, or a tensor broadcast to ``dst``'s region, cast to its dtype)."""
     if is_scalar(value):
         from .creation import full
 
         val = node_of(full(list(dst.shape), value, dst.dtype))
     else:
-        val = cast_node(node_of(value, "assigned value"), dst.dtype)
+        val = cast_node(node_of(value, f"{what} value"), dst.dtype)
     from .core import broadcast_shape
 
-    shape = broadcast_shape(dst.shape, val.shape, "assignment")
+    shape = broadcast_shape(dst.shape, val.shape, what)
     if len(shape) != len(dst.shape) or not all(same_dim(a, b) or not is_static(a) or not is_static(b)
                                              for a, b in zip(shape, dst.shape)):
-        raise KernelTypeError(f"cannot assign a tensor of shape {list(val.shape)} to a region of shape "
+        raise KernelTypeError(f"{what}: cannot store a tensor of shape {list(val.shape)} into a region of shape "
                               f"{list(dst.shape)}")
-    current_recorder().store(dst, val)
+    _record(dst, val)
+
+
+def _record(dst: Node, value: Node) -> None:
+    """``current_recorder().store`` after checking that ``value`` computes within its views' valid regions."""
+    check_valid_regions(value)
+    current_recorder().store(dst, value)
 
 
 def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
          valid_shape: Optional[Sequence[Any]] = None, dtype=None) -> Tensor:
-    """``pypto.view(x, shape, offsets, valid_shape=None)``: a slice of ``shape`` at ``offsets``; with
-    ``valid_shape`` only that region is valid (computed and stored)."""
+    """``pypto.view(x, shape, offsets, valid_shape=None)``: the ``shape`` window of ``x`` at ``offsets``
+    (a slice, not torch.view).  Its valid region, which ops compute on and ``assemble`` writes, is
+    ``valid_shape`` (default ``shape``) clipped at the end of ``x``: statically, or at run time where a
+    dim or offset is symbolic (boundary tiles of a DYNAMIC tensor).  ``.shape`` stays ``shape``."""
     if dtype is not None:
         raise NotImplementedError("pypto.view(x, dtype=...) (bit reinterpretation)")
     n = node_of(x)
     if shape is None:
         raise KernelTypeError("pypto.view needs a shape")
+    shape = list(shape)
     offsets = list(offsets) if offsets is not None else [0] * n.ndim
-    if len(shape) != n.ndim or len(offsets) != n.ndim:
-        raise KernelTypeError(f"pypto.view: shape/offsets need {n.ndim} entries")
-    sizes = list(valid_shape) if valid_shape is not None else list(shape)
-    return out(_slice_leaf(_leaf(x), offsets, sizes))
+    valid = list(valid_shape) if valid_shape is not None else shape
+    if not len(shape) == len(offsets) == len(valid) == n.ndim:
+        raise KernelTypeError(f"pypto.view: shape, offsets and valid_shape need one entry per dim of the "
+                              f"{n.ndim}-D input, got {len(shape)}, {len(offsets)} and {len(valid)}")
+    sizes = [_valid_extent(*args) for args in zip(range(n.ndim), shape, valid, offsets, n.shape)]
+    leaf = _slice_leaf(_leaf(x), offsets, sizes)
+    if not all(same_dim(a, b) for a, b in zip(sizes, shape)):
+        leaf.attrs["view_shape"] = tuple(shape)
+    return out(leaf)
+
+
+def _valid_extent(axis: int, size, valid, offset, dim):
+    """``min(valid, dim - offset)``: the view's valid extent on ``axis`` (an int when everything is
+    fixed, else a runtime ``pypto.min``), after checking what is known while recording."""
+    what = f"pypto.view: axis {axis}"
+    for name, v in (("shape", size), ("valid_shape", valid)):
+        if is_static(v) and v <= 0:
+            raise KernelTypeError(f"{what}: {name} must be positive, got {v}")
+    if is_static(size) and is_static(valid) and valid > size:
+        raise KernelTypeError(f"{what}: valid_shape {valid} exceeds the view's shape {size}")
+    if is_static(offset) and (offset < 0 or is_static(dim) and offset >= dim):
+        raise KernelTypeError(f"{what}: offset {offset} is outside the input's valid size {dim}")
+    return sym_min(valid, dim if is_static(offset) and offset == 0 else dim - offset)
 
 
 def assemble(src, offsets=None, dst=None, parallel: bool = False) -> None:
@@ -135,32 +167,65 @@ def assemble(src, offsets=None, dst=None, parallel: bool = False) -> None:
         for s, o in src:
             assemble(s, o, dst)
         return
-    s = node_of(src)
-    key = tuple(slice(o, o + d) for o, d in zip(offsets, s.shape))
-    setitem(dst, key, src)
+    s = node_of(src, "pypto.assemble source")
+    d = node_of(dst, "pypto.assemble destination")
+    if d.op != "gm":
+        raise KernelTypeError("pypto.assemble: the destination must be a kernel parameter, a pypto.tensor or a view")
+    _check_window(offsets, s.shape, d.shape, "pypto.assemble")
+    _store(_slice_leaf(d, offsets, s.shape), src, "pypto.assemble")
+
+
+def _check_window(offsets: Sequence[Any], sizes: Sequence[Any], shape: Sequence[Any], what: str) -> None:
+    """The ``sizes`` window at ``offsets`` lies inside ``shape`` (where fixed; ``sizes`` is the source's
+    valid region, so a view clipped at a tensor boundary fits where it was taken from)."""
+    if len(offsets) != len(shape) or len(sizes) != len(shape):
+        raise KernelTypeError(f"{what}: source ({len(sizes)} dims) and offsets ({len(offsets)}) must match the "
+                              f"{len(shape)}-D dst")
+    for o, size, full in zip(offsets, sizes, shape):
+        if is_static(o) and (o < 0 or is_static(size) and is_static(full) and o + size > full):
+            raise KernelTypeError(f"{what}: the source's valid region {_dims(sizes)} at offsets {_dims(offsets)} "
+                                  f"leaves dst of shape {_dims(shape)}")
+
+
+def _dims(shape: Sequence[Any]) -> List[Any]:
+    return [d if is_static(d) else "?" for d in shape]
 
 
 def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False) -> Tensor:
-    """Same elements in row-major order with another shape (zero-copy on stored contiguous tensors)."""
+    """The elements of ``x`` in logical row-major order seen with another shape (torch semantics):
+    zero-copy on a whole stored tensor, a copy of a transposed / permuted / sliced one.  ``inplace`` is
+    accepted (contiguous tensors are never copied anyway)."""
     n = node_of(x)
-    shape = list(shape)
-    inferred = [j for j, d in enumerate(shape) if is_static(d) and d == -1]  # (`-1 in shape` is symbolic)
-    if inferred:
-        i = inferred[0]
-        known = 1
-        total = 1
-        for d in n.shape:
-            total *= _static(d, "reshape with -1")
-        for j, d in enumerate(shape):
-            if j != i:
-                known *= _static(d, "reshape with -1")
-        shape[i] = total // known
-    if len(shape) == n.ndim and all(same_dim(a, b) for a, b in zip(shape, n.shape)):
+    shape = _infer_dim(list(shape), n.shape)
+    _only_full_valid_shape(valid_shape, shape, "pypto.reshape")
+    reported = reported_shape(n)
+    if len(shape) == n.ndim and all(same_dim(a, b) for a, b in zip(shape, reported)):
         return x if isinstance(x, Tensor) else out(n)
-    leaf = n if is_full_leaf(n) else materialize(n)
-    base = leaf.attrs["buf"]
-    alias = Buffer(f"{base.name}_r", base.dtype, tuple(shape), "alias", base=base)
-    return out(full_leaf(alias))
+    have, want = numel(n.shape), numel(shape)
+    if is_static(have) and is_static(want) and have != want:
+        region = "" if reported is n.shape else f" (the valid region of a view of shape {_dims(reported)})"
+        raise KernelTypeError(f"pypto.reshape: cannot reshape {_dims(n.shape)}{region}, {have} elements, into "
+                              f"{_dims(shape)}, {want} elements")
+    return out(alias(n, shape))
+
+
+def _infer_dim(shape: List[Any], dims: Sequence[Any]) -> List[Any]:
+    """``shape`` with its ``-1`` entry (if any) replaced by the size that keeps the element count."""
+    inferred = [j for j, d in enumerate(shape) if is_static(d) and d == -1]  # (`-1 in shape` is symbolic)
+    if len(inferred) > 1:
+        raise KernelTypeError(f"pypto.reshape: only one dim can be -1, got {_dims(shape)}")
+    if inferred:
+        known = numel([_static(d, "reshape with -1") for j, d in enumerate(shape) if j != inferred[0]])
+        shape[inferred[0]] = numel([_static(d, "reshape with -1") for d in dims]) // known
+    return shape
+
+
+def _only_full_valid_shape(valid_shape, shape: Sequence[Any], what: str) -> None:
+    """A ``valid_shape`` smaller than the result's shape would leave a padded result (not supported)."""
+    if valid_shape is not None and (len(valid_shape) != len(shape) or
+                                    not all(same_dim(v, d) for v, d in zip(valid_shape, shape))):
+        raise NotImplementedError(f"{what}(valid_shape={_dims(valid_shape)}) different from the shape "
+                                  f"{_dims(shape)}: take a pypto.view(..., valid_shape=) of the result instead")
 
 
 def unsqueeze(x, dim: int) -> Tensor:
@@ -196,8 +261,8 @@ def transpose(x, dim0: int = -2, dim1: int = -1) -> Tensor:
 
 
 def clone(x) -> Tensor:
-    n = node_of(x)
-    return out(node_of(materialize(Node("cast", (n,), n.shape, n.dtype, {"dtype": n.dtype, "mode": 0}))))
+    """A copy of ``x`` in a new workspace buffer (later writes to ``x`` do not change it)."""
+    return out(copy(node_of(x)))
 
 
 def expand_clone(x, shape: Sequence[Any], *, valid_shape=None) -> Tensor:
@@ -206,6 +271,7 @@ def expand_clone(x, shape: Sequence[Any], *, valid_shape=None) -> Tensor:
     from .core import broadcast_shape
 
     full_shape = broadcast_shape(n.shape, shape, "pypto.expand_clone")
+    _only_full_valid_shape(valid_shape, full_shape, "pypto.expand_clone")
     return out(Node("expand", (n,), full_shape, n.dtype, {}))
 
 
@@ -225,7 +291,7 @@ def concat(tensors: List[Any], dim: int = 0) -> Tensor:
         starts = [0] * len(shape)
         starts[d] = off
         dst = gm_leaf(buf, starts, range(len(shape)), m.shape)
-        rec.store(dst, cast_node(m, buf.dtype))
+        _record(dst, cast_node(m, buf.dtype))
         off = off + m.shape[d]
     return out(full_leaf(buf))
 
@@ -235,13 +301,7 @@ def atomic_add(src, offsets: Sequence[Any], dst) -> None:
     element is owned by one core for the whole statement, so no hardware atomics are needed."""
     s = node_of(src, "pypto.atomic_add src")
     d = node_of(dst, "pypto.atomic_add dst")
-    if len(offsets) != d.ndim or s.ndim != d.ndim:
-        raise KernelTypeError(f"pypto.atomic_add: src ({s.ndim} dims) and offsets ({len(offsets)}) must match the "
-                              f"{d.ndim}-D dst")
-    for o, size, full in zip(offsets, s.shape, d.shape):
-        if is_static(o) and (o < 0 or is_static(size) and is_static(full) and o + size > full):
-            raise KernelTypeError(f"pypto.atomic_add: the window at offsets {list(offsets)} of size "
-                                  f"{list(s.shape)} leaves dst of shape {list(d.shape)}")
+    _check_window(offsets, s.shape, d.shape, "pypto.atomic_add")
     key = tuple(slice(o, o + size) for o, size in zip(offsets, s.shape))
     setitem(dst, key, getitem(dst, key) + src)
 
@@ -284,7 +344,7 @@ def pad(x, padding: Sequence[int], mode: str = "constant", value=0) -> Tensor:
     rec.store(full_leaf(buf), node_of(full(shape, value, n.dtype)))
     inner = n if not any(starts) and all(same_dim(a, b) for a, b in zip(sizes, n.shape)) else _slice_leaf(
         _leaf(x), starts, sizes)
-    rec.store(gm_leaf(buf, dst_starts, range(len(shape)), sizes), inner)
+    _record(gm_leaf(buf, dst_starts, range(len(shape)), sizes), inner)
     return out(full_leaf(buf))
 
 

@@ -8,6 +8,7 @@ are byte-addressed views declared once (:class:`TileDecl`) and referenced throug
 from __future__ import annotations
 
 import itertools
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -99,6 +100,22 @@ class CoreQuery(Expr):
 
 COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
 LOGIC_OPS = ("and", "or")
+
+
+def is_integral(value) -> bool:
+    """Whether a scalar operand is an integer (or bool): a Python/numpy int, or a runtime expression of
+    a non-float dtype.  Indices, offsets, valid shapes and loop bounds must be; a float there would
+    otherwise be truncated silently."""
+    if isinstance(value, Expr):
+        return not value.dtype.is_float()
+    return isinstance(value, numbers.Integral)
+
+
+def describe_value(value) -> str:
+    """A short text naming a scalar operand for error messages: ``float 1.5``, ``runtime FP32 x``."""
+    if isinstance(value, Expr):
+        return f"runtime {value.dtype.name} {value!r}"
+    return f"{type(value).__name__} {value!r}"
 
 
 def binop_dtype(op: str, a: DataType, b: DataType) -> DataType:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, List, Optional, Sequence, Tuple
+import inspect
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..dtypes import DataType
 from ..ir.types import Layout
@@ -120,3 +121,27 @@ def scalar_annotation_dtype(annotation) -> Optional[DataType]:
     if isinstance(annotation, DataType):
         return annotation
     return None
+
+
+def closure_vars(fn) -> Dict[str, Any]:
+    """The values of ``fn``'s closure cells by name (cells not yet assigned are left out)."""
+    if fn.__closure__ is None:
+        return {}
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
+def parameter_annotations(fn) -> Dict[str, Any]:
+    """The evaluated annotations of ``fn``.  String annotations (``from __future__ import annotations``)
+    are evaluated in ``fn``'s globals plus its closure cells, so a kernel made by a factory can write
+    ``pl.Tensor[[M, 16], ...]`` with the factory's argument ``M``."""
+    try:
+        return inspect.get_annotations(fn, eval_str=True, locals=closure_vars(fn))
+    except NameError as e:
+        raise NameError(f"{e} (with 'from __future__ import annotations', a name of an enclosing function is "
+                        f"visible to the annotations only if the kernel body uses it too)") from None

@@ -5,38 +5,97 @@ parser recognises them by their ``__pto_intrinsic__`` attribute.
 """
 from __future__ import annotations
 
+import functools
+
 from ..errors import KernelSyntaxError
 
 
-def _intrinsic(name: str, doc: str):
+def _intrinsic(fn):
+    """Turn ``fn`` (its signature and docstring are the public ones) into the ``pl`` stub: calling it
+    outside a kernel raises; the parser binds kernel calls against the signature (so argument errors
+    name ``pl.<name>`` and its signature) and then runs its own ``intrinsic_<name>`` handler."""
+    @functools.wraps(fn)
     def stub(*args, **kwargs):
-        raise KernelSyntaxError(f"pl.{name}() can only be used inside a @pl.jit kernel")
+        raise KernelSyntaxError(f"pl.{fn.__name__}() can only be used inside a @pl.jit kernel")
 
-    stub.__name__ = name
-    stub.__qualname__ = name
-    stub.__doc__ = doc
-    stub.__pto_intrinsic__ = name
+    stub.__pto_intrinsic__ = fn.__name__
     return stub
 
 
-make_tile = _intrinsic("make_tile", "make_tile(tile_type, *, addr, size=None): bind a tile at byte `addr` of its memory.")
-make_tile_group = _intrinsic(
-    "make_tile_group",
-    "make_tile_group(*, type, addrs, mutex_ids=None, depth=None, fwd_ids=None, bwd_ids=None): a ring of tiles "
-    "with a runtime cursor; current()/next()/previous()/[i] select slots.")
-range = _intrinsic("range", "range(stop) / range(start, stop, step=1): the runtime loop of tile kernels.")
-section_vector = _intrinsic("section_vector", "with pl.section_vector(): code that runs only on vector cores (AIV).")
-section_cube = _intrinsic("section_cube", "with pl.section_cube(): code that runs only on the cube core (AIC).")
-get_block_idx = _intrinsic("get_block_idx", "Index of the executing logical core (AIV in mix kernels: 2*block+sub).")
-get_block_num = _intrinsic("get_block_num", "The launched block_dim.")
-get_subblock_idx = _intrinsic("get_subblock_idx", "0/1 for the two AIVs of a mix block, 0 elsewhere.")
-get_subblock_num = _intrinsic("get_subblock_num", "2 on AIVs of a mix kernel, 1 elsewhere.")
-min = _intrinsic("min", "min(a, b): scalar minimum (builtin min maps here).")
-max = _intrinsic("max", "max(a, b): scalar maximum (builtin max maps here).")
-const = _intrinsic("const", "const(value, dtype): a typed compile-time scalar.")
-constexpr = _intrinsic("constexpr", "if pl.constexpr(cond): demands a compile-time condition.")
-make_tensor = _intrinsic("make_tensor", "make_tensor(ptr_or_tensor, shape, stride=None, dtype=None): a GM view.")
-make_ptr = _intrinsic("make_ptr", "make_ptr(tensor, dtype=None): a raw pointer.")
+@_intrinsic
+def make_tile(tile_type, *, addr, size=None):
+    """make_tile(tile_type, *, addr, size=None): bind a tile at byte `addr` of its memory."""
+
+
+@_intrinsic
+def make_tile_group(*, type, addrs, mutex_ids=None, depth=None, fwd_ids=None, bwd_ids=None):  # noqa: A002
+    """make_tile_group(*, type, addrs, mutex_ids=None, depth=None, fwd_ids=None, bwd_ids=None): a ring of tiles
+    with a runtime cursor; current()/next()/previous()/[i] select slots."""
+
+
+@_intrinsic
+def range(*bounds, step=1):  # noqa: A001
+    """range(stop) / range(start, stop, step=1): the runtime loop of tile kernels."""
+
+
+@_intrinsic
+def section_vector():
+    """with pl.section_vector(): code that runs only on vector cores (AIV)."""
+
+
+@_intrinsic
+def section_cube():
+    """with pl.section_cube(): code that runs only on the cube core (AIC)."""
+
+
+@_intrinsic
+def get_block_idx():
+    """Index of the executing logical core (AIV in mix kernels: 2*block+sub)."""
+
+
+@_intrinsic
+def get_block_num():
+    """The launched block_dim."""
+
+
+@_intrinsic
+def get_subblock_idx():
+    """0/1 for the two AIVs of a mix block, 0 elsewhere."""
+
+
+@_intrinsic
+def get_subblock_num():
+    """2 on AIVs of a mix kernel, 1 elsewhere."""
+
+
+@_intrinsic
+def min(a, b):  # noqa: A001
+    """min(a, b): scalar minimum (builtin min maps here)."""
+
+
+@_intrinsic
+def max(a, b):  # noqa: A001
+    """max(a, b): scalar maximum (builtin max maps here)."""
+
+
+@_intrinsic
+def const(value, dtype):
+    """const(value, dtype): a typed compile-time scalar."""
+
+
+@_intrinsic
+def constexpr(cond):
+    """if pl.constexpr(cond): demands a compile-time condition."""
+
+
+@_intrinsic
+def make_tensor(*args, **kwargs):
+    """make_tensor(ptr_or_tensor, shape, stride=None, dtype=None): a GM view (not implemented yet)."""
+
+
+@_intrinsic
+def make_ptr(*args, **kwargs):
+    """make_ptr(tensor, dtype=None): a raw pointer (not implemented yet)."""
 
 
 def inline(fn):

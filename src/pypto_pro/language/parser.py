@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import inspect
 import textwrap
 import types
@@ -27,15 +28,18 @@ from ..ir.layout import footprint_elems
 from ..ir.optable import CheckCtx, OpDef
 from ..ir.types import MemorySpace, TileType, default_layout
 from . import intrinsics
-from .annotations import (DYNAMIC, STATIC, TensorAnnotation, is_tiling_annotation, scalar_annotation_dtype,
-                          tiling_fields)
+from .annotations import (DYNAMIC, STATIC, TensorAnnotation, closure_vars, is_tiling_annotation,
+                          parameter_annotations, scalar_annotation_dtype, tiling_fields)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-           ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+           ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Pow: "**"}
+#: operators the parser folds on compile-time values but that have no runtime scalar op in the IR
+_COMPILE_TIME_ONLY = frozenset({"**"})
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _PY_BINOP = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
-    "//": lambda a, b: a // b, "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "//": lambda a, b: a // b, "%": lambda a, b: a % b, "**": lambda a, b: a ** b,
+    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
     "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
     ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "min": builtins.min, "max": builtins.max,
@@ -145,6 +149,45 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> List[str]:
     return list(seen)
 
 
+def signature_text(public: str, sig: inspect.Signature) -> str:
+    """``pl.make_tile(tile_type, *, addr, size=None)``: a signature as the user writes the call
+    (enum defaults shown as ``pl.RoundMode.CAST_ROUND``)."""
+    parts, star = [], False
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append("*" + p.name)
+            star = True
+            continue
+        if p.kind is p.VAR_KEYWORD:
+            parts.append("**" + p.name)
+            continue
+        if p.kind is p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        if p.default is p.empty:
+            parts.append(p.name)
+        elif isinstance(p.default, enum.Enum):
+            parts.append(f"{p.name}=pl.{type(p.default).__name__}.{p.default.name}")
+        else:
+            parts.append(f"{p.name}={p.default!r}")
+    return f"{public}({', '.join(parts)})"
+
+
+def _binding_problem(sig: inspect.Signature, args, error: TypeError) -> str:
+    """What is wrong with a call that does not bind: Python's message, or for extra positional
+    arguments, how many it takes and which parameters are keyword-only."""
+    params = list(sig.parameters.values())
+    if any(p.kind is p.VAR_POSITIONAL for p in params) or "too many positional" not in str(error):
+        return str(error)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keyword_only = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    text = f"takes {len(positional)} positional argument{'s' if len(positional) != 1 else ''}, got {len(args)}"
+    if keyword_only:
+        names = ", ".join(keyword_only)
+        text += f"; {names} {'is' if len(keyword_only) == 1 else 'are'} keyword-only"
+    return text
+
+
 def function_source(fn) -> tuple:
     """(FunctionDef node, filename, first line, source lines) of a Python function."""
     try:
@@ -158,18 +201,6 @@ def function_source(fn) -> tuple:
         raise KernelSyntaxError(f"{fn.__qualname__} is not a plain function definition")
     filename = inspect.getsourcefile(fn) or "<kernel>"
     return node, filename, first, [ln.rstrip("\n") for ln in lines]
-
-
-def closure_vars(fn) -> Dict[str, Any]:
-    if fn.__closure__ is None:
-        return {}
-    out = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-        try:
-            out[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -196,6 +227,8 @@ class KernelParser:
         self.scope: Optional[Scope] = None
         self.assign_target: Optional[str] = None
         self.inline_stack: List[Any] = []
+        #: uid -> why: UINT8 Vec tiles whose rows break the 32-byte rule, usable only as compare/select masks
+        self.mask_only: Dict[int, str] = {}
 
     # ------------------------------------------------------------------ errors and locations
     def loc(self, node: Optional[ast.AST]) -> Optional[SourceLoc]:
@@ -226,7 +259,7 @@ class KernelParser:
     def _parse_params(self, fdef: ast.FunctionDef) -> List[Any]:
         sig = inspect.signature(self.fn)
         try:
-            hints = {k: v for k, v in inspect.get_annotations(self.fn, eval_str=True).items()}
+            hints = parameter_annotations(self.fn)
         except Exception as e:  # noqa: BLE001 - report any annotation failure as a syntax error
             raise self.err(KernelSyntaxError, f"cannot evaluate the parameter annotations: {e}", fdef) from None
         params: List[Any] = []
@@ -534,6 +567,8 @@ class KernelParser:
         args = [self.eval(a) for a in call.args] + [self.eval(k.value) for k in call.keywords]
         if not 1 <= len(args) <= 3 or not all(is_scalar(a) for a in args):
             raise self.err(KernelSyntaxError, "pl.range takes 1 to 3 scalar arguments", node)
+        for a in args:
+            self.require_int(a, "a pl.range bound", node)
         if len(args) == 1:
             args = [0, args[0], 1]
         elif len(args) == 2:
@@ -683,8 +718,9 @@ class KernelParser:
                                node)
             return self.call_op(self.op_named("getval"), [obj, self.scalar_index(obj, index, node)], {}, node)
         if isinstance(obj, GroupHandle):
-            if is_runtime(index) or not isinstance(index, int):
+            if is_runtime(index) or not is_scalar(index):
                 raise self.err(KernelSyntaxError, "a tile group index g[i] must be a compile-time int", node)
+            self.require_int(index, "a tile group index g[i]", node)
             if not 0 <= index < obj.decl.depth:
                 raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
             return ir.DeclRef(obj.decl.slots[index])
@@ -706,6 +742,12 @@ class KernelParser:
             return tuple(self.eval_index(e) for e in node.elts)
         return self.eval(node)
 
+    def require_int(self, value, what: str, node) -> None:
+        """Reject a float where an integer is required (offsets, valid shapes, bounds), instead of
+        truncating it silently."""
+        if not ir.is_integral(value):
+            raise self.err(KernelTypeError, f"{what} must be an integer, got {ir.describe_value(value)}", node)
+
     def scalar_index(self, obj, index, node):
         items = list(index) if isinstance(index, tuple) else [index]
         if not all(is_scalar(i) for i in items):
@@ -726,6 +768,7 @@ class KernelParser:
             for b in (lo, hi):
                 if not is_scalar(b):
                     raise self.err(KernelSyntaxError, "subview bounds must be scalars", node)
+                self.require_int(b, f"subview bound on axis {axis}", node)
             if not is_runtime(lo) and not is_runtime(hi):
                 if lo < 0 or hi <= lo or (shape is not None and hi > shape[axis]):
                     extent = shape[axis] if shape else "?"
@@ -751,6 +794,9 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, f"compile-time '{op}' failed: {e}", node) from None
         if not (is_scalar(a) and is_scalar(b)):
             raise self.err(KernelSyntaxError, f"operator '{op}' needs scalar operands", node)
+        if op in _COMPILE_TIME_ONLY:
+            raise self.err(KernelSyntaxError, f"operator '{op}' needs compile-time operands (runtime scalars have no "
+                           f"'{op}' op; multiply explicitly or compute the value outside the kernel)", node)
         ea, eb = to_expr(a), to_expr(b)
         return ir.BinOp(op, ea, eb, ir.binop_dtype(op, ea.dtype, eb.dtype))
 
@@ -836,7 +882,7 @@ class KernelParser:
         if intrinsic == "not_implemented":
             self.call_not_implemented(func, node)
         if intrinsic is not None:
-            return self.call_intrinsic(intrinsic, args, kwargs, node)
+            return self.call_intrinsic(func, args, kwargs, node)
         if isinstance(func, BoundMethod):
             return self.call_method(func, args, kwargs, node)
         if func in (builtins.min, builtins.max) and len(args) == 2 and not kwargs and any(map(is_runtime, args)):
@@ -912,13 +958,22 @@ class KernelParser:
         from ..ir.optable import OPS
         return OPS[name]
 
-    def call_op(self, opdef: OpDef, args, kwargs, node):
+    def bind(self, public: str, sig: inspect.Signature, args, kwargs, node) -> inspect.BoundArguments:
+        """Bind a call of ``pl.<public>``; a mismatch is a KernelSyntaxError naming the function, the
+        problem and the expected signature."""
         try:
-            bound = opdef.bind(args, kwargs)
+            return sig.bind(*args, **kwargs)
         except TypeError as e:
-            raise self.err(KernelSyntaxError, f"pl.{opdef.aliases[0]}: {e}", node) from None
+            raise self.err(KernelSyntaxError, f"{public}: {_binding_problem(sig, args, e)}; expected "
+                           f"{signature_text(public, sig)}", node) from None
+
+    def call_op(self, opdef: OpDef, args, kwargs, node):
+        bound = self.bind(f"pl.{opdef.aliases[0]}", opdef.signature, args, kwargs, node)
+        bound.apply_defaults()
+        bound = dict(bound.arguments)
         for p in opdef.params:
             bound[p.name] = self.convert_operand(opdef, p, bound[p.name], node)
+        self._check_mask_only(opdef, bound, node)
         try:
             result_dtype = opdef.check(CheckCtx(opdef, self.arch), bound)
         except KernelError as e:
@@ -967,6 +1022,8 @@ class KernelParser:
             raise self.err(KernelTypeError, f"{where} must be a scalar, got {type(value).__name__}", node)
         if kind == "index_list":
             if isinstance(value, (list, tuple)) and all(is_scalar(v) for v in value):
+                for v in value:
+                    self.require_int(v, f"{where} entry", node)
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be a list of scalar offsets, got {value!r}", node)
         if kind == "scalars":
@@ -983,11 +1040,13 @@ class KernelParser:
         return value
 
     # ------------------------------------------------------------------ intrinsics
-    def call_intrinsic(self, name: str, args, kwargs, node):
+    def call_intrinsic(self, func, args, kwargs, node):
+        name = func.__pto_intrinsic__
         handler = getattr(self, "intrinsic_" + name, None)
         if handler is None:
             raise self.err(KernelSyntaxError, f"pl.{name}() cannot be used here", node)
-        return handler(node, *args, **kwargs)
+        bound = self.bind(f"pl.{name}", inspect.signature(func), args, kwargs, node)
+        return handler(node, *bound.args, **bound.kwargs)
 
     def intrinsic_range(self, node, *args, **kwargs):
         raise self.err(KernelSyntaxError, "pl.range can only be the iterator of a for statement", node)
@@ -998,9 +1057,7 @@ class KernelParser:
     intrinsic_section_cube = intrinsic_section_vector
 
     def _core_query(what):
-        def handler(self, node, *args, **kwargs):
-            if args or kwargs:
-                raise self.err(KernelSyntaxError, f"pl.get_{what}() takes no arguments", node)
+        def handler(self, node):
             return ir.CoreQuery(what)
         return handler
 
@@ -1074,37 +1131,57 @@ class KernelParser:
             raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
                            f"at {addr:#x} ends at byte {end}, beyond the {cap}-byte {space} of arch "
                            f"{self.arch.name}", node)
-        if ttype.target_memory == MemorySpace.Vec:
-            if layout.name == "DN":
-                rb = ttype.shape[0] * ttype.dtype.nbytes
-                if rb % 32:
-                    raise self.err(KernelMemoryError, f"{what}: a DN Vec tile needs rows x element bytes to be a "
-                                   f"multiple of 32 (got {ttype.shape[0]} x {ttype.dtype.nbytes})", node)
-            elif layout.name == "ND":
-                cb = ttype.shape[1] * ttype.dtype.nbytes
-                if cb % 32:
-                    raise self.err(KernelMemoryError, f"{what}: an ND Vec tile needs cols x element bytes to be a "
-                                   f"multiple of 32 (got {ttype.shape[1]} x {ttype.dtype.nbytes}); use layout=pl.DN "
-                                   f"for [R, 1] columns", node)
         return layout
+
+    def _check_vec_extent(self, decl: ir.TileDecl, what: str, node) -> None:
+        """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
+        column, or the whole tile when it is a single column/row (ND [R,1] and DN [1,C] are laid out
+        like DN [R,1] and ND [1,C]) — must be a multiple of 32 bytes.  A UINT8 tile that breaks it is
+        accepted as a compare mask (declared with the data tile's shape, API.md A5) and rejected at
+        its first other use (:meth:`_check_mask_only`)."""
+        if decl.space != MemorySpace.Vec or decl.layout.name not in ("ND", "DN"):
+            return
+        rows, cols = decl.shape
+        nd = decl.layout.name == "ND"
+        extent, axis = (cols, "cols") if (nd and cols > 1) or (not nd and rows == 1) else (rows, "rows")
+        if extent * decl.dtype.nbytes % 32 == 0:
+            return
+        article = "an" if nd else "a"
+        message = (f"{what}: {article} {decl.layout.name} Vec tile needs {axis} x element bytes to be a multiple of "
+                   f"32 (got {extent} x {decl.dtype.nbytes})")
+        if decl.dtype == dt.DT_UINT8:
+            self.mask_only[decl.uid] = message + "; such a UINT8 tile can only be the mask of a compare or select"
+            return
+        raise self.err(KernelMemoryError, message, node)
+
+    def _check_mask_only(self, opdef: OpDef, bound: Dict[str, Any], node) -> None:
+        """A narrow UINT8 tile (see :meth:`_check_vec_extent`) may only be an op's ``mask`` operand."""
+        if not self.mask_only:
+            return
+        for p in opdef.params:
+            if p.name == "mask":
+                continue
+            values = bound[p.name] if isinstance(bound[p.name], (list, tuple)) else [bound[p.name]]
+            for v in values:
+                for d in v.decls() if isinstance(v, ir.TileRef) else ():
+                    if d.uid in self.mask_only:
+                        raise self.err(KernelMemoryError, f"pl.{opdef.aliases[0]}: tile {d.name} is not a valid "
+                                       f"'{p.name}' operand: {self.mask_only[d.uid]}", node)
 
     def _tile_name(self, default: str) -> str:
         return self.assign_target or default
 
-    def intrinsic_make_tile(self, node, tile_type=None, *, addr=None, size=None, **extra):
-        if extra:
-            raise self.err(KernelSyntaxError, f"pl.make_tile got unexpected arguments {sorted(extra)}", node)
+    def intrinsic_make_tile(self, node, tile_type, *, addr, size=None):
         if not isinstance(tile_type, TileType):
             raise self.err(KernelTypeError, "pl.make_tile needs a pl.TileType as first argument", node)
-        if addr is None:
-            raise self.err(KernelSyntaxError, "pl.make_tile needs addr=<byte address>", node)
         size = tile_type.nbytes if size is None else size
         layout = self._check_placement(tile_type, addr, size, "pl.make_tile", node)
         decl = ir.TileDecl(self._tile_name(f"tile{len(self.tiles)}"), tile_type, layout, addr, size, self.loc(node))
+        self._check_vec_extent(decl, "pl.make_tile", node)
         self.tiles.append(decl)
         return ir.DeclRef(decl)
 
-    def intrinsic_make_tile_group(self, node, *, type=None, addrs=None, mutex_ids=None, depth=None,  # noqa: A002
+    def intrinsic_make_tile_group(self, node, *, type, addrs, mutex_ids=None, depth=None,  # noqa: A002
                                   fwd_ids=None, bwd_ids=None):
         where = "pl.make_tile_group"
         if not isinstance(type, TileType):
@@ -1147,6 +1224,7 @@ class KernelParser:
         for i, a in enumerate(addr_list):
             layout = self._check_placement(type, a, size, f"{where} slot {i}", node)
             slots.append(ir.TileDecl(f"{name}[{i}]", type, layout, a, size, self.loc(node)))
+            self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
         for s in slots:

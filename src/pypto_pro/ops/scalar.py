@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from .. import dtypes as dt
-from ..ir.nodes import DeclRef, Expr, TensorParam, TileGroupDecl, TileRef
+from ..ir.nodes import DeclRef, Expr, TensorParam, TileGroupDecl, TileRef, describe_value, is_integral
 from ..ir.optable import Arg, In, Out, op
 from ..ir.types import MemorySpace
 
@@ -39,9 +39,14 @@ def _element_index(ctx, target, arr_shape, index):
 
 
 def _access_check(c, a, name):
+    """The accessed tile is a Vec tile and every element index is an integer (never truncated)."""
     v = a[name]
     if isinstance(v, TileRef):
         c.space(name, v, MemorySpace.Vec)
+    index = a["index"]
+    for i in index if isinstance(index, (list, tuple)) else [index]:
+        if not is_integral(i):
+            c.fail(f"element indices must be integers, got {describe_value(i)}")
 
 
 @op("getval", [In("src", "tile_or_tensor"), Arg("index", "any")], "S")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
-from ..ir.nodes import TileRef
+from ..ir.nodes import SubRef, TileRef
 from ..ir.optable import Arg, In, InOut, Out, op
 from ..ir.types import MemorySpace, RoundMode, TilePad
 from .casting import cast_values
@@ -101,16 +101,36 @@ for _name, (_fn, _dtypes, _scalar) in _BINARY.items():
     _register_binary(_name, _fn, _dtypes, _scalar)
 
 
+def _static_bytes(ref: TileRef):
+    """[lo, hi) bytes of the one whole declared tile ``ref`` denotes, or None when that is not known
+    statically: a tile-group slot chosen by the cursor, a subview, or a tile whose address is not
+    assigned yet (the tensor-level lowering declares tiles at address -1 and places them later)."""
+    if isinstance(ref, SubRef) or len(ref.decls()) != 1 or ref.decl.addr < 0:
+        return None
+    return ref.decl.addr, ref.decl.addr + ref.decl.size
+
+
+def _check_scratch_apart(c, a, scratch: str, others) -> None:
+    """API.md A5: a scratch tile must not overlap the other operands (checked where addresses are static)."""
+    mine = _static_bytes(a[scratch])
+    for n in others:
+        theirs = _static_bytes(a[n]) if isinstance(a[n], TileRef) else None
+        if mine is not None and theirs is not None and mine[0] < theirs[1] and theirs[0] < mine[1]:
+            c.fail(f"'{scratch}' ({a[scratch]!r}) overlaps '{n}' ({a[n]!r}); the scratch tile must be a separate tile")
+
+
 @op("xor", [Out("dst"), In("lhs"), In("rhs"), Arg("tmp", "tile")], "V")
 class Xor:
-    """pl.xor(dst, lhs, rhs, tmp): bitwise xor; tmp is a scratch tile of the same type."""
+    """pl.xor(dst, lhs, rhs, tmp): bitwise xor; tmp is a scratch tile of the same type that overlaps no
+    other operand."""
 
     @staticmethod
     def check(c, a):
         _vec_tiles(c, a, ("dst", "lhs", "rhs", "tmp"))
         c.dtype_in("lhs", a["lhs"], BIT_TYPES)
         c.same_dtype(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"], tmp=a["tmp"])
-        c.same_shape(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
+        c.same_shape(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"], tmp=a["tmp"])
+        _check_scratch_apart(c, a, "tmp", ("dst", "lhs", "rhs"))
 
     @staticmethod
     def run(ctx, a):
@@ -407,11 +427,12 @@ for _name, _fn in _CMP.items():
 
 @op("select", [Out("dst"), In("mask"), In("lhs"), In("rhs", "tile_or_scalar"), Arg("tmp", "tile", default=None)], "V")
 class Select:
-    """pl.select(dst, mask, lhs, rhs, tmp): dst = mask ? lhs : rhs (rhs tile or scalar; tmp unused)."""
+    """pl.select(dst, mask, lhs, rhs, tmp): dst = mask ? lhs : rhs (rhs tile or scalar; tmp, a Vec scratch
+    tile, is never read).  Decision: tmp may be omitted (the tensor-level lowering emits select without one)."""
 
     @staticmethod
     def check(c, a):
-        _vec_tiles(c, a, ("dst", "mask", "lhs", "rhs"))
+        _vec_tiles(c, a, ("dst", "mask", "lhs", "rhs", "tmp"))
         if a["mask"].dtype != dt.DT_UINT8:
             c.fail(f"'mask' must be the UINT8 result of a compare, got {a['mask'].dtype.name}")
         c.same_dtype(dst=a["dst"], lhs=a["lhs"], rhs=a["rhs"])
@@ -476,6 +497,9 @@ for _name, _fn in _EXPAND.items():
 # --------------------------------------------------------------------------- fused ops
 def _fused(name, params, doc, dtypes, compute, scratch_lhs=False, cast=False):
     tile_names = [p.name for p in params if p.kind == "tile"]
+    #: the tiles ``compute`` reads: every tile operand except a pure output (an ``Out`` dst is only written,
+    #: so reading it would make the simulator report a false uninitialised read)
+    read_names = [p.name for p in params if p.kind == "tile" and p.role != "out"]
 
     class Fused:
         __doc__ = doc
@@ -497,7 +521,7 @@ def _fused(name, params, doc, dtypes, compute, scratch_lhs=False, cast=False):
             views = {n: ctx.tile(a[n]) for n in tile_names}
             d = views["dst"]
             rows, cols = window(ctx, d, *[v for n, v in views.items() if n != "dst"])
-            vals = {n: v.read_compute(rows, cols) for n, v in views.items()}
+            vals = {n: views[n].read_compute(rows, cols) for n in read_names}
             scalars = {p.name: scalar_value(ctx, a[p.name], views[tile_names[1]].dtype)
                        for p in params if p.kind == "scalar"}
             with np.errstate(all="ignore"):
@@ -576,10 +600,38 @@ class Axpy:
 _PART = {"partadd": np.add, "partmax": np.maximum, "partmin": np.minimum, "partmul": np.multiply}
 
 
+def _clip(valid, rows: int, cols: int):
+    """A source's valid window clipped to the destination's ``rows x cols`` window."""
+    return min(valid[0], rows), min(valid[1], cols)
+
+
+def _covering(w0, w1):
+    """The windows to write so that exactly the union of the top-left windows ``w0`` and ``w1`` is
+    written: the larger one alone when it contains the other, else both."""
+    if w0[0] >= w1[0] and w0[1] >= w1[1]:
+        return [w0]
+    if w1[0] >= w0[0] and w1[1] >= w0[1]:
+        return [w1]
+    return [w0, w1]
+
+
+def _part_values(fn, x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+    """The part-op result over the bounding box of the two source windows ``x0`` and ``x1`` (both
+    anchored at [0, 0]): ``fn`` where both exist, a copy of the one that exists elsewhere (elements
+    in neither window are 0 here and never written back)."""
+    both = (min(x0.shape[0], x1.shape[0]), min(x0.shape[1], x1.shape[1]))
+    out = np.zeros((max(x0.shape[0], x1.shape[0]), max(x0.shape[1], x1.shape[1])), dtype=x0.dtype)
+    out[:x1.shape[0], :x1.shape[1]] = x1
+    out[:x0.shape[0], :x0.shape[1]] = x0
+    with np.errstate(all="ignore"):
+        out[:both[0], :both[1]] = fn(x0[:both[0], :both[1]], x1[:both[0], :both[1]])
+    return out
+
+
 def _register_part(name, fn):
     class Part:
         __doc__ = (f"pl.{name}(dst, s0, s1): over dst's valid window, {name[4:]} where both inputs are valid, "
-                   f"a copy of the valid one elsewhere.")
+                   f"a copy of the valid one where only one is; dst elements in neither window keep their value.")
 
         @staticmethod
         def check(c, a):
@@ -590,21 +642,17 @@ def _register_part(name, fn):
 
         @staticmethod
         def run(ctx, a):
+            """Reads each source only inside its valid window and never reads dst: elements outside
+            both windows are simply not written (the simulator must not see reads of bytes the
+            kernel never wrote)."""
             d, s0, s1 = ctx.tile(a["dst"]), ctx.tile(a["s0"]), ctx.tile(a["s1"])
             rows, cols = window(ctx, d, s0, s1)
             if rows == 0 or cols == 0:
                 return
-            out = d.read_compute(rows, cols)
-            r = np.arange(rows)[:, None]
-            c_ = np.arange(cols)[None, :]
-            in0 = (r < s0.valid[0]) & (c_ < s0.valid[1])
-            in1 = (r < s1.valid[0]) & (c_ < s1.valid[1])
-            x0 = s0.read_compute(rows, cols)
-            x1 = s1.read_compute(rows, cols)
-            with np.errstate(all="ignore"):
-                both = fn(x0, x1)
-            out = np.where(in0 & in1, both, np.where(in0, x0, np.where(in1, x1, out)))
-            write_result(d, out, rows, cols)
+            w0, w1 = _clip(s0.valid, rows, cols), _clip(s1.valid, rows, cols)
+            out = _part_values(fn, s0.read_compute(*w0), s1.read_compute(*w1))
+            for w in _covering(w0, w1):
+                write_result(d, out[:w[0], :w[1]], *w)
 
     op(name, [Out("dst"), In("s0"), In("s1")], "V")(Part)
 

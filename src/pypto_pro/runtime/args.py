@@ -5,13 +5,15 @@ naming the parameter with the expected and actual values, before anything runs.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+import weakref
+from typing import Any, Dict, FrozenSet, List, Sequence, Tuple
 
 import ml_dtypes
 import numpy as np
 
 from .. import dtypes as dt
 from ..errors import KernelLaunchError
+from ..ir import nodes as ir
 from ..ir.nodes import ScalarParam, Var
 
 _TORCH_VIEW = {  # torch dtypes numpy cannot hold directly: reinterpret through an int view
@@ -170,3 +172,41 @@ def runtime_scalars(params: Sequence[Any], tensors: Dict[int, np.ndarray], scala
                 if isinstance(d, Var):
                     values[d.uid] = int(arr.shape[i])
     return values
+
+
+#: arguments without a data-flow role that hardware writes: sync_all's SOFT-mode workspaces hold its counters
+_WRITTEN_ARGS = {"sync_all": "workspaces"}
+_WRITTEN: "weakref.WeakKeyDictionary[ir.KernelIR, FrozenSet[int]]" = weakref.WeakKeyDictionary()
+
+
+def written_params(kernel: ir.KernelIR) -> FrozenSet[int]:
+    """Indices of the GM tensor parameters ``kernel`` may write (computed once per parsed kernel).
+
+    A parameter is written when it is the operand of an op's "out"/"inout" role (store, store_tile,
+    setval, atomic stores, ...) or one of sync_all's workspaces, on any path through the kernel."""
+    found = _WRITTEN.get(kernel)
+    if found is None:
+        indices = set()
+        for s in ir.walk(kernel.body):
+            if not isinstance(s, ir.OpStmt):
+                continue
+            names = [p.name for p in s.op.params if p.role in ("out", "inout")]
+            names += [_WRITTEN_ARGS[s.op.name]] if s.op.name in _WRITTEN_ARGS else []
+            for name in names:
+                value = s.args.get(name)
+                for v in value if isinstance(value, (list, tuple)) else [value]:
+                    if isinstance(v, ir.TensorParam):
+                        indices.add(v.index)
+        found = _WRITTEN[kernel] = frozenset(indices)
+    return found
+
+
+def check_writeable(kernel: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> None:
+    """Reject a read-only array (``np.broadcast_to`` views, ``setflags(write=False)``) bound to a
+    parameter the kernel writes, before anything runs (API.md C2); read-only inputs are fine."""
+    written = written_params(kernel)
+    for p in kernel.tensor_params:
+        if p.index in written and not tensors[p.index].flags.writeable:
+            raise KernelLaunchError(f"argument '{p.name}': the kernel writes this tensor, but the array is "
+                                    f"read-only (numpy writeable=False); pass a writeable array, e.g. a copy",
+                                    kernel=kernel.name)

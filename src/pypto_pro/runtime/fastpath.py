@@ -1,6 +1,6 @@
 """Frozen per-signature launchers: the least per-call work for repeated launches on the cpu backend.
 
-The first launch with given argument types, dtypes, shapes (and devices) goes through the full
+The first launch with given argument types, dtypes, shapes (devices, writeability) goes through the full
 checks of :mod:`.args`; it then freezes a closure that only copies data pointers, shapes, strides
 and scalars into the kernel's argument buffer and calls the compiled library.
 """
@@ -36,8 +36,8 @@ def arg_key(args: Sequence[Any]) -> Optional[Tuple]:
         t = type(a)
         if t is tt:
             append((a.dtype, a.shape, a.is_cpu))  # is_cpu: cheaper than .device, enough to tell
-        elif t is np.ndarray:
-            append((a.dtype, a.shape))
+        elif t is np.ndarray:  # writeable: a read-only array takes the checked path (args.check_writeable)
+            append((a.dtype, a.shape, a.flags.writeable))
         elif t is int or t is float or t is bool:
             append(t)
         else:

@@ -21,8 +21,9 @@ from ..backends import get_runner
 from ..errors import KernelLaunchError, KernelSyntaxError
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
-from ..language.annotations import TensorAnnotation, is_tiling_annotation, scalar_annotation_dtype
-from .args import ParamSpec, bind_arguments, runtime_scalars
+from ..language.annotations import (TensorAnnotation, is_tiling_annotation, parameter_annotations,
+                                    scalar_annotation_dtype)
+from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
 from .fastpath import arg_key, frozen_launcher
 
 _warned_no_compiler = False
@@ -65,7 +66,9 @@ def resolve_cpu(kernel: KernelIR, strict: bool):
     except NotImplementedError as e:
         if strict:
             raise
-        warnings.warn(f"kernel '{kernel.name}': {e} is not supported; running it on the interpreter",
+        loc = getattr(e, "loc", None)  # codegen.CpuNotImplemented: the feature and its kernel line
+        warnings.warn(f"kernel '{kernel.name}': {getattr(e, 'feature', e)} is not supported by the cpu backend; "
+                      f"running it on the interpreter" + (f"\n  at {loc}" if loc is not None else ""),
                       RuntimeWarning, stacklevel=3)
         return None
 
@@ -74,6 +77,7 @@ def execute(kernel: KernelIR, tensors, scalars, block_dim: int, backend: Optiona
     """Run a parsed/lowered kernel on a backend; returns the backend's report (or ``None``).
 
     The tensor-level frontend launches its lowered programs through this function too."""
+    check_writeable(kernel, tensors)
     name = select_backend(backend)
     if name == "cpu":
         compiled = resolve_cpu(kernel, strict=backend == "cpu")
@@ -105,6 +109,11 @@ class JitKernel:
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__wrapped__ = fn
+        # an explicit arch= or backend= is checked now; None/"auto" depend on the environment at launch
+        if arch not in (None, "auto"):
+            _ = self.arch
+        if backend is not None:
+            self.selected_backend()
 
     # ------------------------------------------------------------------ launch forms
     def __getitem__(self, key) -> Callable[..., None]:
@@ -129,12 +138,23 @@ class JitKernel:
     # ------------------------------------------------------------------ compile + run
     @property
     def arch(self) -> ArchSpec:
-        return resolve_arch(self._arch_request)
+        """The arch the kernel is compiled for (``arch=``, else $PYPTOPRO_JIT_ARCH, else a5)."""
+        try:
+            return resolve_arch(self._arch_request)
+        except KernelLaunchError as e:
+            raise e.attach(kernel=self.name) from None
+
+    def selected_backend(self) -> str:
+        """The backend a launch runs on now (``backend=``, else $PYPTO_BACKEND, else the default)."""
+        try:
+            return select_backend(self._backend_request)
+        except KernelLaunchError as e:
+            raise e.attach(kernel=self.name) from None
 
     def signature(self) -> List[ParamSpec]:
         if self._signature is None:
             try:
-                hints = inspect.get_annotations(self.fn, eval_str=True)
+                hints = parameter_annotations(self.fn)
             except Exception as e:  # noqa: BLE001
                 raise KernelSyntaxError(f"cannot evaluate the parameter annotations: {e}", kernel=self.name) from None
             specs = []
@@ -188,8 +208,9 @@ class JitKernel:
         tensors, scalars, static_key = bind_arguments(self.name, specs, args)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
         kir = self.compile(shapes, static_key)
+        check_writeable(kir, tensors)
         values = runtime_scalars(kir.params, tensors, scalars)
-        backend = select_backend(self._backend_request)
+        backend = self.selected_backend()
         if backend == "cpu":
             compiled = resolve_cpu(kir, strict=self._backend_request == "cpu")
             if compiled is not None:

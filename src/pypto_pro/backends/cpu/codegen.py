@@ -7,6 +7,7 @@ of a cross-core move destination) live in the core's shared-variable array inste
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -28,12 +29,31 @@ C_TYPES = {"BOOL": "bool", "INT8": "int8_t", "INT16": "int16_t", "INT32": "int32
 KIND_CODES = {"vector": 0, "cube": 1, "mix": 2}
 
 
+class UnsupportedDtype(NotImplementedError):
+    """A dtype without a C++ storage type here (FP8*, INT4/UINT4, FP4, ...)."""
+
+    def __init__(self, dtype: DataType):
+        self.dtype = dtype
+        super().__init__(f"dtype {dtype.name} on the cpu backend")
+
+
 def c_type(dtype: DataType) -> str:
-    """The C++ storage type of a tile/tensor dtype."""
+    """The C++ storage type of a tile/tensor dtype; raises :class:`UnsupportedDtype`."""
     try:
         return C_TYPES[dtype.name]
     except KeyError:
-        raise NotImplementedError(f"dtype {dtype.name} on the cpu backend") from None
+        raise UnsupportedDtype(dtype) from None
+
+
+class CpuNotImplemented(NotImplementedError):
+    """A valid kernel the cpu backend cannot emit.  The message names the kernel, the feature, the
+    backends that run it and the kernel line, in the form of KernelError messages (API.md C2)."""
+
+    def __init__(self, kernel: str, feature: str, loc: Optional[SourceLoc] = None):
+        self.kernel, self.feature, self.loc = kernel, feature, loc
+        where = f"\n  at {loc}" if loc is not None else ""
+        super().__init__(f"[kernel {kernel}] {feature} is not implemented on the cpu backend "
+                         f"(use backend='interp' or 'sim'){where}")
 
 
 def scalar_kind(dtype: DataType) -> str:
@@ -267,15 +287,39 @@ class KernelCodegen:
                 self.stmt(body[i])
                 i += 1
             else:
-                fusion.emit_group(self, group)
+                with self.context(group.stmts[0]):
+                    fusion.emit_group(self, group)
                 i += len(group.stmts)
 
+    @contextlib.contextmanager
+    def context(self, s: ir.Stmt):
+        """Turn a ``NotImplementedError`` raised while emitting ``s`` into a :class:`CpuNotImplemented`
+        naming the kernel, the op and the kernel line: emitters, :func:`c_type` and the expression code
+        only name the feature.  (Errors of nested statements already carry their own line.)"""
+        try:
+            yield
+        except CpuNotImplemented:
+            raise
+        except NotImplementedError as e:
+            feature = str(e)
+            if isinstance(s, ir.OpStmt):
+                op = f"pl.{s.op.aliases[0]}"
+                if isinstance(e, UnsupportedDtype):
+                    feature = f"{op} of {e.dtype.name} data"
+                elif not feature.startswith(op):
+                    feature = f"{op}: {feature}"
+            raise CpuNotImplemented(self.k.name, feature, s.loc) from None
+
     def stmt(self, s: ir.Stmt) -> None:
+        with self.context(s):
+            self._stmt(s)
+
+    def _stmt(self, s: ir.Stmt) -> None:
         t = type(s)
         if t is ir.OpStmt:
             emitter = s.op.extras.get("cpp")
             if emitter is None:
-                raise NotImplementedError(f"pl.{s.op.aliases[0]} on the cpu backend")
+                raise NotImplementedError(f"pl.{s.op.aliases[0]}")
             site = self.site(s)
             src = s.loc.source_line.strip() if s.loc and s.loc.source_line else s.op.name
             line = f"  // line {s.loc.lineno}: {src}" if s.loc else ""
@@ -396,7 +440,6 @@ class KernelCodegen:
         slot = 0
         for p in k.params:
             if isinstance(p, ir.TensorParam):
-                c_type(p.dtype)
                 self.tensor_slots[p.index] = slot
                 slot += 1 + 2 * p.ndim
             else:
@@ -464,6 +507,8 @@ class KernelCodegen:
         out = []
         for p in k.params:
             if isinstance(p, ir.TensorParam):
+                if p.dtype.name not in C_TYPES:  # (after the body: an op using it names itself and its line)
+                    raise CpuNotImplemented(k.name, f"tensor parameter '{p.name}' of dtype {p.dtype.name}")
                 out.append(f"  const auto {self.tensor(p)} = pto::gm<{c_type(p.dtype)}>(C, "
                            f"{self.tensor_slots[p.index]}, {p.ndim}, \"{p.name}\");")
         declared = set()

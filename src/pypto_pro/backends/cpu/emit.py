@@ -180,10 +180,9 @@ def _move(g, s):
         return _insert_code(g, dst, src, a["offset"])
     if src.space == M.Acc:
         mode = int(AccToVecMode(a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0))
-        if a["offset"] is not None:
-            raise NotImplementedError("pl.move Acc -> Vec with offset= on the cpu backend")
+        offset = "".join(f", {g.scalar(x)}" for x in a["offset"] or ())
         return (f"pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
-                f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {_fixpipe_args(g, a)});")
+                f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {_fixpipe_args(g, a)}{offset});")
     has_off = "true" if a["offset"] is not None else "false"
     r0, c0 = (g.scalar(x) for x in a["offset"]) if a["offset"] is not None else ("0", "0")
     if _peer_cube(a):
@@ -311,13 +310,5 @@ _register("set_cross_core", lambda g, s: f"pto::set_cross_core(C, {int(s.args['s
 _register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args['sync_mode'])}, "
                                           f"{g.scalar(s.args['event_id'])});")
 
-
-def _sync_all(g, s):
-    if s.args["workspaces"] is not None or int(s.args["mode"]) != 0:
-        raise NotImplementedError("pl.system.sync_all SOFT mode / workspaces on the cpu backend")
-    return f"pto::sync_all(C, {int(s.args['core_type'])});"
-
-
-_register("sync_all", _sync_all)
 
 from . import emit_extra  # noqa: E402,F401  (fillpad, transpose, part ops, printf, ... and their log)

@@ -2,8 +2,8 @@
 
 Registered on the op table by :mod:`.emit` (``OPS[name].extras["cpp"]``): ``fillpad`` (every mode and
 pad), ``transpose``, ``fill_index``, ``partadd/partmax/partmin/partmul``, ``add_relu_cast``,
-``sub_relu_cast``, ``mul_cast``, ``printf``, ``pto_assert``, ``dump_data``; it also widens ``sync_all``
-(SOFT mode and workspaces: the interpreter's barrier, which ignores both).
+``sub_relu_cast``, ``mul_cast``, ``printf``, ``pto_assert``, ``dump_data`` and ``sync_all`` (every mode,
+with or without workspaces: the interpreter's barrier, which ignores both).
 
 Kernel log: printf / pto_assert / dump_data append binary records (site, kind, raw values) to a per-core
 buffer in the runtime; after the call the launcher hands the records of the launch (cores in launch
@@ -69,7 +69,7 @@ for _op in ("add_relu_cast", "sub_relu_cast", "mul_cast"):
                                          f"{g.tile(s.args['rhs'])}, {int(RoundMode(s.args['mode']))});")
 
 
-# ------------------------------------------------------------------ synchronisation / moves the base emitters refuse
+# ------------------------------------------------------------------ synchronisation
 def _sync_all(g: KernelCodegen, s: ir.OpStmt) -> str:
     # ops/sync.py: SOFT mode and workspaces do not change the barrier's meaning (they select the
     # hardware mechanism), so every mode is the same grid barrier here.

@@ -128,8 +128,6 @@ class CompiledKernel:
         message = err.message.decode(errors="replace")
         site = self.gen.sites[err.site] if 0 <= err.site < len(self.gen.sites) else None
         loc = site.loc if site else None
-        if site is not None and err.kind == 1 and not message.startswith("pl."):
-            message = f"pl.{site.op}: {message}"
         cls = KernelDeadlockError if err.kind == 2 else KernelRuntimeError
         raise cls(message, loc=loc if err.kind != 2 else None, kernel=self.kernel.name)
 

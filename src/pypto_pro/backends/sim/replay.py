@@ -6,8 +6,8 @@ to one another; scalar-pipe ops, ``bar_all`` and ``sync_all`` execute on the sca
 Sync ops behave as on hardware: ``sync_src`` sets a flag once earlier work of its pipe is done and
 ``sync_dst`` blocks its pipe until the flag is set (flags count); mutexes are granted in program
 order (lock tickets) and serialise holders across pipes; ``bar_<pipe>`` fences a pipe, ``bar_all``
-drains the core; cross-core events and ``sync_all`` join cores.  Blocks beyond the arch's core
-count run in waves on the same physical core.
+drains the core; cross-core events and ``sync_all`` join cores.  Blocks beyond the number that
+run at once (AIV cores for vector-only kernels, AI cores otherwise) run in waves on the same core.
 
 Timing is a max-plus schedule (an instruction starts when its pipe is free, it has been issued and
 what it waits for has happened).  Ordering is tracked with vector clocks over agents (core x pipe),
@@ -43,8 +43,9 @@ class _Mutex:
 class Replay:
     """One replay of a launch's streams; ``run()`` fills timing into the instructions."""
 
-    def __init__(self, streams: List[List[Instr]], cores, params: CostParams, core_num: int,
+    def __init__(self, streams: List[List[Instr]], cores, params: CostParams, capacity: int,
                  hazards: List[Hazard], describe):
+        """``capacity``: how many blocks run at once (simulate.resident_blocks); later ones run in waves."""
         self.streams = streams
         self.cores = cores
         self.params = params
@@ -61,7 +62,8 @@ class Replay:
         self.started = [False] * n
         self.finished = [False] * n
         self.finish_time = [0] * n
-        self.pred = self._predecessors(core_num)
+        self.capacity = capacity
+        self.pred = self._predecessors(capacity)
         self.flags: Dict[Tuple, Deque] = {}
         self.xflags: Dict[Tuple, Deque] = {}
         #: (core, mutex id) -> its state, created on first use
@@ -79,10 +81,10 @@ class Replay:
         self._seen_races: set = set()
 
     # ------------------------------------------------------------------ setup
-    def _predecessors(self, core_num: int) -> List[int]:
+    def _predecessors(self, capacity: int) -> List[int]:
         """Index of the core that runs before each core on the same physical core (-1: first wave)."""
         where = {(c.block, c.kind, c.sub): i for i, c in enumerate(self.cores)}
-        return [where.get((c.block - core_num, c.kind, c.sub), -1) for c in self.cores]
+        return [where.get((c.block - capacity, c.kind, c.sub), -1) for c in self.cores]
 
     # ------------------------------------------------------------------ scheduling
     def _wake(self, agent: int) -> None:
@@ -371,7 +373,7 @@ class Replay:
     def _deadlock(self) -> None:
         lines, locs = [], []
         for ci, core in enumerate(self.cores):
-            if self.finished[ci]:
+            if self.finished[ci] or not self.started[ci]:  # not started: named by _later_wave
                 continue
             for p in range(NP):
                 agent = ci * NP + p
@@ -388,7 +390,26 @@ class Replay:
                     locs.append(ins.loc)
         if not lines:
             lines = ["  (no pipe can make progress)"]
-        self._hazard(Hazard("deadlock", "the launch hangs: these pipes wait forever\n" + "\n".join(lines), locs))
+        self._hazard(Hazard("deadlock", "the launch hangs: " + self._later_wave() + "these pipes wait forever\n"
+                            + "\n".join(lines), locs))
+
+    def _later_wave(self) -> str:
+        """Why blocks that never started hang the launch ("" if every block started).
+
+        A block beyond the resident capacity starts only when the block before it on its core has
+        finished; if that block waits for it (sync_all, a cross-core event), neither ever proceeds,
+        which is what hardware does too."""
+        waiting = sorted({c.block for ci, c in enumerate(self.cores) if not self.started[ci]})
+        if not waiting:
+            return ""
+        block_dim = max(c.block for c in self.cores) + 1
+        unit = "AIV core" if all(c.kind == "vector" for c in self.cores) else "AI core"
+        verb = "waits" if len(waiting) == 1 else "wait"
+        return (f"block_dim {block_dim} is more than the {self.capacity} blocks that run at once (one per "
+                f"{unit}), so {_blocks(waiting)} {verb} in a later wave for a core to be freed, but the blocks "
+                f"holding the cores never finish: blocks in a later wave can never arrive at a sync_all or "
+                f"cross-core event that earlier blocks wait for. Launch at most {self.capacity} blocks when blocks "
+                f"synchronise with each other.\n  ")
 
     def _unreleased(self) -> None:
         for (ci, mid), m in self.mutexes.items():
@@ -403,6 +424,16 @@ class Replay:
     def total_cycles(self) -> int:
         ends = [self.free[a] for a in range(self.n_agents)] + list(self.t_s) + list(self.finish_time)
         return int(max(ends, default=0))
+
+
+def _blocks(numbers: List[int]) -> str:
+    """ "block 7", "blocks 64..65" or "5 blocks (3, 9, 12, 20, ...)" for sorted block numbers."""
+    first, last = numbers[0], numbers[-1]
+    if len(numbers) == 1:
+        return f"block {first}"
+    if last - first + 1 == len(numbers):
+        return f"blocks {first}..{last}"
+    return f"{len(numbers)} blocks ({', '.join(map(str, numbers[:4]))}{', ...' if len(numbers) > 4 else ''})"
 
 
 # by sync kind: what an instruction waits for before it runs, and what it publishes after it ran

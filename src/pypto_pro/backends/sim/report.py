@@ -44,6 +44,7 @@ class SimReport:
         self.kernel = kernel
         self.arch = arch
         self.block_dim = block_dim
+        #: how many blocks run at once: AIV cores for a vector-only kernel, AI cores otherwise
         self.core_num = core_num
         self.labels = list(labels)
         self.params = params

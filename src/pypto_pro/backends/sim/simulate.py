@@ -50,6 +50,13 @@ def paused_cycle_collection():
             gc.enable()
 
 
+def resident_blocks(kernel: KernelIR) -> int:
+    """How many blocks of ``kernel`` run at once (API.md A7, C3): a vector-only block is one AIV core,
+    so ``vector_core_num`` of them fit; a cube or mix block needs an AI core (``core_num``)."""
+    arch = kernel.arch
+    return arch.vector_core_num if kernel.kind == "vector" else arch.core_num
+
+
 def _priority(hazard: Hazard) -> int:
     """Root causes first: races between pipes or cores, then hangs, then same-pipe reuse."""
     if hazard.kind == "race":
@@ -88,12 +95,13 @@ def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[in
     def describe(old_acc, old_ins, acc, ins):
         return race_hazard(labels, old_acc, old_ins, acc, ins)
 
-    replay = Replay(recorder.streams, cores, params, kernel.arch.core_num, hazards, describe)
+    capacity = resident_blocks(kernel)
+    replay = Replay(recorder.streams, cores, params, capacity, hazards, describe)
     replay.run()
     if options.strict and hazards:
         raise _first(hazards).error(kernel.name)
-    return SimReport(kernel.name, kernel.arch.name, block_dim, kernel.arch.core_num, labels,
+    return SimReport(kernel.name, kernel.arch.name, block_dim, capacity, labels,
                      [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards)
 
 
-__all__ = ["simulate", "with_auto_mutex", "paused_cycle_collection"]
+__all__ = ["simulate", "with_auto_mutex", "paused_cycle_collection", "resident_blocks"]

@@ -182,6 +182,12 @@ inline bool copy_fractal_transposed(const Tile<TD>& d, int dr, int dc, const Til
       for (int bj = 0; bj < cols; bj += fc) {
         U* db = (U*)(d.base + d.rpart(R0 + bi) + d.cpart(C0 + bj));
         const U* sb = (const U*)(s.base + s.rpart(S0 + bi) + s.cpart(T0 + bj));
+        if constexpr (sizeof(U) == 2) {
+          if (fr == 16 && fc == 16) {  // NZ <-> ZN of a 16 x 16 fractal: a plain transpose
+            transpose16x16_u16(db, sb);
+            continue;
+          }
+        }
         for (int i = 0; i < fr; ++i)
           for (int j = 0; j < fc; ++j) db[i * di + j * dj] = sb[i * si + j * sj];
       }
@@ -274,21 +280,30 @@ inline void insert_into(Core& C, const Tile<TD>& d, const Tile<TS>& s, int64_t r
 enum AccToVec { SingleModeVec0 = 0, SingleModeVec1, DualModeSplitM, DualModeSplitN };
 
 // Acc -> Vec through the fixpipe into the block's AIV(s); `dst_on(core)` resolves dst on a vector core.
+// With an offset (om, ok) the source window is s[om:, ok:] up to the end of the valid window (ops/movement.py
+// _acc_to_vec), split between the AIVs by `mode` like a whole window.
 template <class TD, class TA, class DstOn>
-inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, bool has_scale, float scale, int relu) {
-  const int rows = s.vr, cols = s.vc;
+inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, bool has_scale, float scale, int relu,
+                            int64_t om = 0, int64_t ok = 0) {
+  if (om < 0 || ok < 0 || om >= s.vr || ok >= s.vc)
+    fail(C, "move offset [%lld, %lld] is outside the valid window [%d, %d] of %s", (long long)om, (long long)ok,
+         s.vr, s.vc, s.name);
+  const int r0 = (int)om, c0 = (int)ok, rows = s.vr - r0, cols = s.vc - c0;
   struct Part { int sub, r0, c0, rows, cols; } parts[2];
   int np = 0;
-  if (mode == SingleModeVec0) parts[np++] = {0, 0, 0, rows, cols};
-  else if (mode == SingleModeVec1) parts[np++] = {1, 0, 0, rows, cols};
+  if (mode == SingleModeVec0) parts[np++] = {0, r0, c0, rows, cols};
+  else if (mode == SingleModeVec1) parts[np++] = {1, r0, c0, rows, cols};
   else if (mode == DualModeSplitM) {
     int h = (rows + 1) / 2;
-    if (rows == 1) parts[np++] = {0, 0, 0, rows, cols};
-    else { parts[np++] = {0, 0, 0, h, cols}; parts[np++] = {1, h, 0, rows - h, cols}; }
+    if (rows == 1) parts[np++] = {0, r0, c0, rows, cols};
+    else { parts[np++] = {0, r0, c0, h, cols}; parts[np++] = {1, r0 + h, c0, rows - h, cols}; }
   } else {
     int h = ((cols + 31) / 32) * 32 / 2;
-    if (cols <= 16) parts[np++] = {0, 0, 0, rows, cols};
-    else { parts[np++] = {0, 0, 0, rows, h < cols ? h : cols}; parts[np++] = {1, 0, h, rows, cols - h > 0 ? cols - h : 0}; }
+    if (cols <= 16) parts[np++] = {0, r0, c0, rows, cols};
+    else {
+      parts[np++] = {0, r0, c0, rows, h < cols ? h : cols};
+      parts[np++] = {1, r0, c0 + h, rows, cols - h > 0 ? cols - h : 0};
+    }
   }
   if (!C.blk->vec(0)) fail(C, "Acc -> Vec needs the block's vector cores; this kernel has none (use sections for a mix kernel)");
   for (int i = 0; i < np; ++i) {
@@ -356,6 +371,14 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
         const int h = k - q0 < b.fr ? k - q0 : b.fr;
         const T* blk = b.base + ((int64_t)((b.r0 + q0) / b.fr) * b.nblk_c() + (b.c0 / kNR + p)) * B;
         float* out = panel + (int64_t)q0 * kNR;
+        if constexpr (sizeof(T) == 2) {
+          if (b.fr == 16 && h == 16 && w == kNR) {  // a whole 16-bit fractal: transpose, then convert rows
+            alignas(16) uint16_t rows[256];
+            transpose16x16_u16(rows, (const uint16_t*)(const void*)blk);
+            for (int i = 0; i < 16; ++i) to_f32(out + i * kNR, (const T*)(const void*)(rows + i * 16), 16);
+            continue;
+          }
+        }
         for (int j = 0; j < w; ++j) {
           to_f32(colv, blk + (int64_t)j * b.fr, h);
           for (int i = 0; i < h; ++i) out[i * kNR + j] = colv[i];

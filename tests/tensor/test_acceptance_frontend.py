@@ -1,0 +1,219 @@
+"""Record-mode contract points found by acceptance testing: matmul without vec tiles, errors that
+name the kernel line, early exits from pypto.loop, symbolic values in Python control flow, cast
+saturation, decoration-time validation."""
+import sys
+
+import pytest
+import torch
+
+import pypto
+from pypto_pro.errors import KernelError, KernelLaunchError, KernelSyntaxError, KernelTypeError, KernelValueError
+
+D = pypto.DYNAMIC
+F32 = pypto.DT_FP32
+THIS_FILE = __file__
+
+
+def _line_of(text: str) -> int:
+    """The line number of the first line of this file that contains ``text``."""
+    with open(THIS_FILE) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise AssertionError(text)
+
+
+# ----------------------------------------------------------------------------------------------
+# a matmul stored straight into a tensor needs only the cube tiles (the official basic_ops example)
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+def matmul_kernel(a: pypto.Tensor[[...], pypto.DT_BF16], b: pypto.Tensor[[...], pypto.DT_BF16],
+                  out: pypto.Tensor[[...], pypto.DT_BF16]):
+    pypto.set_cube_tile_shapes([32, 32], [64, 64], [64, 64])
+    out.move(pypto.matmul(a, b, a.dtype))
+
+
+@pytest.mark.both_backends
+def test_official_matmul_kernel_runs_without_vec_tiles():
+    torch.manual_seed(0)
+    a, b = torch.randn(80, 128, dtype=torch.bfloat16), torch.randn(128, 96, dtype=torch.bfloat16)
+    out = torch.empty(80, 96, dtype=torch.bfloat16)
+    matmul_kernel(a, b, out)
+    want = (a.double() @ b.double()).to(torch.bfloat16)  # fp32 accumulation, one rounding to bf16
+    torch.testing.assert_close(out.float(), want.float(), atol=0.02, rtol=0.01)
+    text = matmul_kernel.lowered_text(a, b, out)
+    assert "section_vector" not in text and "dst=out" in text  # Acc tiles stored into out, no copy pass
+
+
+@pypto.frontend.jit
+def matmul_then_add(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+    pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+    out[:] = pypto.matmul(a, b, F32) + 1.0
+
+
+def test_vector_work_without_vec_tiles_names_the_line():
+    a, b = torch.randn(32, 32), torch.randn(32, 32)
+    with pytest.raises(KernelSyntaxError, match=r"set_vec_tile_shapes") as e:
+        matmul_then_add(a, b, torch.zeros(32, 32))
+    assert f"{THIS_FILE}:{_line_of('out[:] = pypto.matmul(a, b, F32) + 1.0')}" in str(e.value)
+    assert "[kernel matmul_then_add]" in str(e.value)
+
+
+# ----------------------------------------------------------------------------------------------
+# op errors while recording name the kernel and the kernel line (API.md C2)
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit
+def bad_broadcast(x: pypto.Tensor(), y: pypto.Tensor(), o: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 64)
+    o[:] = x + y
+
+
+def _helper_with_bad_dim(x):
+    return pypto.sum(x, dim=5)
+
+
+@pypto.frontend.jit
+def bad_dim_in_helper(x: pypto.Tensor(), o: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 64)
+    o[:] = _helper_with_bad_dim(x)
+
+
+def test_op_errors_name_kernel_and_line():
+    with pytest.raises(KernelTypeError, match="do not broadcast") as e:
+        bad_broadcast(torch.randn(8, 64), torch.randn(8, 32), torch.zeros(8, 64))
+    msg = str(e.value)
+    assert msg.startswith("[kernel bad_broadcast]")
+    assert f"{THIS_FILE}:{_line_of('o[:] = x + y')}" in msg and "o[:] = x + y" in msg
+    with pytest.raises(KernelError) as e:
+        bad_dim_in_helper(torch.randn(8, 64), torch.zeros(8))
+    assert "[kernel bad_dim_in_helper]" in str(e.value)
+    assert f"{THIS_FILE}:{_line_of('return pypto.sum(x, dim=5)')}" in str(e.value)  # the helper's line
+
+
+def test_launch_errors_name_the_kernel():
+    with pytest.raises(KernelLaunchError, match=r"^\[kernel bad_broadcast\] argument 'x'"):
+        bad_broadcast([1, 2], torch.zeros(8, 64), torch.zeros(8, 64))
+
+
+# ----------------------------------------------------------------------------------------------
+# pypto.loop bodies are recorded once: break / continue / return cannot be honoured
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit
+def loop_with_continue(a: pypto.Tensor([D, 32], F32), o: pypto.Tensor([D, 32], F32)):
+    pypto.set_vec_tile_shapes(1, 32)
+    for i in pypto.loop(a.shape[0]):
+        o[i:i + 1, :] = a[i:i + 1, :]
+        if True:
+            continue
+
+
+def _copy_first_row_only(a, o):
+    for i in pypto.loop(a.shape[0]):
+        o[i:i + 1, :] = a[i:i + 1, :]
+        break
+
+
+@pypto.frontend.jit
+def loop_break_in_helper(a: pypto.Tensor([D, 32], F32), o: pypto.Tensor([D, 32], F32)):
+    pypto.set_vec_tile_shapes(1, 32)
+    _copy_first_row_only(a, o)
+
+
+@pypto.frontend.jit
+def nested_python_loop_may_break(a: pypto.Tensor([D, 32], F32), o: pypto.Tensor([D, 32], F32)):
+    pypto.set_vec_tile_shapes(1, 32)
+    for i in pypto.loop(a.shape[0]):
+        for k in range(3):  # a compile-time loop inside: its break is fine
+            if k == 1:
+                break
+        o[i:i + 1, :] = a[i:i + 1, :] * 2.0
+
+
+def test_continue_and_break_in_pypto_loop_are_rejected():
+    a, o = torch.randn(4, 32), torch.zeros(4, 32)
+    with pytest.raises(KernelSyntaxError, match="`continue` inside a pypto.loop") as e:
+        loop_with_continue(a, o)
+    assert f"{THIS_FILE}:{_line_of('            continue')}" in str(e.value)
+    with pytest.raises(KernelSyntaxError, match="break/return inside a pypto.loop") as e:
+        loop_break_in_helper(a, o)
+    assert "[kernel loop_break_in_helper]" in str(e.value)
+    assert not o.any()  # a rejected kernel never runs
+    nested_python_loop_may_break(a, o)
+    assert torch.equal(o, a * 2)
+
+
+# ----------------------------------------------------------------------------------------------
+# symbolic values in Python control flow are KernelErrors (and keep their builtin types)
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit
+def python_range_over_dynamic_dim(a: pypto.Tensor([D, 32], F32), o: pypto.Tensor([D, 32], F32)):
+    pypto.set_vec_tile_shapes(1, 32)
+    for _ in range(a.shape[0]):
+        o[:] = a
+
+
+@pypto.frontend.jit
+def concrete_of_dynamic_dim(a: pypto.Tensor([D, 32], F32), o: pypto.Tensor([D, 32], F32)):
+    pypto.set_vec_tile_shapes(1, 32)
+    n = a.shape[0].concrete()
+    o[:] = a * n
+
+
+def test_symbolic_values_in_python_control_flow():
+    a, o = torch.randn(4, 32), torch.zeros(4, 32)
+    with pytest.raises(KernelTypeError, match="pypto.loop") as e:
+        python_range_over_dynamic_dim(a, o)
+    assert isinstance(e.value, TypeError)
+    with pytest.raises(KernelValueError, match="runtime value") as e:
+        concrete_of_dynamic_dim(a, o)
+    assert isinstance(e.value, ValueError)
+
+
+# ----------------------------------------------------------------------------------------------
+# cast saturation (API.md B4 cast(..., satmode=pypto.SaturationMode.OFF))
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit
+def to_fp16(x: pypto.Tensor(), o: pypto.Tensor(), satmode: int = 0):
+    pypto.set_vec_tile_shapes(8, 64)
+    o[:] = pypto.cast(x, pypto.DT_FP16, satmode=satmode)
+
+
+@pytest.mark.both_backends
+def test_cast_satmode():
+    x = torch.full((8, 64), 1e6)
+    x[0, 1], x[0, 2], x[0, 3] = -1e6, float("nan"), 3.0
+    o = torch.zeros(8, 64, dtype=torch.float16)
+    to_fp16(x, o, pypto.SaturationMode.OFF)
+    assert o[0, :2].tolist() == [float("inf"), float("-inf")]
+    to_fp16(x, o, pypto.SaturationMode.ON)
+    assert o[0, :2].tolist() == [65504.0, -65504.0] and torch.isnan(o[0, 2]) and o[0, 3] == 3.0
+    with pytest.raises(KernelTypeError, match="satmode"):
+        to_fp16(x, o, 7)
+
+
+# ----------------------------------------------------------------------------------------------
+# a misspelt backend / arch fails at decoration
+# ----------------------------------------------------------------------------------------------
+def test_backend_and_arch_checked_at_decoration():
+    def body(x: pypto.Tensor()):
+        pass
+
+    with pytest.raises(KernelLaunchError, match=r"\[kernel body\] unknown backend 'bogus'"):
+        pypto.frontend.jit(backend="bogus")(body)
+    with pytest.raises(KernelLaunchError, match=r"\[kernel body\] unknown arch 'a9'"):
+        pypto.frontend.jit(arch="a9")(body)
+
+
+def test_factory_kernel_with_string_annotations():
+    from factory_kernels import scale_kernel
+
+    k = scale_kernel(32)
+    x, o = torch.randn(4, 32), torch.zeros(4, 32)
+    k(x, o)
+    assert torch.equal(o, x * 2)
+    with pytest.raises(KernelLaunchError, match="dim 1 must be 32"):
+        k(torch.randn(4, 64), torch.zeros(4, 64))
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))

@@ -1,0 +1,207 @@
+"""Layout ops found wrong by acceptance testing: reshape of transposed / permuted / sliced tensors
+(torch copies them in logical order), ``clone``, and views at a tensor boundary, whose valid region
+is clipped there (statically or at run time), computed on and assembled (API.md B4)."""
+import pytest
+import torch
+
+import pypto
+
+D = pypto.DYNAMIC
+F32 = pypto.DT_FP32
+X48 = torch.arange(32.).reshape(4, 8)
+
+
+# ----------------------------------------------------------------------------------------------
+# reshape of a non-contiguous tensor reads it in logical (row-major) order
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit
+def reshape_layouts(x: pypto.Tensor((4, 8), F32), t: pypto.Tensor((32,), F32), e: pypto.Tensor((8, 4), F32),
+                    s: pypto.Tensor((16,), F32), u: pypto.Tensor((8, 1, 4), F32)):
+    pypto.set_vec_tile_shapes(8, 32)
+    t[:] = pypto.reshape(pypto.transpose(x, 0, 1), [32])
+    e[:] = pypto.reshape(pypto.transpose(x + 0, 0, 1), [4, 8]).reshape([8, 4])
+    s[:] = pypto.reshape(x[:, 2:6], [16])
+    u[:] = pypto.unsqueeze(pypto.transpose(x, 0, 1), 1)
+
+
+@pytest.mark.both_backends
+def test_reshape_of_transposed_and_sliced_tensors_copies_in_logical_order():
+    outs = [torch.zeros(32), torch.zeros(8, 4), torch.zeros(16), torch.zeros(8, 1, 4)]
+    reshape_layouts(X48, *outs)
+    torch.testing.assert_close(outs[0], X48.t().reshape(32), rtol=0, atol=0)
+    torch.testing.assert_close(outs[1], X48.t().reshape(4, 8).reshape(8, 4), rtol=0, atol=0)
+    torch.testing.assert_close(outs[2], X48[:, 2:6].reshape(16), rtol=0, atol=0)
+    torch.testing.assert_close(outs[3], X48.t().unsqueeze(1), rtol=0, atol=0)
+
+
+@pytest.mark.both_backends
+def test_reshape_of_permuted_3d_tensor():
+    x = torch.arange(64.).reshape(2, 4, 8)
+    o = torch.zeros(4, 16)
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((2, 4, 8), F32), y: pypto.Tensor((4, 16), F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        y[:] = pypto.reshape(pypto.permute(a, [1, 0, 2]), [4, 16]) * 2
+
+    k(x, o)
+    torch.testing.assert_close(o, x.permute(1, 0, 2).reshape(4, 16) * 2, rtol=0, atol=0)
+
+
+def test_reshape_with_another_element_count_is_a_type_error():
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((4, 8), F32), y: pypto.Tensor((12,), F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        y[:] = pypto.reshape(a[:, 2:5], [16])
+
+    with pytest.raises(pypto.KernelTypeError, match=r"cannot reshape \[4, 3\], 12 elements, into \[16\]"):
+        k(X48, torch.zeros(12))
+
+
+def test_reshape_valid_shape_smaller_than_shape_is_not_implemented():
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((4, 8), F32), y: pypto.Tensor((32,), F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        y[:] = pypto.reshape(a, [32], valid_shape=[16])
+
+    with pytest.raises(NotImplementedError, match="pypto.reshape"):
+        k(X48, torch.zeros(32))
+
+
+# ----------------------------------------------------------------------------------------------
+# clone
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.both_backends
+def test_clone_copies_and_does_not_follow_later_writes():
+    x = torch.randn(8, 64)
+    c, o = torch.zeros(8, 64), torch.zeros(8, 64)
+    original = x.clone()
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor(), y: pypto.Tensor(), z: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        kept = pypto.clone(a)
+        a[:] = a * 2
+        y[:] = kept
+        z[:, :32] = pypto.clone(a[:, 8:40]) + 1
+
+    k(x, c, o)
+    torch.testing.assert_close(c, original, rtol=0, atol=0)
+    torch.testing.assert_close(x, original * 2, rtol=0, atol=0)
+    torch.testing.assert_close(o[:, :32], original[:, 8:40] * 2 + 1, rtol=0, atol=0)
+
+
+# ----------------------------------------------------------------------------------------------
+# views at a tensor boundary track their valid region
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit
+def tiled_double(x: pypto.Tensor[[D, D], pypto.DT_FP16], out: pypto.Tensor[[D, D], pypto.DT_FP16], bm: int,
+                 bn: int):
+    """The official basic_ops dynamic_add_kernel pattern: ceil-divided loops, view, assemble."""
+    pypto.set_vec_tile_shapes(32, 32)
+    for m in pypto.loop((x.shape[0] + bm - 1) // bm):
+        for n in pypto.loop((x.shape[1] + bn - 1) // bn):
+            t = pypto.view(x, shape=[bm, bn], offsets=[m * bm, n * bn])
+            assert t.shape == [bm, bn]
+            pypto.assemble(t * 2, [m * bm, n * bn], out)
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("rows, cols", [(200, 300), (64, 96), (5, 7)])
+def test_dynamic_boundary_views_are_clipped_at_run_time(rows, cols):
+    x = torch.randn(rows, cols, dtype=torch.float16)
+    out = torch.zeros_like(x)
+    tiled_double(x, out, 64, 96)
+    torch.testing.assert_close(out, x * 2, rtol=0, atol=0)
+
+
+@pytest.mark.both_backends
+def test_static_boundary_view_computes_and_assembles_its_valid_region():
+    x = torch.randn(20, 64)
+    out, sums = torch.zeros(20, 64), torch.zeros(1, 64)
+    seen = {}
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((20, 64), F32), y: pypto.Tensor((20, 64), F32), s: pypto.Tensor((1, 64), F32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        for r in range(0, 20, 8):
+            t = pypto.view(a, [8, 64], [r, 0])
+            seen[r] = (t.shape, t.valid_shape, (t + 1).shape)
+            pypto.assemble(pypto.exp(t) + 1, [r, 0], y)
+        s[:] = pypto.sum(pypto.view(a, [8, 64], [16, 0]), dim=0, keepdim=True)
+
+    k(x, out, sums)
+    torch.testing.assert_close(out, torch.exp(x) + 1)
+    torch.testing.assert_close(sums, x[16:].sum(0, keepdim=True))
+    assert seen[0] == ([8, 64], [8, 64], [8, 64])
+    assert seen[16] == ([8, 64], [4, 64], [8, 64])
+
+
+@pytest.mark.both_backends
+def test_explicit_valid_shape_keeps_the_shape():
+    x = torch.randn(16, 64)
+    out = torch.full((16, 64), -1.0)
+    seen = []
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((16, 64), F32), y: pypto.Tensor((16, 64), F32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        t = pypto.view(a, [8, 64], [4, 0], valid_shape=[4, 64])
+        seen.append((t.shape, t.valid_shape, pypto.view(t, [4, 64], [2, 0]).valid_shape))
+        pypto.assemble(t * 3, [4, 0], y)
+
+    k(x, out)
+    want = torch.full((16, 64), -1.0)
+    want[4:8] = x[4:8] * 3
+    torch.testing.assert_close(out, want)
+    assert seen == [([8, 64], [4, 64], [2, 64])]
+
+
+@pytest.mark.both_backends
+def test_boundary_view_of_a_transposed_tensor():
+    x = torch.randn(40, 24)
+    out = torch.zeros(24, 40)
+
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((40, 24), F32), y: pypto.Tensor((24, 40), F32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        at = pypto.transpose(a, 0, 1)
+        for c in range(0, 40, 32):
+            pypto.assemble(pypto.view(at, [24, 32], [0, c]) - 1, [0, c], y)
+
+    k(x, out)
+    torch.testing.assert_close(out, x.t() - 1)
+
+
+def test_clipped_view_meeting_a_full_size_operand_is_a_type_error():
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor([D, 64], F32), w: pypto.Tensor((8, 64), F32), y: pypto.Tensor([D, 64], F32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        for i in pypto.loop((a.shape[0] + 7) // 8):
+            pypto.assemble(pypto.view(a, [8, 64], [i * 8, 0]) + w, [i * 8, 0], y)
+
+    with pytest.raises(pypto.KernelTypeError, match="valid region"):
+        k(torch.randn(20, 64), torch.randn(8, 64), torch.zeros(20, 64))
+
+
+@pytest.mark.parametrize("offsets, valid, match", [
+    ([20, 0], None, "offset 20 is outside"), ([-1, 0], None, "offset -1 is outside"),
+    ([0, 0], [9, 64], "valid_shape 9 exceeds"), ([0, 0], [0, 64], "valid_shape must be positive")])
+def test_view_arguments_are_checked(offsets, valid, match):
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((20, 64), F32), y: pypto.Tensor((20, 64), F32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        pypto.assemble(pypto.view(a, [8, 64], offsets, valid_shape=valid), [0, 0], y)
+
+    with pytest.raises(pypto.KernelTypeError, match=match):
+        k(torch.randn(20, 64), torch.zeros(20, 64))
+
+
+def test_assemble_outside_the_destination_is_a_type_error():
+    @pypto.frontend.jit
+    def k(a: pypto.Tensor((8, 64), F32), y: pypto.Tensor((12, 64), F32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        pypto.assemble(a, [8, 0], y)
+
+    with pytest.raises(pypto.KernelTypeError, match=r"pypto.assemble: the source's valid region \[8, 64\]"):
+        k(torch.randn(8, 64), torch.zeros(12, 64))
