@@ -482,3 +482,26 @@ def test_on_the_simulator(monkeypatch):
     assert_pow(p, x ** -3.0, exact, 2.5)
     assert torch.equal(s, xb.amax(-1)) and torch.equal(am.long(), x.argmax(0)) and torch.equal(q, ai // -7)
     assert not k.last_report.hazards
+
+
+# ============================================================================ var / full spellings
+@pytest.mark.both_backends
+def test_var_unbiased_spelling_and_full_with_valid_shape():
+    """``var(unbiased=False)`` is ``correction=0`` (torch's older spelling); ``full(size, v,
+    valid_shape=)`` reports ``size`` as its shape and holds data in the valid region only."""
+    x = torch.randn(8, 64)
+    o, v1, v0 = torch.zeros(8, 64), torch.zeros(8), torch.zeros(8)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), o: pypto.Tensor(), v1: pypto.Tensor(), v0: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        f = pypto.full([8, 64], 2.0, pypto.DT_FP32, valid_shape=[4, 64])
+        assert f.shape == [8, 64] and f.valid_shape == [4, 64]
+        pypto.assemble(f, [0, 0], o)
+        v1[:] = pypto.var(x, -1, unbiased=True)
+        v0[:] = pypto.var(x, -1, unbiased=False)
+
+    k(x, o, v1, v0)
+    assert torch.equal(o[:4], torch.full((4, 64), 2.0)) and not o[4:].any()
+    torch.testing.assert_close(v1, x.var(-1, unbiased=True))
+    torch.testing.assert_close(v0, x.var(-1, unbiased=False))

@@ -10,7 +10,7 @@ from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
-from .core import node_of, out
+from .core import node_of, out, same_dim
 
 
 def _shape(fn: str, size) -> list:
@@ -29,9 +29,19 @@ def tensor(shape: Sequence[Any], dtype: dt.DataType, name: str = "") -> Tensor:
 
 
 def full(size: Sequence[Any], value, dtype: Optional[dt.DataType] = None, *, valid_shape=None) -> Tensor:
+    """A ``size`` tensor of ``value``.  With ``valid_shape`` only that region holds data: like a clipped
+    ``pypto.view``, ``.shape`` reports ``size`` and ops compute on ``.valid_shape``."""
     dtype = dtype or (dt.DT_FP32 if isinstance(value, float) else dt.DT_INT32)
-    shape = _shape("full", (valid_shape if valid_shape is not None else size,))
-    return out(Node("full", (), tuple(shape), dtype, {"value": value}))
+    shape = _shape("full", (size,))
+    attrs = {"value": value}
+    if valid_shape is not None:
+        valid = _shape("full", (valid_shape,))
+        if len(valid) != len(shape):
+            raise KernelTypeError(f"pypto.full: valid_shape {valid} needs one dim per dim of size {shape}")
+        if not all(same_dim(v, d) for v, d in zip(valid, shape)):
+            attrs["view_shape"] = tuple(shape)
+        shape = valid
+    return out(Node("full", (), tuple(shape), dtype, attrs))
 
 
 def zeros(*size, dtype: Optional[dt.DataType] = None) -> Tensor:

@@ -105,8 +105,11 @@ def mean(x, dim=None, keepdim: bool = False) -> Tensor:
     return _back(mul(sum(xf, dim, keepdim), 1.0 / _count(node_of(x), dim)), x)
 
 
-def var(x, dim=None, correction: int = 1, keepdim: bool = False) -> Tensor:
-    """``sum((x - mean)^2) / (count - correction)``, in FP32 like :func:`mean`."""
+def var(x, dim=None, correction: int = 1, keepdim: bool = False, *, unbiased: Optional[bool] = None) -> Tensor:
+    """``sum((x - mean)^2) / (count - correction)``, in FP32 like :func:`mean`; torch's older
+    ``unbiased=True/False`` spelling is ``correction=1/0``."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
     xf = _f32(x) if node_of(x).dtype.is_float() else x
     d = sub(xf, mean(xf, dim, keepdim=True))
     return _back(mul(sum(mul(d, d), dim, keepdim), 1.0 / (_count(node_of(x), dim) - correction)), x)
