@@ -427,3 +427,32 @@ def test_xor_scratch_tile_rules(fn, tag, words):
     with pytest.raises(KernelTypeError, match=words) as e:
         pl.jit(backend="interp")(fn)(np.zeros((8, 32), np.int32))
     assert_points_at(e.value, tag, fn.__name__)
+
+
+# ----------------------------------------------------------------------------------------------
+# group slots of fractal tiles that are not whole fractals would overlap: rejected
+# ----------------------------------------------------------------------------------------------
+def padded_mat_group(x: pl.Tensor[[8, 32], FP16], y: pl.Tensor[[8, 32], FP16]):
+    tt = pl.TileType(shape=[8, 32], dtype=FP16, target_memory=pl.MemorySpace.Mat)
+    g = pl.make_tile_group(type=tt, addrs=0, mutex_ids=[0, 1])  # E:slots
+    with pl.section_cube():
+        pl.load(g[0], x, [0, 0])
+        pl.load(g[1], y, [0, 0])
+
+
+def whole_fractal_mat_group(x: pl.Tensor[[16, 32], FP16], y: pl.Tensor[[16, 32], FP16]):
+    tt = pl.TileType(shape=[16, 32], dtype=FP16, target_memory=pl.MemorySpace.Mat)
+    g = pl.make_tile_group(type=tt, addrs=0, mutex_ids=[0, 1])
+    with pl.section_cube():
+        pl.load(g[0], x, [0, 0])
+        pl.load(g[1], y, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_group_slots_of_padded_fractal_tiles_must_not_overlap(backend):
+    """An [8,32] FP16 NZ tile pads its fractals to 16 rows (1024 bytes), but its slots are
+    prod(shape) x 2 = 512 bytes apart (API.md A3): loading slot 1 would overwrite slot 0."""
+    with pytest.raises(KernelMemoryError, match="overlap: .* occupies 1024 bytes .* 512 bytes apart") as e:
+        launch(padded_mat_group, backend, rand((8, 32), np.float16), rand((8, 32), np.float16))
+    assert_points_at(e.value, "slots", "padded_mat_group")
+    launch(whole_fractal_mat_group, backend, rand((16, 32), np.float16), rand((16, 32), np.float16))

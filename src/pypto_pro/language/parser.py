@@ -1133,6 +1133,22 @@ class KernelParser:
                            f"{self.arch.name}", node)
         return layout
 
+    def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
+        """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
+        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose shape is not
+        whole fractals occupies more than that (its fractals are padded), so its slots would overlap
+        and corrupt each other: rejected here instead of computing wrong numbers."""
+        span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
+                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+        ordered = sorted(slots, key=lambda d: d.addr)
+        for lo, hi in zip(ordered, ordered[1:]):
+            if lo.addr + span > hi.addr:
+                raise self.err(KernelMemoryError, f"{what}: slots {lo.name} and {hi.name} overlap: a "
+                               f"{ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} {ttype.target_memory.name} "
+                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractals are padded to "
+                               f"whole fractals), but the slots are {hi.addr - lo.addr} bytes apart; use a shape "
+                               f"of whole fractals or pass addrs=[...] at least {span} bytes apart", node)
+
     def _check_vec_extent(self, decl: ir.TileDecl, what: str, node) -> None:
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
         column, or the whole tile when it is a single column/row (ND [R,1] and DN [1,C] are laid out
@@ -1225,6 +1241,7 @@ class KernelParser:
             layout = self._check_placement(type, a, size, f"{where} slot {i}", node)
             slots.append(ir.TileDecl(f"{name}[{i}]", type, layout, a, size, self.loc(node)))
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
+        self._check_slots_apart(type, slots, where, node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
         for s in slots:
