@@ -50,7 +50,8 @@ struct LaunchRT;
 // (callee-saved registers, MXCSR, the x87 control word) on the old stack and restores it from the
 // new one; swapcontext would also save and restore the signal mask, a system call on every switch,
 // which made grid launches (every sync_all and cross-core wait yields) slower on two threads than
-// on one.  Other targets use ucontext.
+// on one.  (endbr64: landing pads where indirect-branch tracking is enforced; a no-op elsewhere.)
+// Other targets use ucontext.
 #if defined(__x86_64__)
 struct FiberCtx {
   void* sp = nullptr;
@@ -62,6 +63,7 @@ asm(R"(
 .p2align 4
 .type pto_fiber_switch,@function
 pto_fiber_switch:
+  endbr64
   pushq %rbp
   pushq %rbx
   pushq %r12
@@ -87,6 +89,7 @@ pto_fiber_switch:
 .p2align 4
 .type pto_fiber_start,@function
 pto_fiber_start:
+  endbr64
   movq %r12, %rdi
   callq *%r13
   ud2
