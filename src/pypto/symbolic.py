@@ -67,6 +67,14 @@ class SymbolicScalar:
                               "Python's range() and indexing cannot use it: loop with pypto.loop(...), use it in "
                               "shapes and offsets, or annotate the dim as a fixed int / pypto.STATIC")
 
+    def min(self, other) -> "SymbolicScalar":
+        """``a.min(b)``: the method spelling of ``pypto.min(a, b)`` (used by official examples)."""
+        return sym_min(self, other)
+
+    def max(self, other) -> "SymbolicScalar":
+        """``a.max(b)``: the method spelling of ``pypto.max(a, b)``."""
+        return sym_max(self, other)
+
     def is_concrete(self) -> bool:
         """Always False: the value exists only at run time (DYNAMIC dims never recompile)."""
         return False

@@ -51,7 +51,9 @@ class Tensor:
                  format: str = TileOpFormat.TILEOP_ND, *, _node: Optional[Node] = None):  # noqa: A002
         self.node = _node
         self.name = name
-        self.ann_dims = None if shape is None else _check_dims(shape)
+        # an empty shape is the official examples' spelling of "inferred" (pypto.Tensor([], DT_FP32))
+        inferred = shape is None or (isinstance(shape, (list, tuple)) and len(shape) == 0)
+        self.ann_dims = None if inferred else _check_dims(shape)
         if dtype is not None and not isinstance(dtype, DataType):
             raise TypeError(f"pypto.Tensor dtype must be a pypto.DT_* type, got {dtype!r}")
         self.ann_dtype = dtype

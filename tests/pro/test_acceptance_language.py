@@ -6,6 +6,7 @@ the message names the kernel and quotes that line.
 """
 import importlib.util
 import itertools
+import sys
 
 import numpy as np
 import pytest
@@ -456,3 +457,44 @@ def test_group_slots_of_padded_fractal_tiles_must_not_overlap(backend):
         launch(padded_mat_group, backend, rand((8, 32), np.float16), rand((8, 32), np.float16))
     assert_points_at(e.value, "slots", "padded_mat_group")
     launch(whole_fractal_mat_group, backend, rand((16, 32), np.float16), rand((16, 32), np.float16))
+
+
+# ----------------------------------------------------------------------------------------------
+# host-side spellings of the official tutorials
+# ----------------------------------------------------------------------------------------------
+def test_platform_info_cube_core_num():
+    from pypto_pro.runtime.platform import get_platform_info
+
+    info = get_platform_info("a5")
+    assert info.cube_core_num == info.core_num == 32 and info.vector_core_num == 64
+
+
+ARRAY_TILING = """
+from __future__ import annotations
+from dataclasses import dataclass
+import pypto_pro.language as pl
+
+@dataclass
+class ArrTiling:
+    total: int
+    opkind: int[8]
+
+@pl.jit(backend="interp")
+def with_array_tiling(x: pl.Tensor[[8], pl.DT_INT64], t: ArrTiling):
+    with pl.section_vector():
+        x[0] = t.total
+"""
+
+
+def test_tiling_array_field_is_not_implemented_by_name(tmp_path):
+    path = tmp_path / "array_tiling.py"
+    path.write_text(ARRAY_TILING)
+    spec = importlib.util.spec_from_file_location("array_tiling", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["array_tiling"] = mod
+    try:
+        spec.loader.exec_module(mod)
+        with pytest.raises(NotImplementedError, match=r"ArrTiling.opkind' of type 'int\[8\]'"):
+            mod.with_array_tiling(np.zeros(8, np.int64), mod.ArrTiling(3, None))
+    finally:
+        del sys.modules["array_tiling"]

@@ -215,5 +215,45 @@ def test_factory_kernel_with_string_annotations():
         k(torch.randn(4, 64), torch.zeros(4, 64))
 
 
+# ----------------------------------------------------------------------------------------------
+# spellings of the official examples: pypto.Tensor([], dtype), x: pypto.tensor(), dim.min(k)
+# ----------------------------------------------------------------------------------------------
+@pypto.frontend.jit
+def empty_shape_annotation(a: pypto.Tensor([], F32), b: pypto.Tensor([], F32), o: pypto.Tensor([], F32)):
+    pypto.set_vec_tile_shapes(1, 8, 2)
+    o[:] = a + b
+
+
+@pypto.frontend.jit
+def lowercase_tensor_annotation(x: pypto.tensor(), residual: pypto.tensor(), out: pypto.tensor()):
+    pypto.set_vec_tile_shapes(64, 128)
+    out[:] = pypto.add(x, residual)
+
+
+@pypto.frontend.jit
+def clipped_rows_by_method_min(x: pypto.Tensor((D, 64), F32), y: pypto.Tensor((D, 64), F32)):
+    pypto.set_vec_tile_shapes(16, 64)
+    n = x.shape[0]
+    for i in pypto.loop((n + 15) // 16):
+        off = i * 16
+        v = pypto.view(x, [16, 64], [off, 0], valid_shape=[(n - off).min(16), 64])
+        pypto.assemble(v * 2.0, [off, 0], y)
+
+
+def test_official_example_spellings():
+    a, b = torch.randn(1, 8, 2), torch.randn(1, 8, 2)
+    o = torch.zeros(1, 8, 2)
+    empty_shape_annotation(a, b, o)  # [] infers the shape, as [...] does
+    assert torch.equal(o, a + b)
+    x, r = torch.randn(32, 128, dtype=torch.bfloat16), torch.randn(32, 128, dtype=torch.bfloat16)
+    out = torch.empty_like(x)
+    lowercase_tensor_annotation(x, r, out)
+    assert torch.equal(out, x + r)
+    x = torch.randn(40, 64)
+    y = torch.zeros_like(x)
+    clipped_rows_by_method_min(x, y)
+    assert torch.equal(y, 2 * x)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

@@ -6,7 +6,7 @@ from typing import Any, Optional, Sequence
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 
-from ..frontend.tracer import current_recorder
+from ..frontend.tracer import current_recorder, recording
 from ..graph import Node, full_leaf
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
@@ -23,8 +23,14 @@ def _shape(fn: str, size) -> list:
     return shape
 
 
-def tensor(shape: Sequence[Any], dtype: dt.DataType, name: str = "") -> Tensor:
-    """An uninitialised GM tensor (workspace) that kernels write with ``t[...] = ...``."""
+def tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] = None, name: str = "") -> Tensor:
+    """Inside a kernel: an uninitialised GM tensor (workspace) that the kernel writes with ``t[...] = ...``.
+    Outside (a parameter annotation such as ``x: pypto.tensor()`` in the official examples): the same
+    annotation as ``pypto.Tensor(shape, dtype)``, shape and dtype inferred where omitted."""
+    if not recording():
+        return Tensor(shape, dtype, name)
+    if shape is None or dtype is None:
+        raise KernelTypeError("pypto.tensor(shape, dtype) inside a kernel needs the shape and the dtype")
     return out(full_leaf(current_recorder().new_temp(list(shape), dtype, name)))
 
 

@@ -89,11 +89,30 @@ class Scalar:
         return item
 
 
-def tiling_fields(cls) -> List[Tuple[str, DataType]]:
-    """(name, dtype) of each field of a TilingData dataclass: int -> INT64, float -> FP32, bool, pl.DT_*."""
+def _field_hints(cls) -> Dict[str, Any]:
+    """The evaluated field annotations of a dataclass; where one does not evaluate (an official array
+    field such as ``shape: int[4]`` under ``from __future__ import annotations``), the others are
+    evaluated one by one and that one stays a string (reported by :func:`tiling_fields`)."""
+    import sys
     import typing
 
-    hints = typing.get_type_hints(cls)
+    try:
+        return typing.get_type_hints(cls)
+    except TypeError:
+        module = sys.modules.get(cls.__module__)
+        namespace = dict(vars(module)) if module is not None else {}
+        hints = {}
+        for f in dataclasses.fields(cls):
+            try:
+                hints[f.name] = eval(f.type, namespace) if isinstance(f.type, str) else f.type  # noqa: S307
+            except Exception:  # noqa: BLE001 - left as the string; tiling_fields names it
+                pass
+        return hints
+
+
+def tiling_fields(cls) -> List[Tuple[str, DataType]]:
+    """(name, dtype) of each field of a TilingData dataclass: int -> INT64, float -> FP32, bool, pl.DT_*."""
+    hints = _field_hints(cls)
     fields = []
     for f in dataclasses.fields(cls):
         dtype = scalar_annotation_dtype(hints.get(f.name, f.type))

@@ -19,6 +19,11 @@ class PlatformInfo:
     soc_version: str
     arch: str
 
+    @property
+    def cube_core_num(self) -> int:
+        """AIC cores (one per block): the same as ``core_num`` (the official Cube tutorial's spelling)."""
+        return self.core_num
+
 
 def get_platform_info(arch: Optional[str] = None) -> PlatformInfo:
     spec = resolve_arch(arch)
