@@ -126,6 +126,29 @@ def test_error_inside_a_grid_fiber_after_switches(tmp_path):
     assert out[:4].tolist() == [(b + 5) % 4 + 5 for b in range(4)]
 
 
+ENV_SWITCH = """
+@pl.jit(auto_mutex=True)
+def copy_rows(x: pl.Tensor[[8, 64], pl.DT_FP32], out: pl.Tensor[[8, 64], pl.DT_FP32]):
+    g = pl.make_tile_group(type=pl.TileType([8, 64], pl.DT_FP32), addrs=0, mutex_ids=[0])
+    with pl.section_vector():
+        pl.load(g.current(), x, [0, 0])
+        pl.store(out, g.current(), [0, 0])
+"""
+
+
+def test_backend_env_change_after_frozen_cpu_launch(tmp_path, monkeypatch):
+    """Repeated cpu launches take a frozen launcher; a changed $PYPTO_BACKEND must still be obeyed by the
+    next call (the environment is part of the launcher's key), in both directions."""
+    k = load_kernels(tmp_path, ENV_SWITCH).copy_rows
+    x = np.arange(512, dtype=np.float32).reshape(8, 64)
+    for backend in ("cpu", "cpu", "sim", "cpu", "interp", "sim"):
+        monkeypatch.setenv("PYPTO_BACKEND", backend)
+        out = np.zeros_like(x)
+        k(x, out)
+        assert np.array_equal(out, x)
+        assert (k.last_report is not None) == (backend == "sim"), backend
+
+
 def test_cache_reuse_and_corruption(tmp_path, monkeypatch):
     root = tmp_path / "build"
     monkeypatch.setenv("PYPTO_BUILD_DIR", str(root))

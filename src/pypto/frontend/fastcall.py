@@ -11,7 +11,6 @@ function of the key, so skipping the checks cannot accept a call the full path w
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -22,19 +21,6 @@ from pypto_pro.runtime.fastpath import torch_tensor_type
 from ..graph import Buffer
 
 _CONSTANT_TYPES = (int, float, bool, str, type(None))
-#: environment variables that select where and how wide a launch runs
-_LAUNCH_ENV = ("PYPTO_BACKEND", "PYPTO_NUM_THREADS")
-# os.environ.get encodes the name and decodes the value on every call (~0.7 us); on POSIX the
-# byte-keyed mapping behind it is read directly (~0.02 us), and it is kept up to date by os.environ.
-_RAW_ENV = getattr(os.environ, "_data", None) if os.name == "posix" else None
-_RAW_NAMES = tuple(n.encode() for n in _LAUNCH_ENV)
-
-
-def launch_environment() -> Tuple:
-    """The values of the environment variables a launch depends on (part of the frozen key)."""
-    if _RAW_ENV is not None:
-        return tuple(_RAW_ENV.get(n) for n in _RAW_NAMES)
-    return tuple(os.environ.get(n) for n in _LAUNCH_ENV)
 
 
 def call_key(args: Sequence[Any]) -> Optional[Tuple]:

@@ -19,6 +19,7 @@ from pypto_pro.arch import resolve_arch
 from pypto_pro.errors import KernelError, KernelLaunchError, KernelSyntaxError
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, declared_str, is_torch_tensor
+from pypto_pro.runtime.fastpath import launch_environment
 from pypto_pro.runtime.jit import select_backend
 
 from .. import options as opt
@@ -27,7 +28,7 @@ from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
 from .control import check_loop_bodies
-from .fastcall import call_key, freeze, launch_environment
+from .fastcall import call_key, freeze
 from .tracer import Session, record
 
 _RUN_MODES = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}

@@ -26,7 +26,7 @@ from ..errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelT
 from ..ir import nodes as ir
 from ..ir.layout import footprint_elems
 from ..ir.optable import CheckCtx, OpDef
-from ..ir.types import MemorySpace, TileType, default_layout
+from ..ir.types import Layout, MemorySpace, TileType, default_layout
 from . import intrinsics
 from .annotations import (DYNAMIC, STATIC, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_fields)
@@ -271,6 +271,10 @@ class KernelParser:
                                f"are not allowed in a kernel", node)
             ann = hints.get(pname, inspect.Parameter.empty)
             if isinstance(ann, TensorAnnotation):
+                if ann.layout != Layout.ND:
+                    raise self.not_implemented(
+                        f"parameter '{pname}': GM tensors in layout pl.{ann.layout.name} are not implemented "
+                        f"(only pl.ND tensors are)", node)
                 dims: List[Any] = []
                 static = self.static_dims.get(pname)
                 for i, d in enumerate(ann.dims):

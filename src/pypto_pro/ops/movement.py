@@ -311,7 +311,8 @@ class Move:
                 c.fail("'offset' is [row, col] in source coordinates")
             if s is not None and d is not None and not _is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
                 c.fail(f"extracting a {list(d)} tile from a {list(s)} tile")
-        elif s is not None and d is not None and tuple(s) != tuple(d) and tuple(s) != (d[1], d[0]):
+        elif (s is not None and d is not None and tuple(s) != tuple(d) and tuple(s) != (d[1], d[0])
+              and tuple(d) != _split_share(a["acc_to_vec_mode"], s)):
             c.fail(f"shapes {list(s)} -> {list(d)} are neither equal nor transposed; pass offset= to extract/insert")
 
     @staticmethod
@@ -330,6 +331,17 @@ class Move:
         for core in targets:
             d = ctx.tile(a["dst"], core)
             _write_moved(ctx, a, d, s, vals)
+
+
+def _split_share(mode, shape) -> Optional[tuple]:
+    """The shape of AIV0's share of a full ``shape`` accumulator under a dual acc_to_vec ``mode`` (None for the
+    single modes): a Vec tile of that shape receives each AIV's share at its top-left, as a full-size one does."""
+    rows, cols = shape
+    if mode == AccToVecMode.DualModeSplitM:
+        return ((rows + 1) // 2, cols)
+    if mode == AccToVecMode.DualModeSplitN:
+        return (rows, min(cols, -(-cols // 32) * 32 // 2)) if cols > 16 else (rows, cols)
+    return None
 
 
 def _write_moved(ctx, a, d, s, vals):
@@ -380,6 +392,8 @@ def _acc_to_vec(ctx, a, s, vals):
 
 
 def _insert(ctx, dst_ref, src_ref, offset):
+    """Write ``src``'s valid window into ``dst`` at ``offset`` (transposed into a ZN destination); only the
+    bytes of that window are accessed, so inserts of disjoint windows do not conflict."""
     s = ctx.tile(src_ref)
     vals = s.read()
     r0, c0 = (int(ctx.scalar(x)) for x in offset)
@@ -397,9 +411,7 @@ def _insert(ctx, dst_ref, src_ref, offset):
         if r0 < 0 or c0 < 0 or r0 + rows > d.shape[0] or c0 + cols > d.shape[1]:
             raise ctx.error(f"insert at [{r0}, {c0}] of a {rows}x{cols} block leaves {d.name} of shape "
                             f"{list(d.shape)}")
-        block = d.read(d.shape[0], d.shape[1])
-        block[r0:r0 + rows, c0:c0 + cols] = vals_t
-        d.write(block, d.shape[0], d.shape[1])
+        d.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).write(vals_t)
 
 
 @op("insert", [InOut("dst"), In("src"), Arg("offset", "index_list")], "MTE3")

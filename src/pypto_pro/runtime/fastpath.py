@@ -6,6 +6,7 @@ and scalars into the kernel's argument buffer and calls the compiled library.
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Callable, Optional, Sequence, Tuple
 
@@ -15,6 +16,21 @@ from .args import ParamSpec, check_scalar
 
 
 _TORCH_TENSOR = None
+
+#: environment variables that decide where and how a launch runs (backend, arch, width): part of every
+#: frozen launcher's key, so changing one between calls takes the full path again
+_LAUNCH_ENV = ("PYPTO_BACKEND", "PYPTOPRO_JIT_ARCH", "PYPTO_NUM_THREADS")
+# os.environ.get encodes the name and decodes the value on every call (~0.7 us); on POSIX the
+# byte-keyed mapping behind it is read directly (~0.02 us), and it is kept up to date by os.environ.
+_RAW_ENV = getattr(os.environ, "_data", None) if os.name == "posix" else None
+_RAW_NAMES = tuple(n.encode() for n in _LAUNCH_ENV)
+
+
+def launch_environment() -> Tuple:
+    """The values of the environment variables a launch depends on."""
+    if _RAW_ENV is not None:
+        return tuple(_RAW_ENV.get(n) for n in _RAW_NAMES)
+    return tuple(os.environ.get(n) for n in _LAUNCH_ENV)
 
 
 def torch_tensor_type():

@@ -24,7 +24,7 @@ from ..ir.printer import format_kernel
 from ..language.annotations import (TensorAnnotation, is_tiling_annotation, parameter_annotations,
                                     scalar_annotation_dtype)
 from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
-from .fastpath import arg_key, frozen_launcher
+from .fastpath import arg_key, frozen_launcher, launch_environment
 
 _warned_no_compiler = False
 
@@ -199,6 +199,8 @@ class JitKernel:
         if type(block_dim) is not int or block_dim < 1:
             raise KernelLaunchError(f"block_dim must be a positive int, got {block_dim!r}", kernel=self.name)
         key = arg_key(args)
+        if key is not None:  # a changed $PYPTO_BACKEND / arch / thread count must not reuse a cpu launcher
+            key = (launch_environment(), key)
         fast = self._fast.get(key) if key is not None else None
         if fast is not None:  # a frozen launcher for exactly these argument types and shapes
             fast(args, block_dim)

@@ -21,7 +21,7 @@ class Access:
     is built from it only when a hazard names the access."""
 
     __slots__ = ("region", "lo", "hi", "write", "atomic", "what", "nbytes", "rows", "cols", "space", "dtype", "gm",
-                 "digest")
+                 "digest", "runs")
 
     def __init__(self, region: Tuple, lo: Tuple[int, ...], hi: Tuple[int, ...], write: bool, atomic: bool,
                  what: str, nbytes: int, rows: int, cols: int, space: str, dtype: str, gm: bool):
@@ -39,6 +39,9 @@ class Access:
         self.gm = gm
         #: for GM writes: a digest of the bytes written (equal digests = a benign same-value write)
         self.digest = None
+        #: on chip, for a window whose bytes are not contiguous (a sub-window, a fractal layout): the sorted,
+        #: disjoint [lo, hi) byte runs it touches inside [lo, hi); None when it touches all of [lo, hi)
+        self.runs: Optional[Tuple[Tuple[int, int], ...]] = None
 
     @property
     def text(self) -> str:

@@ -2,9 +2,9 @@
 
 The interpreter defines the values; the recorder observes it (``Interpreter.observer`` and the
 TileView access ``hook``) and builds, per core and in program order, :class:`Instr` records with
-the byte ranges each op reads and writes (on-chip memory of a given core, or a GM tensor box) and
-the sync semantics of sync ops.  It also checks reads of on-chip bytes never written in this launch,
-which depend only on program order.
+the byte ranges each op reads and writes (on-chip memory of a given core, with the exact byte runs
+of a non-contiguous window, or a GM tensor box) and the sync semantics of sync ops.  It also checks
+reads of on-chip bytes never written in this launch, which depend only on program order.
 
 Speed: a launch executes the same few statements thousands of times, so everything that depends
 only on the statement (op name, pipe, how to compute its sync meaning, the cost of a sync op) is
@@ -37,19 +37,18 @@ SyncRule = Callable[[object, ir.OpStmt], Tuple]
 
 
 class _OpPlan:
-    """What the recorder derives once per statement: name, pipe, loc, sync rule, fixed cost, access tweaks."""
+    """What the recorder derives once per statement: name, pipe, loc, sync rule, fixed cost, element access."""
 
-    __slots__ = ("name", "pipe", "loc", "sync", "cost", "element_of", "skip_read_space")
+    __slots__ = ("name", "pipe", "loc", "sync", "cost", "element_of")
 
     def __init__(self, name: str, pipe: str, loc, sync: Optional[SyncRule], cost: Optional[int],
-                 element_of: Optional[str], skip_read_space: Optional[MemorySpace]):
+                 element_of: Optional[str]):
         self.name = name
         self.pipe = pipe
         self.loc = loc
         self.sync = sync                  # None for ops without sync meaning
         self.cost = cost                  # cycles of a sync op (they do not depend on accesses); else None
         self.element_of = element_of      # getval/setval on a tile: the argument naming that tile
-        self.skip_read_space = skip_read_space  # read-modify-write artefacts of insert/move into L1
 
 
 class _Buffer:
@@ -92,7 +91,6 @@ class Recorder:
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
         self._element: Optional[Tuple[int, int]] = None  # getval/setval: the one element touched
-        self._skip_read_space: Optional[MemorySpace] = None
         interp.launch.hook = self.on_tile
         interp.observer = self
 
@@ -113,7 +111,6 @@ class Recorder:
         plan, _, ins = self._new_instr(core, stmt)
         self.cur = ins
         self._pending[ins.core] = ins
-        self._skip_read_space = plan.skip_read_space
         self._element = None
         if plan.element_of is not None:
             ctx = ExecCtx(self.interp, core, stmt)
@@ -150,10 +147,7 @@ class Recorder:
         if name in ("getval", "setval"):
             arg = "src" if name == "getval" else "dst"
             element_of = arg if isinstance(args[arg], ir.TileRef) else None
-        skip = None
-        if name in ("insert", "move") and args["dst"].space == MemorySpace.Mat:
-            skip = MemorySpace.Mat
-        return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of, skip)
+        return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of)
 
     def _int_of(self, value) -> Callable[[object], int]:
         """``core -> int(value)``: an expression is evaluated on the core, a constant is returned as is."""
@@ -260,8 +254,6 @@ class Recorder:
         r, c = window
         if ins is None or r <= 0 or c <= 0:
             return
-        if not write and view.space is self._skip_read_space:
-            return
         mem = self._buffers.get(id(view.buf)) or self._buffer(view.buf)
         es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
@@ -275,16 +267,22 @@ class Recorder:
             lo = view.addr + offs.item(0, 0) * es
             hi = view.addr + (offs.item(r - 1, c - 1) + 1) * es
         nbytes = r * c * es
+        starts = None
         if hi - lo == nbytes:
             if (lo, hi) not in mem.full:
                 self._contiguous(mem, ins, view, write, lo, hi)
         else:
-            self._scattered(mem, ins, view, write, lo, hi, view.addr + offs[:r, :c].ravel() * es)
+            starts = view.addr + offs[:r, :c].ravel() * es
+            self._scattered(mem, ins, view, write, lo, hi, starts)
         key = (lo, hi, write, r, c, view.name, view.dtype)
         acc = mem.accesses.get(key)
         if acc is None:
+            runs = None if starts is None else _byte_runs(starts, es)
+            if runs is not None:
+                lo, hi = runs[0][0], runs[-1][1]
             acc = mem.accesses[key] = Access(mem.region, (lo,), (hi,), write, False, view.name, nbytes, r, c,
                                              mem.space.name, view.dtype.name, False)
+            acc.runs = runs
         _add_access(ins, acc)
 
     def _contiguous(self, mem: _Buffer, ins: Instr, view, write: bool, lo: int, hi: int) -> None:
@@ -353,6 +351,15 @@ class Recorder:
         _add_access(ins, acc)
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
+
+
+def _byte_runs(starts: np.ndarray, es: int) -> Tuple[Tuple[int, int], ...]:
+    """The sorted, disjoint [lo, hi) byte runs covered by elements of ``es`` bytes starting at ``starts``."""
+    starts = np.unique(starts)
+    breaks = np.flatnonzero(np.diff(starts) != es) + 1
+    firsts = np.concatenate(([0], breaks))
+    lasts = np.concatenate((breaks - 1, [starts.size - 1]))
+    return tuple((int(starts[f]), int(starts[l]) + es) for f, l in zip(firsts, lasts))
 
 
 def _add_access(ins: Instr, acc: Access) -> None:

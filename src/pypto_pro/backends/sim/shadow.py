@@ -1,7 +1,8 @@
 """Race detection over memory regions with vector clocks.
 
 Each region (one on-chip memory of one core, or one GM tensor) keeps the accesses that may still
-race with future ones: a box (byte range on chip, element box in GM), the agent (core x pipe) and
+race with future ones: a box (byte range on chip, element box in GM; an on-chip window whose bytes are not contiguous, such as a
+sub-window of a fractal tile, also lists the exact byte runs it touches), the agent (core x pipe) and
 its clock.  A new access races with a recorded one when the boxes overlap, at least one writes,
 they are not both atomic, and the recorded access does not happen before the new one:
 ``vc[agent] >= clock`` fails.  Program order orders accesses of one agent, except two writes on a
@@ -53,6 +54,32 @@ def _overlaps(lo, hi, rlo, rhi) -> bool:
     return True
 
 
+def _spans(acc: Access) -> Tuple[Tuple[int, int], ...]:
+    """The byte runs of an on-chip access (one run when its bytes are contiguous)."""
+    return acc.runs or ((acc.lo[0], acc.hi[0]),)
+
+
+def _runs_overlap(a: Access, b: Access) -> bool:
+    """On-chip accesses ``a`` and ``b``, whose [lo, hi) ranges overlap, share a byte of their runs."""
+    if a.runs is None and b.runs is None:
+        return True
+    x, y = _spans(a), _spans(b)
+    i = j = 0
+    while i < len(x) and j < len(y):
+        if x[i][0] < y[j][1] and y[j][0] < x[i][1]:
+            return True
+        if x[i][1] <= y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def _runs_cover(acc: Access, rlo: int, rhi: int) -> bool:
+    """One run of on-chip access ``acc`` contains bytes [rlo, rhi)."""
+    return any(lo <= rlo and rhi <= hi for lo, hi in _spans(acc))
+
+
 class Shadow:
     """All regions of one launch."""
 
@@ -88,7 +115,8 @@ class Shadow:
                     if id(rec) in seen:
                         continue
                     seen.add(id(rec))
-                if not (rlo[0] < hi0 and rhi[0] > lo0) or not (one_dim or _overlaps(lo, hi, rlo, rhi)):
+                if not (rlo[0] < hi0 and rhi[0] > lo0) or not (
+                        _runs_overlap(acc, racc) if one_dim else _overlaps(lo, hi, rlo, rhi)):
                     continue
                 if ragent == agent and not (dma and write and rwrite):
                     hb = True  # program order of one pipe
@@ -98,7 +126,7 @@ class Shadow:
                             write and rwrite and acc.digest is not None and acc.digest == racc.digest):
                         races.append((racc, rins, ragent))
                 if hb and (write or not rwrite) and (
-                        lo0 <= rlo[0] and rhi[0] <= hi0 if one_dim else _covers(lo, hi, rlo, rhi)):
+                        _runs_cover(acc, rlo[0], rhi[0]) if one_dim else _covers(lo, hi, rlo, rhi)):
                     rec[_ALIVE] = False
                     dropped = True
             if dropped:
