@@ -203,7 +203,8 @@ class _Eval:
             elif op == "argsort":
                 r = _argsort(n, ins[0])
             elif op == "matmul":
-                r = np.matmul(ins[0].astype(np.float64), ins[1].astype(np.float64)).astype(np.float32)
+                r = np.matmul(ins[0].astype(np.float64), ins[1].astype(np.float64))
+                r = (r + ins[2] if len(ins) == 3 else r).astype(np.float32)  # a [1, n] bias row
             else:
                 raise NotImplementedError(f"reference evaluation of {op}")
         return np.broadcast_to(np.asarray(r), shape).astype(n.dtype.require_numpy())

@@ -16,7 +16,7 @@ import contextlib
 from typing import Any, Dict, List, Optional, Tuple
 
 from pypto_pro import dtypes as dt
-from pypto_pro.errors import KernelMemoryError
+from pypto_pro.errors import KernelMemoryError, KernelSyntaxError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.layout import footprint_elems
 from pypto_pro.ir.optable import OPS, CheckCtx
@@ -24,6 +24,7 @@ from pypto_pro.ir.types import Layout, MemorySpace, PipeType, SyncCoreType, Tile
 
 from ..graph import Buffer
 from ..symbolic import SymbolicScalar, is_static, to_expr
+from .bounds import Bounds
 
 class Builder:
     """Accumulates the statements, tiles and parameters of one lowered kernel."""
@@ -49,18 +50,22 @@ class Builder:
         self._pos = 0
         self._live: Dict[int, List[int]] = {}
         self._temp_count = 0
+        #: launch-time bounds of loop-dependent workspace dims (set by the lowerer)
+        self.bounds: Optional[Bounds] = None
 
     # ------------------------------------------------------------------ GM parameters
     def param(self, buf: Buffer) -> ir.TensorParam:
         p = self.param_of.get(buf.uid)
         if p is not None:
             return p
+        if buf.kind == "alias":
+            self._check_alias(buf)
         dims: List[Any] = []
         for i, d in enumerate(buf.shape):
             if is_static(d):
                 dims.append(d)
             else:
-                e = to_expr(d)
+                e = self._launch_dim(buf, to_expr(d))
                 if isinstance(e, ir.Var):
                     dims.append(e)
                 else:
@@ -73,6 +78,36 @@ class Builder:
         self.buffers.append(buf)
         self.param_of[buf.uid] = p
         return p
+
+    def _launch_dim(self, buf: Buffer, e: ir.Expr) -> ir.Expr:
+        """The dim ``e`` of ``buf`` as an expression computable at launch: a workspace whose dim
+        depends on a loop index (a loop-dependent view's extent) is allocated at its upper bound over
+        the iterations; the passes still address it with the exact per-iteration shape."""
+        if self.bounds is None or self.bounds.evaluable(e):
+            return e
+        bound = self.bounds.upper(e) if buf.kind != "param" else None
+        if bound is None:
+            raise KernelSyntaxError(f"the size of '{buf.name}' ({e!r}) depends on a run-time value that "
+                                   "no launch-time bound is known for: give the view a static extent "
+                                   "(pypto.view(x, [rows, ..], offsets)) or slice with a constant length",
+                                   kernel=self.name)
+        return ir.BinOp("max", bound, ir.Const(0), dt.DT_INT64)
+
+    def _inexact_axes(self, buf: Buffer) -> List[int]:
+        """The axes of ``buf`` allocated at a launch-time bound rather than their exact extent."""
+        return [i for i, d in enumerate(buf.shape)
+                if not is_static(d) and self.bounds is not None and not self.bounds.evaluable(to_expr(d))]
+
+    def _check_alias(self, buf: Buffer) -> None:
+        """A zero-copy reshape of a workspace allocated at a bound is its leading elements (see
+        ``LoweredProgram.bind``): exact only while the bound is on the first axis alone."""
+        for b in (buf, buf.root):
+            axes = self._inexact_axes(b)
+            if any(a != 0 for a in axes):
+                raise KernelSyntaxError(f"cannot reshape '{buf.root.name}': the extent of axis {axes[-1]} of "
+                                        f"'{b.name}' depends on a pypto.loop index (only the first axis may): take "
+                                        "views of a fixed extent (pypto.view(x, shape, offsets)) inside the loop",
+                                        kernel=self.name)
 
     def new_temp(self, shape, dtype: dt.DataType) -> Buffer:
         self._temp_count += 1

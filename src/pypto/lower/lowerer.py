@@ -17,6 +17,7 @@ from pypto_pro.ir.types import Layout, MemorySpace
 from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
 from ..ops.core import same_dim
 from ..symbolic import is_static, to_expr
+from .bounds import Bounds
 from .builder import Builder
 from .element_passes import ELEMENT_PASSES
 from .vector import (TC_ALIGN, ArgBest, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
@@ -45,6 +46,12 @@ def _has_matmul(stmts) -> bool:
         if isinstance(s, Branch) and (_has_matmul(s.then or []) or _has_matmul(s.orelse or [])):
             return True
     return False
+
+
+def _launch_vars(graph: Graph) -> set:
+    """Uids of the Vars known at launch: the dynamic dims of the kernel's arguments."""
+    return {to_expr(d).uid for p in graph.params for d in p.shape
+            if not is_static(d) and isinstance(to_expr(d), ir.Var)}
 
 
 def _elementwise_leaves(value: Node, mats: Dict[int, Node]) -> List[Node]:
@@ -91,6 +98,7 @@ class Lowerer:
     def __init__(self, graph: Graph, name: str, arch):
         self.graph = graph
         self.b = Builder(name, arch, mix=_has_matmul(graph.body))
+        self.b.bounds = Bounds.of_graph(_launch_vars(graph), graph.body)
         #: node uid -> workspace leaf of what the current statement already materialised (a node used
         #: twice, like softmax's row max, is computed by one pass)
         self.done: Dict[int, Node] = {}
@@ -475,7 +483,7 @@ class Lowerer:
         if cube_tile is None:
             raise KernelSyntaxError("call pypto.set_cube_tile_shapes(m=[..], k=[..], n=[..]) before pypto.matmul",
                                     kernel=self.b.name)
-        a, bnode = n.inputs
+        a, bnode, bias = (*n.inputs, None) if len(n.inputs) == 2 else n.inputs
         b = self.b
         acc_dtype = dt.DT_INT32 if a.dtype == dt.DT_INT8 else dt.DT_FP32
         leaf = into if into is not None else full_leaf(b.new_temp(n.shape, n.dtype))
@@ -493,6 +501,9 @@ class Lowerer:
             left = b.tile(tm, tk, a.dtype, MemorySpace.Left, name="l")
             right = b.tile(tk, tn, bnode.dtype, MemorySpace.Right, name="r")
             acc = b.tile(tm, tn, acc_dtype, MemorySpace.Acc, name="acc")
+            if bias is not None:  # a [1, N] row, GM -> Mat -> Bias (upcast to FP32)
+                mat_bias = b.tile(1, tn, bias.dtype, MemorySpace.Mat, name="mbias")
+                bias_tile = b.tile(1, tn, dt.DT_FP32, MemorySpace.Bias, name="bias")
             probe = Pass(self, shape, tm, tn, {})
 
             def operand_window(node: Node, lead, r0, c0, rows_axis_len):
@@ -503,6 +514,14 @@ class Lowerer:
             def body(region: Region) -> None:
                 vm, vn = region.vr, region.vc
                 b.op("set_validshape", tile=acc, shape=[vm, vn])
+                first_args = {}
+                if bias is not None:
+                    for t in (mat_bias, bias_tile):
+                        b.op("set_validshape", tile=t, shape=[1, vn])
+                    offs, order = operand_window(bias, region.lead, 0, region.c0, None)
+                    b.op("load", dst=mat_bias, src=b.param(bias.attrs["buf"]), offsets=offs, order=order)
+                    b.op("move", dst=bias_tile, src=mat_bias)
+                    first_args["bias"] = bias_tile
                 kv = ir.Var(f"kt{len(b.tiles)}", dt.DT_INT64)
                 k0 = _mul(kv, tk)
                 vk = _min(tk, _sub(K, k0))
@@ -521,7 +540,7 @@ class Lowerer:
                     b._order("M")
                     then, other = [], []
                     with b.block(then):
-                        b.op("matmul", dst=acc, lhs=left, rhs=right)
+                        b.op("matmul", dst=acc, lhs=left, rhs=right, **first_args)
                     with b.block(other):
                         b.op("matmul_acc", dst=acc, acc=acc, lhs=left, rhs=right)
                     b.append(ir.If(None, first_k, then, other))

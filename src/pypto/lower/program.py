@@ -31,6 +31,15 @@ def eval_expr(e: ir.Expr, values: Dict[int, Any]):
     raise TypeError(f"cannot evaluate {e!r} on the host")
 
 
+def _leading(base: np.ndarray, shape) -> np.ndarray:
+    """``base`` reshaped to ``shape``; a workspace allocated at a bound on its first axis (a value whose
+    extent there depends on a loop index) may be longer: then its leading elements."""
+    n = int(np.prod(shape))
+    if base.size > n:
+        base = base.reshape(-1)[:n]
+    return base.reshape(shape)
+
+
 class LoweredProgram:
     """The tile kernel of one recorded graph."""
 
@@ -62,7 +71,7 @@ class LoweredProgram:
                 base = by_uid.get(buf.base.uid)
                 if base is None:
                     raise KernelLaunchError(f"reshape of {buf.base.name} before it exists")
-                arr = base.reshape(shape)
+                arr = _leading(base, shape)
                 if not np.shares_memory(arr, base):
                     raise KernelLaunchError(f"tensor '{buf.base.name}' must be contiguous to be reshaped",
                                             kernel=self.kernel.name)

@@ -10,10 +10,11 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 
 from ..graph import Node
+from ..symbolic import is_static
 from ..tensor import Tensor
 from .core import broadcast_shape, materialize, node_of, out, same_dim
 from .elementwise import add, cast
-from .shape import transpose
+from .shape import reshape, transpose
 
 _ACC = {"FP16": dt.DT_FP32, "BF16": dt.DT_FP32, "FP32": dt.DT_FP32, "INT8": dt.DT_INT32}
 
@@ -47,8 +48,22 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
         raise NotImplementedError(f"pypto.matmul extend_params {sorted(params)}")
     if bias is None:
         return out(Node("matmul", (x, y), shape, out_dtype, {}))
+    row = _bias_row(node_of(bias, "pypto.matmul bias_tensor"), acc, y.shape[-1])
+    if row is not None:
+        return out(Node("matmul", (x, y, row), shape, out_dtype, {}))
     mm = out(Node("matmul", (x, y), shape, acc, {}))
     return cast(add(mm, cast(bias, acc)), out_dtype)
+
+
+def _bias_row(bias: Node, acc: dt.DataType, n) -> Optional[Node]:
+    """``bias`` as a [1, n] row the cube adds while accumulating (the first K block's ``matmul`` with
+    a Bias tile), or None when it is not one (another shape, or a dtype the Bias tile cannot take):
+    then the bias is added by a vector op after the matmul."""
+    if acc != dt.DT_FP32 or bias.dtype not in (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16) or not same_dim(bias.shape[-1], n):
+        return None
+    if not all(is_static(d) and d == 1 for d in bias.shape[:-1]):
+        return None
+    return node_of(reshape(out(materialize(bias)), [1, n]))
 
 
 def bmm(a, b, out_dtype: Optional[dt.DataType] = None) -> Tensor:

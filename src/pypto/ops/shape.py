@@ -108,12 +108,33 @@ def _store(dst: Node, value, what: str) -> None:
         val = cast_node(node_of(value, f"{what} value"), dst.dtype)
     from .core import broadcast_shape
 
-    shape = broadcast_shape(dst.shape, val.shape, what)
+    reported = reported_shape(val)
+    if not (len(reported) == dst.ndim and all(same_dim(a, b) for a, b in zip(reported, dst.shape))):
+        reported = val.shape  # a clipped view stored into a region of its valid shape (pypto.assemble)
+    shape = broadcast_shape(dst.shape, reported, what)
     if len(shape) != len(dst.shape) or not all(same_dim(a, b) or not is_static(a) or not is_static(b)
                                              for a, b in zip(shape, dst.shape)):
-        raise KernelTypeError(f"{what}: cannot store a tensor of shape {list(val.shape)} into a region of shape "
+        raise KernelTypeError(f"{what}: cannot store a tensor of shape {list(reported)} into a region of shape "
                               f"{list(dst.shape)}")
-    _record(dst, val)
+    _record(_written_region(dst, val, reported), val)
+
+
+def _written_region(dst: Node, val: Node, reported: Sequence[Any]) -> Node:
+    """The part of ``dst`` that storing ``val`` writes: ``dst`` narrowed to ``val``'s extent on each dim
+    ``val`` is not broadcast along, where that extent may be smaller.  A clipped view (whose reported
+    shape is dst's) writes its valid region only, as ``pypto.assemble`` does; a run-time extent stored
+    into a region of another (``out[i:, ...] = x[i:i + 1, ...]`` in a ``pypto.loop``) writes the smaller
+    of the two from the region's start, never reading past ``val`` nor writing past ``dst``."""
+    lead = dst.ndim - val.ndim
+    sizes = list(dst.shape)
+    for i, (v, r) in enumerate(zip(val.shape, reported)):
+        d = sizes[lead + i]
+        if same_dim(d, v) or (is_static(r) and r == 1):
+            continue
+        sizes[lead + i] = v if is_static(v) and is_static(d) else sym_min(d, v)
+    if all(same_dim(a, b) for a, b in zip(sizes, dst.shape)):
+        return dst
+    return _slice_leaf(dst, [0] * dst.ndim, sizes)
 
 
 def _record(dst: Node, value: Node) -> None:

@@ -1,0 +1,133 @@
+"""Launch-time upper bounds of workspace dims.
+
+A workspace (temp GM buffer) is allocated once, at launch, so its dims must be computable from the
+dims of the arguments.  A value computed inside a ``pypto.loop`` may have a shape that depends on the
+loop index (a view ``x[i * 4:(i + 1) * 4]`` has extent ``(i + 1) * 4 - i * 4``; ``pypto.view(x, [32, ..],
+[i * 32, ..])`` is clipped to ``min(32, M - i * 32)``).  Such a workspace is allocated at an upper bound
+over every iteration, while the passes keep addressing it with the value's exact (per-iteration) shape.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+from pypto_pro import dtypes as dt
+from pypto_pro.ir import nodes as ir
+
+from ..graph import Branch, Loop
+
+Affine = Dict[Optional[int], int]  # Var uid (None: the constant term) -> coefficient
+
+
+def _vars(e: ir.Expr, out: Dict[int, ir.Var]) -> Dict[int, ir.Var]:
+    """The Vars ``e`` mentions, by uid."""
+    if isinstance(e, ir.Var):
+        out[e.uid] = e
+    elif isinstance(e, ir.BinOp):
+        _vars(e.lhs, out)
+        _vars(e.rhs, out)
+    return out
+
+
+def _affine(e: ir.Expr) -> Optional[Affine]:
+    """``e`` as an integer affine form over its Vars (so ``(i + 1) * 4 - i * 4`` becomes ``4``), or None."""
+    if isinstance(e, ir.Const) and isinstance(e.value, int):
+        return {None: int(e.value)}
+    if isinstance(e, ir.Var):
+        return {e.uid: 1}
+    if not isinstance(e, ir.BinOp) or e.op not in ("+", "-", "*"):
+        return None
+    a, b = _affine(e.lhs), _affine(e.rhs)
+    if a is None or b is None:
+        return None
+    if e.op == "*":
+        if set(a) == {None}:
+            a, b = b, a
+        if set(b) != {None}:
+            return None  # a product of two variables
+        return {k: c * b[None] for k, c in a.items()}
+    sign = 1 if e.op == "+" else -1
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + sign * c
+    return {k: c for k, c in out.items() if c != 0 or k is None}
+
+
+def _bin(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    return ir.BinOp(op, a, b, dt.DT_INT64)
+
+
+class Bounds:
+    """Upper / lower bounds, as host expressions over launch dims, of expressions over loop indices.
+
+    ``known``: uids of the Vars bound at launch (the arguments' dynamic dims); ``loops``: loop index
+    uid -> (start, stop, step) of the recorded ``pypto.loop`` that defines it."""
+
+    def __init__(self, known: Set[int], loops: Dict[int, Tuple[ir.Expr, ir.Expr, ir.Expr]]):
+        self.known = known
+        self.loops = loops
+
+    @classmethod
+    def of_graph(cls, known: Set[int], body: List) -> "Bounds":
+        loops: Dict[int, Tuple[ir.Expr, ir.Expr, ir.Expr]] = {}
+
+        def walk(stmts) -> None:
+            for s in stmts or []:
+                if isinstance(s, Loop):
+                    loops[s.var.uid] = (s.start, s.stop, s.step)
+                    walk(s.body)
+                elif isinstance(s, Branch):
+                    walk(s.then)
+                    walk(s.orelse)
+
+        walk(body)
+        return cls(known, loops)
+
+    def evaluable(self, e: ir.Expr) -> bool:
+        """Whether ``e`` can be evaluated at launch (it mentions launch dims only)."""
+        return all(uid in self.known for uid in _vars(e, {}))
+
+    def upper(self, e: ir.Expr) -> Optional[ir.Expr]:
+        return self._bound(e, True)
+
+    def _var_bound(self, v: ir.Var, up: bool) -> Optional[ir.Expr]:
+        """The first (``up``: last) value of a loop index with a constant step."""
+        if v.uid not in self.loops:
+            return None  # a runtime scalar that is neither a launch dim nor a loop index
+        start, stop, step = self.loops[v.uid]
+        if not (isinstance(step, ir.Const) and isinstance(step.value, int)):
+            return None
+        if (step.value > 0) == up:  # the last value: below stop (ascending) / above it (descending)
+            s = self._bound(stop, up)
+            return None if s is None else _bin("-" if up else "+", s, ir.Const(1))
+        return self._bound(start, up)
+
+    def _bound(self, e: ir.Expr, up: bool) -> Optional[ir.Expr]:
+        """An upper (``up``) or lower bound of ``e`` over every loop iteration; None when unknown."""
+        if self.evaluable(e):
+            return e
+        form = _affine(e)
+        if form is not None:
+            return self._affine_bound(form, _vars(e, {}), up)
+        if not isinstance(e, ir.BinOp):
+            return None
+        if e.op in ("min", "max"):
+            a, b = self._bound(e.lhs, up), self._bound(e.rhs, up)
+            if (e.op == "min") == up:  # min's upper bound / max's lower bound: either side bounds it
+                return a if b is None else b if a is None else _bin(e.op, a, b)
+            return None if a is None or b is None else _bin(e.op, a, b)
+        if e.op == "//" and isinstance(e.rhs, ir.Const) and isinstance(e.rhs.value, int) and e.rhs.value > 0:
+            a = self._bound(e.lhs, up)
+            return None if a is None else _bin("//", a, e.rhs)
+        return None
+
+    def _affine_bound(self, form: Affine, by_uid: Dict[int, ir.Var], up: bool) -> Optional[ir.Expr]:
+        total: ir.Expr = ir.Const(form.get(None, 0))
+        for uid, c in form.items():
+            if uid is None:
+                continue
+            v = by_uid[uid]
+            vb = v if uid in self.known else self._var_bound(v, up == (c > 0))
+            if vb is None:
+                return None
+            total = _bin("+", total, _bin("*", ir.Const(c), vb))
+        return total
