@@ -28,9 +28,9 @@ _local = threading.local()
 MAX_PATHS = 64
 
 
-#: the packages' own source directories: frames there are the library, not the kernel
-_LIBRARY_DIRS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep
-                      for m in (pypto_pro,)) + (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+#: the packages' own source directories (pypto_pro/ and pypto/): frames there are the library, not the kernel
+_LIBRARY_DIRS = (os.path.dirname(os.path.abspath(pypto_pro.__file__)) + os.sep,
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
 
 
 def _user_frame(filename: str) -> bool:
