@@ -2,8 +2,8 @@
 ``pypto_pro`` and run on its backends (see docs/tensor.md)."""
 from pypto_pro import errors as _errors
 from pypto_pro.dtypes import (DT_BF16, DT_BOOL, DT_FP8, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP16, DT_FP32,  # noqa: F401
-                              DT_HF8, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32,
-                              DT_UINT64, DataType)
+                              DT_HF4, DT_HF8, DT_INT4, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16,
+                              DT_UINT32, DT_UINT64, DataType)
 from pypto_pro.errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelMemoryError,  # noqa: F401
                               KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError,
                               KernelUninitError)

@@ -5,9 +5,9 @@ Python ``if`` on a symbolic condition becomes a runtime branch (see :mod:`pypto.
 """
 from __future__ import annotations
 
-from typing import Union
+from typing import Optional, Union
 
-from pypto_pro.dtypes import DT_BOOL, DT_INDEX
+from pypto_pro.dtypes import DT_BOOL, DT_INDEX, DT_INT64
 from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.ir import nodes as ir
 
@@ -23,15 +23,38 @@ def to_expr(value) -> ir.Expr:
     return ir.const(value)
 
 
+_FOLD = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y, "//": lambda x, y: x // y,
+         "%": lambda x, y: x % y, "/": lambda x, y: x / y, "<": lambda x, y: x < y, "<=": lambda x, y: x <= y,
+         ">": lambda x, y: x > y, ">=": lambda x, y: x >= y, "==": lambda x, y: x == y, "!=": lambda x, y: x != y,
+         "min": min, "max": max}
+
+
 def _wrap(op: str, a, b) -> "SymbolicScalar":
+    """``a op b`` as a new SymbolicScalar; two immediates fold into an immediate."""
     ea, eb = to_expr(a), to_expr(b)
+    if isinstance(ea, ir.Const) and isinstance(eb, ir.Const) and op in _FOLD and not (op in "//%" and eb.value == 0):
+        return SymbolicScalar(ir.const(_FOLD[op](ea.value, eb.value)))
     return SymbolicScalar(ir.BinOp(op, ea, eb, ir.binop_dtype(op, ea.dtype, eb.dtype)))
 
 
 class SymbolicScalar:
-    """A scalar known only at run time.  Supports + - * // % comparisons, ``pypto.min/max``."""
+    """A scalar known only at run time.  Supports + - * // % comparisons, ``pypto.min/max``.
 
-    def __init__(self, expr: ir.Expr):
+    ``SymbolicScalar(expr)`` wraps an IR expression; the official constructor forms are accepted too:
+    ``SymbolicScalar("N")`` is a named dynamic dim (what ``pypto.frontend.dynamic("N")`` returns: used
+    in parameter annotations it stands for that axis, and in the kernel for its run-time size) and
+    ``SymbolicScalar(128)`` (or ``SymbolicScalar("n", 128)``) an immediate (concrete) value; arithmetic
+    on immediates folds."""
+
+    def __init__(self, expr: Union[ir.Expr, str, int], value: Optional[int] = None):
+        if value is not None:  # SymbolicScalar("n", 10): a symbol whose value is known is that immediate
+            expr = value
+        if isinstance(expr, str):
+            expr = ir.Var(expr, DT_INT64)  # as the dims of DYNAMIC axes
+        elif isinstance(expr, int) and not isinstance(expr, bool):
+            expr = ir.const(expr)
+        elif not isinstance(expr, ir.Expr):
+            raise KernelTypeError(f"pypto.SymbolicScalar takes a dim name (str) or an int, got {expr!r}")
         self.expr = expr
 
     # arithmetic -------------------------------------------------------------------------
@@ -76,10 +99,23 @@ class SymbolicScalar:
         return sym_max(self, other)
 
     def is_concrete(self) -> bool:
-        """Always False: the value exists only at run time (DYNAMIC dims never recompile)."""
-        return False
+        """True only for an immediate: a dim or loop index exists only at run time (DYNAMIC dims
+        never recompile)."""
+        return isinstance(self.expr, ir.Const)
+
+    def is_immediate(self) -> bool:
+        return isinstance(self.expr, ir.Const)
+
+    def is_symbol(self) -> bool:
+        """A named run-time value (a dynamic dim or a loop index)."""
+        return isinstance(self.expr, ir.Var)
+
+    def is_expression(self) -> bool:
+        return isinstance(self.expr, ir.BinOp)
 
     def concrete(self) -> int:
+        if isinstance(self.expr, ir.Const):
+            return self.expr.value
         raise KernelValueError(f"{self!r} is a runtime value (a DYNAMIC dim or loop index) and has no concrete value "
                          f"while recording")
 

@@ -11,10 +11,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from pypto_pro.dtypes import DataType
 from pypto_pro.errors import KernelTypeError
+from pypto_pro.ir import nodes as ir
 from pypto_pro.language.annotations import DYNAMIC, STATIC
 
 from .graph import ELEMENTWISE, Node
-from .symbolic import is_static
+from .symbolic import SymbolicScalar, is_static
 
 DYN = DYNAMIC
 
@@ -26,18 +27,23 @@ class TileOpFormat:
     TILEOP_NZ = "NZ"
 
 
+def is_named_dim(d) -> bool:
+    """A named dynamic dim (``pypto.frontend.dynamic("N")``) in an annotation."""
+    return isinstance(d, SymbolicScalar) and isinstance(d.expr, ir.Var)
+
+
 def _check_dims(dims) -> List[Any]:
     if dims is Ellipsis:
         return [Ellipsis]
     if not isinstance(dims, (list, tuple)):
         raise TypeError(f"pypto.Tensor shape must be a list or tuple, got {dims!r}")
-    out = list(dims)
+    out = [DYNAMIC if type(d) is int and d == -1 else d for d in dims]  # -1: the official spelling of a dynamic dim
     for i, d in enumerate(out):
         ok = (isinstance(d, int) and not isinstance(d, bool) and d > 0) or d is DYNAMIC or d is STATIC or (
-            d is Ellipsis and i == len(out) - 1)
+            d is Ellipsis and i == len(out) - 1) or is_named_dim(d)
         if not ok:
-            raise TypeError(f"pypto.Tensor dim {i} must be a positive int, pypto.DYNAMIC, pypto.STATIC or a trailing "
-                            f"..., got {d!r}")
+            raise TypeError(f"pypto.Tensor dim {i} must be a positive int, pypto.DYNAMIC, pypto.STATIC, a named dim "
+                            f"(pypto.frontend.dynamic) or a trailing ..., got {d!r}")
     return out
 
 
@@ -101,6 +107,11 @@ class Tensor:
         if self.node is None:
             return list(self.ann_dims or [])
         return list(reported_shape(self.node))
+
+    @property
+    def format(self) -> str:  # noqa: A003 - the official attribute name
+        """The storage format (``pypto.TileOpFormat``): always ND here (NZ GM tensors raise)."""
+        return self.ann_format
 
     @property
     def valid_shape(self) -> List[Any]:

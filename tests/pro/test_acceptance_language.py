@@ -498,3 +498,48 @@ def test_tiling_array_field_is_not_implemented_by_name(tmp_path):
             mod.with_array_tiling(np.zeros(8, np.int64), mod.ArrTiling(3, None))
     finally:
         del sys.modules["array_tiling"]
+
+
+# ----------------------------------------------------------------------------------------------
+# official API pages: 64-bit shifts, dcci's signature, TensorLayout, not-implemented structs
+# ----------------------------------------------------------------------------------------------
+def shifts_64(a: pl.Tensor[[8, 32], pl.DT_INT64], b: pl.Tensor[[8, 32], pl.DT_INT64],
+              u: pl.Tensor[[8, 32], pl.DT_UINT64], n: pl.Tensor[[8, 32], pl.DT_UINT64],
+              out_l: pl.Tensor[[8, 32], pl.DT_INT64], out_r: pl.Tensor[[8, 32], pl.DT_UINT64]):
+    ta = vec([8, 32], pl.DT_INT64, 0x0, 0)
+    tb = vec([8, 32], pl.DT_INT64, 0x800, 1)
+    tu = vec([8, 32], pl.DT_UINT64, 0x1000, 2)
+    tl = vec([8, 32], pl.DT_INT64, 0x1800, 3)
+    tr = vec([8, 32], pl.DT_UINT64, 0x2000, 4)
+    tn = vec([8, 32], pl.DT_UINT64, 0x2800, 5)
+    with pl.section_vector():
+        pl.system.dcci(a, [0, 0], cache_line=pl.CacheLine.SINGLE_CACHE_LINE, dst=pl.DcciDst.CACHELINE_OUT)
+        pl.system.dcci(a, cache_line=pl.CacheLine.ENTIRE_DATA_CACHE)
+        pl.load(ta, a, [0, 0])
+        pl.load(tb, b, [0, 0])
+        pl.load(tu, u, [0, 0])
+        pl.load(tn, n, [0, 0])
+        pl.shl(tl, ta, tb)
+        pl.shr(tr, tu, tn)
+        pl.store(out_l, tl, [0, 0])
+        pl.store(out_r, tr, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_64_bit_shifts_and_dcci_signature(backend):
+    """shl/shr take INT64/UINT64 (the official pages list them); dcci takes the official
+    offset / cache_line= / dst= arguments (no effect on values)."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-2**40, 2**40, (8, 32), dtype=np.int64)
+    b = rng.integers(0, 64, (8, 32), dtype=np.int64)
+    u = rng.integers(0, 2**63, (8, 32), dtype=np.uint64) * np.uint64(2)
+    n = rng.integers(0, 64, (8, 32), dtype=np.uint64)
+    out = launch(shifts_64, backend, a, b, u, n, np.zeros((8, 32), np.int64), np.zeros((8, 32), np.uint64))
+    assert np.array_equal(out[4], np.left_shift(a, b)) and np.array_equal(out[5], np.right_shift(u, n))
+
+
+def test_official_layout_and_struct_names():
+    assert pl.TensorLayout.NZ is pl.NZ and pl.TensorLayout is pl.Layout
+    for name in ("struct", "struct_array", "make_tuple"):
+        with pytest.raises(NotImplementedError, match=f"pl.{name} .*not implemented"):
+            getattr(pl, name)()

@@ -255,5 +255,64 @@ def test_official_example_spellings():
     assert torch.equal(y, 2 * x)
 
 
+# ----------------------------------------------------------------------------------------------
+# named dynamic dims (pypto.frontend.dynamic) and the SymbolicScalar constructor forms
+# ----------------------------------------------------------------------------------------------
+BS = pypto.frontend.dynamic("batch_size")
+
+
+@pypto.frontend.jit
+def dynamic_mul_kernel(x: pypto.Tensor((BS, 128), pypto.DT_FP16), out: pypto.Tensor((BS, 128), pypto.DT_FP16)):
+    tile_b = 8
+    for idx in pypto.loop((BS + tile_b - 1) // tile_b):
+        off = idx * tile_b
+        v = pypto.view(x, [tile_b, 128], [off, 0], valid_shape=[pypto.min(off + tile_b, BS) - off, 128])
+        pypto.set_vec_tile_shapes(1, 128)
+        pypto.assemble(pypto.mul(v, 2.0), [off, 0], out)
+
+
+@pytest.mark.both_backends
+def test_named_dynamic_dim_in_annotations_and_body():
+    for n in (8, 13, 3):
+        x = torch.randn(n, 128, dtype=torch.float16)
+        out = torch.zeros_like(x)
+        dynamic_mul_kernel(x, out)
+        assert torch.equal(out, x * 2)
+    assert dynamic_mul_kernel.compile_count == 1  # a named dim is DYNAMIC: no recompilation
+    with pytest.raises(KernelLaunchError, match="dynamic dim 'batch_size' is 4 on one argument but 5"):
+        dynamic_mul_kernel(torch.zeros(4, 128, dtype=torch.float16), torch.zeros(5, 128, dtype=torch.float16))
+
+
+def test_symbolic_scalar_constructor_forms():
+    imm = pypto.SymbolicScalar(123)
+    assert imm.is_concrete() and imm.is_immediate() and imm.concrete() == 123
+    assert (pypto.SymbolicScalar(10) < 2).concrete() is False and (imm + 1).concrete() == 124
+    assert pypto.SymbolicScalar("n", 10).concrete() == 10
+    n = pypto.SymbolicScalar("n")
+    assert n.is_symbol() and not n.is_concrete() and (n * 2).is_expression()
+    t = pypto.Tensor([n, 4, -1], F32)  # a named dim and -1 (dynamic) are annotation dims
+    assert t.shape[0] is n and t.shape[2] is pypto.DYNAMIC
+    with pytest.raises(KernelTypeError, match="dim name"):
+        pypto.SymbolicScalar(1.5)
+
+
+@pypto.frontend.jit
+def workspace_with_format(x: pypto.Tensor(), o: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 32)
+    w = pypto.tensor([8, 32], pypto.DT_FP32, "w", format=pypto.TileOpFormat.TILEOP_ND)
+    assert w.format == pypto.TileOpFormat.TILEOP_ND and x.format == pypto.TileOpFormat.TILEOP_ND
+    w[:] = x * 2
+    o[:] = w + 1
+
+
+def test_tensor_format_attribute_and_storage_dtype_names():
+    x, o = torch.randn(8, 32), torch.zeros(8, 32)
+    workspace_with_format(x, o)
+    torch.testing.assert_close(o, x * 2 + 1)
+    assert pypto.DT_INT4.bits() == 4 and pypto.DT_HF4.bits() == 4
+    with pytest.raises(NotImplementedError, match="NZ"):
+        pypto.tensor([8, 32], F32, "nz", format=pypto.TileOpFormat.TILEOP_NZ)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

@@ -26,7 +26,7 @@ from .. import options as opt
 from ..graph import Buffer, Graph, format_graph, full_leaf
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
-from ..tensor import Tensor
+from ..tensor import Tensor, is_named_dim
 from .control import check_loop_bodies
 from .fastcall import call_key, freeze
 from .tracer import Session, record
@@ -147,6 +147,8 @@ class JitFunction:
                 spec.append(("S", d))
             elif d is DYNAMIC:
                 spec.append(("D", None))
+            elif is_named_dim(d):
+                spec.append(("N", d))
             else:
                 spec.append(("S", arr.shape[i]))
         return spec
@@ -187,6 +189,9 @@ class JitFunction:
             shape = []
             for axis, (kind, value) in enumerate(spec):
                 if kind == "S":
+                    shape.append(value)
+                elif kind == "N":  # a named dim: one Var for every axis annotated with it
+                    dyn_vars.append((targ.index, axis, value.expr))
                     shape.append(value)
                 else:
                     from pypto_pro.ir import nodes as ir
@@ -270,7 +275,7 @@ class JitFunction:
         if entry.program is None or options["host"]["compile_stage"] != opt.CompStage.ALL_COMPLETE:
             return None
         user = {t.index: a for t, a in tensors}
-        dyn = {var.uid: int(user[i].shape[axis]) for i, axis, var in entry.dyn_vars}
+        dyn = self._dim_values(entry, user)
         self._check_workspace(entry.program, user, dyn, options)
         if options["verify"]["enable_pass_verify"]:
             from .verify import verify_run
@@ -299,6 +304,17 @@ class JitFunction:
             return False
         arrays = program.bind(user, dyn)
         return freeze(program, compiled, arrays, program._values, program.blocks(name, arrays))
+
+    def _dim_values(self, entry: Compiled, user: Dict[int, np.ndarray]) -> Dict[int, int]:
+        """Var uid -> run-time size of every DYNAMIC axis; the axes annotated with one named dim must
+        agree."""
+        dyn: Dict[int, int] = {}
+        for i, axis, var in entry.dyn_vars:
+            size = int(user[i].shape[axis])
+            if dyn.setdefault(var.uid, size) != size:
+                raise KernelLaunchError(f"dynamic dim '{var.name}' is {dyn[var.uid]} on one argument but {size} on "
+                                        f"axis {axis} of argument {i}", kernel=self.name)
+        return dyn
 
     def _check_workspace(self, program: LoweredProgram, user, dyn, options) -> None:
         limit = options["runtime"]["max_workspace_kb"]

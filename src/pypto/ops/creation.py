@@ -9,7 +9,7 @@ from pypto_pro.errors import KernelTypeError
 from ..frontend.tracer import current_recorder, recording
 from ..graph import Node, full_leaf
 from ..symbolic import SymbolicScalar
-from ..tensor import Tensor
+from ..tensor import Tensor, TileOpFormat
 from .core import node_of, out, same_dim
 
 
@@ -23,12 +23,14 @@ def _shape(fn: str, size) -> list:
     return shape
 
 
-def tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] = None, name: str = "") -> Tensor:
+def tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] = None, name: str = "",
+           format: str = TileOpFormat.TILEOP_ND) -> Tensor:  # noqa: A002 - the official keyword
     """Inside a kernel: an uninitialised GM tensor (workspace) that the kernel writes with ``t[...] = ...``.
     Outside (a parameter annotation such as ``x: pypto.tensor()`` in the official examples): the same
     annotation as ``pypto.Tensor(shape, dtype)``, shape and dtype inferred where omitted."""
     if not recording():
-        return Tensor(shape, dtype, name)
+        return Tensor(shape, dtype, name, format)
+    Tensor(None, None, name, format)  # checks the format (NZ GM tensors are not implemented)
     if shape is None or dtype is None:
         raise KernelTypeError("pypto.tensor(shape, dtype) inside a kernel needs the shape and the dtype")
     return out(full_leaf(current_recorder().new_temp(list(shape), dtype, name)))

@@ -124,6 +124,23 @@ class SyncAllMode(enum.IntEnum):
     SOFT = 1
 
 
+class CacheLine(enum.IntEnum):
+    """``pl.system.dcci`` scope: the 64-byte line of the address, or the whole data cache."""
+
+    SINGLE_CACHE_LINE = 0
+    ENTIRE_DATA_CACHE = 1
+
+
+class DcciDst(enum.IntEnum):
+    """``pl.system.dcci`` target cache."""
+
+    AUTO = 0
+    CACHELINE_OUT = 1
+    CACHELINE_UB = 2
+    CACHELINE_ALL = 3
+    CACHELINE_ATOMIC = 4
+
+
 class AccPhase(enum.IntEnum):
     Partial = 0
     Final = 1

@@ -13,9 +13,9 @@ from ..dtypes import (DT_BF16, DT_BOOL, DT_FP4, DT_FP4E1M2, DT_FP4E2M1, DT_FP8, 
 from ..errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelMemoryError,  # noqa: F401
                       KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError, KernelUninitError,
                       KernelValueError)
-from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CrossCoreSyncMode, FillPadMode, Layout,  # noqa: F401
-                        MemorySpace, PipeType, ReluPreMode, RoundMode, STPhase, SyncAllMode, SyncCoreType, TilePad,
-                        TileType)
+from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCoreSyncMode, DcciDst,  # noqa: F401
+                        FillPadMode, Layout, MemorySpace, PipeType, ReluPreMode, RoundMode, STPhase, SyncAllMode,
+                        SyncCoreType, TilePad, TileType)
 from ..runtime.jit import JitKernel, jit  # noqa: F401
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
 from .intrinsics import (const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
@@ -25,7 +25,7 @@ from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .stubs import build_namespaces
 
 ND, DN, NZ, ZN, ZZ, NN = Layout.ND, Layout.DN, Layout.NZ, Layout.ZN, Layout.ZZ, Layout.NN
-TileLayout = Layout
+TileLayout = TensorLayout = Layout  # the official names of the layout enum (pl.ND is TensorLayout.ND)
 
 globals().update(NOT_IMPLEMENTED_STUBS)
 globals().update(build_namespaces())

@@ -133,6 +133,7 @@ NOT_IMPLEMENTED = {
     "scalar buffer and strides": ("ssbuf_load", "ssbuf_store", "set_stride"),
     "Reg/VF API": ("Vf", "RegTensor", "MaskReg"),
     "SIMT API": ("simt",),
+    "scalar structs and tuples": ("struct", "struct_array", "make_tuple"),
 }
 NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)
                          for family, names in NOT_IMPLEMENTED.items() for name in names}

@@ -8,7 +8,7 @@ INTRA_BLOCK set by the cube reaches both AIVs, and a cube wait needs a set from 
 from __future__ import annotations
 
 from ..ir.optable import Arg, Wait, op
-from ..ir.types import CrossCoreSyncMode, PipeType, SyncAllMode, SyncCoreType
+from ..ir.types import CacheLine, CrossCoreSyncMode, DcciDst, PipeType, SyncAllMode, SyncCoreType
 
 
 def _pipe(c, name, value):
@@ -152,5 +152,9 @@ op("set_mm_layout_transform", [Arg("enabled", kw_only=True)], "M", aliases=("sys
    check=lambda c, a: None,
    doc="pl.system.set_mm_layout_transform(*, enabled): hardware layout transform around phased matmuls "
        "(no effect on values).")(_nop)
-op("dcci", [Arg("target", "any"), Arg("args", "any", var=True)], "S", aliases=("system.dcci",),
-   check=lambda c, a: None, doc="pl.system.dcci(target, ...): cache clean/invalidate (no effect on values).")(_nop)
+op("dcci", [Arg("target", "any"), Arg("offset", "any", default=None),
+            Arg("cache_line", default=CacheLine.ENTIRE_DATA_CACHE, kw_only=True),
+            Arg("dst", default=DcciDst.AUTO, kw_only=True)], "S", aliases=("system.dcci",),
+   check=lambda c, a: None,
+   doc="pl.system.dcci(target, offset=None, *, cache_line=pl.CacheLine.ENTIRE_DATA_CACHE, dst=pl.DcciDst.AUTO): "
+       "cache clean/invalidate (no effect on values: the CPU backends keep no stale copies).")(_nop)

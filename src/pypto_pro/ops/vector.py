@@ -23,6 +23,8 @@ ARITH = INTS + FLOATS
 NO_8BIT = tuple(d for d in ARITH if d.bits() > 8)
 DIV_TYPES = tuple(d for d in NO_8BIT if d != dt.DT_BF16)
 BIT_TYPES = (dt.DT_INT8, dt.DT_INT16, dt.DT_INT32, dt.DT_UINT8, dt.DT_UINT16, dt.DT_UINT32)
+#: the shl/shr pages also list the 64-bit integers
+SHIFT_TYPES = BIT_TYPES + (dt.DT_INT64, dt.DT_UINT64)
 F16_F32 = (dt.DT_FP16, dt.DT_FP32)
 
 
@@ -60,8 +62,8 @@ _BINARY = {
     "div": (_c_div, DIV_TYPES, True),
     "and_": (lambda ctx, a, b, d: np.bitwise_and(a, b), BIT_TYPES, True),
     "or_": (lambda ctx, a, b, d: np.bitwise_or(a, b), BIT_TYPES, True),
-    "shl": (_shift(True), BIT_TYPES, False),
-    "shr": (_shift(False), BIT_TYPES, False),
+    "shl": (_shift(True), SHIFT_TYPES, False),
+    "shr": (_shift(False), SHIFT_TYPES, False),
 }
 
 
