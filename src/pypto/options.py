@@ -140,6 +140,12 @@ def version() -> int:
     return _version[0]
 
 
+def bump_version() -> None:
+    """Another process-wide setting changed (tile shapes set outside a kernel): frozen launches made
+    under the old settings are not reused."""
+    _version[0] += 1
+
+
 def set_options(group: str, **kwargs) -> None:
     """Update the process-wide defaults of one group (validated)."""
     _GLOBAL[group].update(validate(group, kwargs))
@@ -152,9 +158,12 @@ def get_options(group: str) -> Dict[str, Any]:
 
 
 def reset_options() -> None:
-    """Forget every ``set_*_options`` call."""
+    """Forget every ``set_*_options`` call and the tile shapes set outside kernels."""
+    from .frontend.control import TILE_SHAPES
+
     for g in GROUPS:
         _GLOBAL[g].clear()
+    TILE_SHAPES.reset()
     _version[0] += 1
 
 

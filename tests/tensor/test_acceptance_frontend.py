@@ -314,5 +314,29 @@ def test_tensor_format_attribute_and_storage_dtype_names():
         pypto.tensor([8, 32], F32, "nz", format=pypto.TileOpFormat.TILEOP_NZ)
 
 
+@pypto.frontend.jit
+def tiles_from_outside(a: pypto.Tensor((32, 32), F32), b: pypto.Tensor((32, 32), F32), o: pypto.Tensor((32, 32), F32)):
+    o[:] = pypto.matmul(a, b, F32) * 2.0
+
+
+def test_tile_shapes_set_and_read_outside_kernels():
+    """Set outside a kernel, the shapes are the defaults of kernels recorded afterwards (and part of
+    their cache key); the getters outside a kernel report the shapes set last (official tiling_config)."""
+    a, b, o = torch.randn(32, 32), torch.randn(32, 32), torch.zeros(32, 32)
+    with pytest.raises(KernelSyntaxError, match="set_vec_tile_shapes"):
+        tiles_from_outside(a, b, o)
+    pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 32])
+    pypto.set_vec_tile_shapes(8, 32)
+    tiles_from_outside(a, b, o)
+    torch.testing.assert_close(o, (a.double() @ b.double()).float() * 2, rtol=1e-4, atol=1e-4)
+    assert pypto.get_cube_tile_shapes() == ([16, 16], [32, 32], [16, 32], False)
+    assert pypto.get_vec_tile_shapes() == [8, 32]
+    pypto.set_vec_tile_shapes(16, 32)  # another default: another compiled variant
+    tiles_from_outside(a, b, o)
+    assert tiles_from_outside.compile_count == 2
+    pypto.reset_options()
+    assert pypto.get_vec_tile_shapes() == [] and pypto.get_cube_tile_shapes() is None
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

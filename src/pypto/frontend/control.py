@@ -6,13 +6,14 @@ import ast
 import inspect
 import linecache
 import textwrap
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pypto_pro.errors import KernelSyntaxError, KernelTypeError, SourceLoc
 
 from ..graph import Loop
 from ..symbolic import SymbolicScalar, is_static, to_expr
-from .tracer import caller_location, current_recorder
+from ..options import bump_version
+from .tracer import caller_location, current_recorder, recording
 
 
 def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
@@ -120,31 +121,73 @@ def cond(scalar):
     raise KernelTypeError(f"pypto.cond takes a bool, an int or a SymbolicScalar, got {type(scalar).__name__}")
 
 
+class _TileShapes:
+    """Tile shapes set outside a kernel: the defaults every later recording starts from (and part of
+    each kernel's cache key), plus the shapes set last anywhere, which the getters report outside a
+    kernel (the official examples read them back after a call)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every shape set (``pypto.reset_options()`` calls this too)."""
+        self.default_vec: Optional[Tuple[int, ...]] = None
+        self.default_cube: Optional[Dict[str, Tuple[int, ...]]] = None
+        self.last_vec: Optional[Tuple[int, ...]] = None
+        self.last_cube: Optional[Dict[str, Tuple[int, ...]]] = None
+
+    def key(self) -> Tuple:
+        cube = tuple(sorted(self.default_cube.items())) if self.default_cube else None
+        return self.default_vec, cube
+
+
+TILE_SHAPES = _TileShapes()
+
+
 def set_vec_tile_shapes(*dims: int) -> None:
-    """Chunk sizes per dim for the following vector ops (<= 4 positive ints)."""
+    """Chunk sizes per dim for the following vector ops (<= 4 positive ints).  Outside a kernel: the
+    default for kernels recorded afterwards."""
     if not 1 <= len(dims) <= 4 or not all(is_static(d) and d > 0 for d in dims):
         raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 4 positive ints, got {list(dims)}")
-    current_recorder().vec_tile = tuple(dims)
+    TILE_SHAPES.last_vec = tuple(dims)
+    if recording():
+        current_recorder().vec_tile = tuple(dims)
+    else:
+        TILE_SHAPES.default_vec = tuple(dims)
+        bump_version()
 
 
-def get_vec_tile_shapes() -> Tuple[int, ...]:
-    return current_recorder().vec_tile or ()
+def get_vec_tile_shapes() -> List[int]:
+    """The vec tile shapes in scope (outside a kernel: the ones set last); [] when none were set."""
+    dims = current_recorder().vec_tile if recording() else TILE_SHAPES.last_vec
+    return list(dims or ())
 
 
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False,
                          **kw: Any) -> None:
-    """``m=[mL0, mL1], k=[kL0, kL1], n=[nL0, nL1]``: the cube tiles (L0 sizes drive the lowering)."""
+    """``m=[mL0, mL1], k=[kL0, kL1], n=[nL0, nL1]``: the cube tiles (L0 sizes drive the lowering).
+    Outside a kernel: the default for kernels recorded afterwards."""
     for name, v in (("m", m), ("k", k), ("n", n)):
         if len(v) != 2 or not all(is_static(x) and x > 0 for x in v) or v[0] > v[1] or v[1] % v[0]:
             raise KernelTypeError(f"pypto.set_cube_tile_shapes: {name}={list(v)} needs [L0, L1] with L0 <= L1 and "
                                   f"L1 % L0 == 0")
     if enable_split_k:
         raise NotImplementedError("pypto.set_cube_tile_shapes(enable_split_k=True)")
-    current_recorder().cube_tile = {"m": tuple(m), "k": tuple(k), "n": tuple(n)}
+    shapes = {"m": tuple(m), "k": tuple(k), "n": tuple(n)}
+    TILE_SHAPES.last_cube = shapes
+    if recording():
+        current_recorder().cube_tile = shapes
+    else:
+        TILE_SHAPES.default_cube = shapes
+        bump_version()
 
 
-def get_cube_tile_shapes():
-    return current_recorder().cube_tile
+def get_cube_tile_shapes() -> Optional[Tuple[List[int], List[int], List[int], bool]]:
+    """``(m, k, n, enable_split_k)`` as set (outside a kernel: the ones set last); None when unset."""
+    shapes = current_recorder().cube_tile if recording() else TILE_SHAPES.last_cube
+    if shapes is None:
+        return None
+    return list(shapes["m"]), list(shapes["k"]), list(shapes["n"]), False
 
 
 def set_matrix_size(size: Sequence[int]) -> None:

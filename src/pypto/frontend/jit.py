@@ -27,7 +27,7 @@ from ..graph import Buffer, Graph, format_graph, full_leaf
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor, is_named_dim
-from .control import check_loop_bodies
+from .control import TILE_SHAPES, check_loop_bodies
 from .fastcall import call_key, freeze
 from .tracer import Session, record
 
@@ -247,7 +247,8 @@ class JitFunction:
         specs = [self._check(t, a) for t, a in tensors]
         options, frozen = self._options()
         key = (tuple((a.dtype.str, tuple(s)) for (_, a), s in zip(tensors, specs)),
-               tuple((n, _const_key(v)) for n, v in consts), frozen, resolve_arch(self.arch_request).name)
+               tuple((n, _const_key(v)) for n, v in consts), frozen, resolve_arch(self.arch_request).name,
+               TILE_SHAPES.key())
         entry = self.cache.get(key)
         if entry is None:
             with self._lock:

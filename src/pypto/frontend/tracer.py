@@ -90,8 +90,10 @@ class Recorder:
         self.body: List[Any] = []
         self.stack: List[List[Any]] = [self.body]
         self.loops: List[Tuple[Loop, int]] = []
-        self.vec_tile: Optional[Tuple[int, ...]] = None
-        self.cube_tile: Optional[Dict[str, Any]] = None
+        from .control import TILE_SHAPES  # the defaults set outside any kernel
+
+        self.vec_tile: Optional[Tuple[int, ...]] = TILE_SHAPES.default_vec
+        self.cube_tile: Optional[Dict[str, Any]] = TILE_SHAPES.default_cube
         self._var_count = 0
         self._temp_count = 0
         self.early_exit: Optional[SourceLoc] = None  # a pypto.loop whose body was left by break/return
