@@ -543,3 +543,17 @@ def test_official_layout_and_struct_names():
     for name in ("struct", "struct_array", "make_tuple"):
         with pytest.raises(NotImplementedError, match=f"pl.{name} .*not implemented"):
             getattr(pl, name)()
+
+
+def printf_fp16(x: pl.Tensor[[1, 16], pl.DT_FP16]):
+    t = vec([1, 16], pl.DT_FP16, 0x0, 0)
+    with pl.section_vector():
+        pl.load(t, x, [0, 0])
+        pl.printf("%f\n", t[0, 0])  # E:printf
+
+
+def test_printf_f_needs_fp32():
+    """API.md A9: %f takes FP32 only (a 16-bit float is cast first)."""
+    with pytest.raises(KernelTypeError, match="%f needs an FP32 value, got FP16") as e:
+        launch(printf_fp16, "interp", np.zeros((1, 16), np.float16))
+    assert_points_at(e.value, "printf", "printf_fp16")

@@ -164,7 +164,7 @@ def _check_format(c, fmt, args):
         c.fail(f"the format has {len(convs)} conversions but {len(args)} values were passed")
     for conv, v in zip(convs, args):
         d = v.dtype if isinstance(v, Expr) else dt.from_python_scalar(v)
-        if conv == "f" and not d.is_float():
+        if conv == "f" and d != dt.DT_FP32:  # API.md A9: %f is FP32 only (cast 16-bit floats first)
             c.fail(f"%f needs an FP32 value, got {d.name}")
         if conv in "diux" and d.is_float():
             c.fail(f"%{conv} needs an integer value, got {d.name}")
