@@ -505,3 +505,28 @@ def test_var_unbiased_spelling_and_full_with_valid_shape():
     assert torch.equal(o[:4], torch.full((4, 64), 2.0)) and not o[4:].any()
     torch.testing.assert_close(v1, x.var(-1, unbiased=True))
     torch.testing.assert_close(v0, x.var(-1, unbiased=False))
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_expand_exp_dif(dtype):
+    """The official page's two samples: exp(x - y) with a trailing-axis and a full broadcast."""
+    x = torch.tensor([[1., 2, 3], [4, 5, 6]]).to(dtype)
+    for y in (torch.tensor([[1.], [2]]).to(dtype), torch.tensor([[1.]]).to(dtype)):
+        o = torch.zeros(2, 3, dtype=dtype)
+
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor(), y: pypto.Tensor(), o: pypto.Tensor()):
+            pypto.set_vec_tile_shapes(4, 16)
+            o[:] = pypto.expand_exp_dif(x, y)
+
+        k(x, y, o)
+        want = torch.exp(x.float() - y.float()).to(dtype)  # in FP32, rounded once
+        torch.testing.assert_close(o, want, rtol=2.5e-7 if dtype == torch.float32 else 0, atol=0)  # exp: within 1 ulp each
+    with pytest.raises(KernelTypeError, match="same float dtype"):
+        @pypto.frontend.jit
+        def mixed(x: pypto.Tensor(), y: pypto.Tensor(), o: pypto.Tensor()):
+            pypto.set_vec_tile_shapes(4, 16)
+            o[:] = pypto.expand_exp_dif(x, y)
+
+        mixed(x.float(), torch.ones(2, 1, dtype=torch.float16), torch.zeros(2, 3))

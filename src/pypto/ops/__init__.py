@@ -9,9 +9,9 @@ from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, 
                       bitwise_xor, ceil_div, gcd)
 from .scan import cumprod, cumsum, tril, triu  # noqa: F401
 from .trig import acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, copysign, cos, signbit, sin, tan  # noqa: F401
-from .math import (ceil, clip, cosh, erf, erfc, exp2, expm1, floor, floor_div, fmod, gelu, hypot,  # noqa: F401
-                   isfinite, isnan, log1p, log2, log10, lrelu, pow, prelu, remainder, round, sigmoid, sign, silu,
-                   sinh, swiglu, tanh, trunc)
+from .math import (ceil, clip, cosh, erf, erfc, exp2, expand_exp_dif, expm1, floor, floor_div,  # noqa: F401
+                   fmod, gelu, hypot, isfinite, isnan, log1p, log2, log10, lrelu, pow, prelu, remainder, round,
+                   sigmoid, sign, silu, sinh, swiglu, tanh, trunc)
 from .indexing import (gather, index_add, index_add_, index_put_, index_select, one_hot, scatter,  # noqa: F401
                        scatter_, scatter_update)
 from .matmul import bmm, matmul  # noqa: F401

@@ -32,6 +32,16 @@ def sigmoid(x) -> Tensor:
     return _back(reciprocal(add(exp(neg(_f32(x))), 1.0)), x)
 
 
+def expand_exp_dif(x, other) -> Tensor:
+    """``exp(x - other)`` with broadcasting (the official fused op of softmax-like kernels); FP16/BF16
+    computed in FP32 and rounded once.  Both operands must have one float dtype."""
+    a, b = node_of(x, "input"), node_of(other, "other")
+    if a.dtype != b.dtype or not a.dtype.is_float():
+        raise KernelTypeError(f"pypto.expand_exp_dif: input and other need the same float dtype, got "
+                              f"{a.dtype.name} and {b.dtype.name}")
+    return _back(exp(sub(_f32(x), _f32(other))), x)
+
+
 def tanh(x) -> Tensor:
     """``2 * sigmoid(2x) - 1`` in FP32."""
     xf = _f32(x)
