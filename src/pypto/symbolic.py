@@ -46,9 +46,11 @@ class SymbolicScalar:
     ``SymbolicScalar(128)`` (or ``SymbolicScalar("n", 128)``) an immediate (concrete) value; arithmetic
     on immediates folds."""
 
-    def __init__(self, expr: Union[ir.Expr, str, int], value: Optional[int] = None):
+    def __init__(self, expr: Union[ir.Expr, str, int, "SymbolicScalar"], value: Optional[int] = None):
         if value is not None:  # SymbolicScalar("n", 10): a symbol whose value is known is that immediate
             expr = value
+        if isinstance(expr, SymbolicScalar):  # a copy
+            expr = expr.expr
         if isinstance(expr, str):
             expr = ir.Var(expr, DT_INT64)  # as the dims of DYNAMIC axes
         elif isinstance(expr, int) and not isinstance(expr, bool):

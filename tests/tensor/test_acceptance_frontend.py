@@ -129,6 +129,42 @@ def nested_python_loop_may_break(a: pypto.Tensor([D, 32], F32), o: pypto.Tensor(
         o[i:i + 1, :] = a[i:i + 1, :] * 2.0
 
 
+@pypto.frontend.jit
+def loop_carried_python_variable(x: pypto.Tensor((3,), F32), out: pypto.Tensor((3,), F32)):
+    pypto.set_vec_tile_shapes(2, 8)
+    y = pypto.zeros(x.shape)
+    for _ in pypto.loop(2, name="sym_loop", idx_name="i"):
+        y = x + y
+    out[:] = y
+
+
+@pypto.frontend.jit
+def loop_locals_are_fine(x: pypto.Tensor([D, 32], F32), o: pypto.Tensor([D, 32], F32)):
+    pypto.set_vec_tile_shapes(1, 32)
+    scale = 2.0
+    for i in pypto.loop(x.shape[0]):
+        row = x[i:i + 1, :]
+        if scale > 1:
+            t = row * scale
+        else:
+            t = row
+        t = t + 1.0  # reads the t assigned above in this iteration
+        parts = [t * 1.0 for _ in range(2)]
+        o[i:i + 1, :] = parts[0]
+
+
+def test_python_variable_carried_across_pypto_loop_is_rejected():
+    """The official symbolic_scalar example accumulates ``y = x + y`` in a pypto.loop: recorded once,
+    that would silently give x; it is a KernelSyntaxError naming the line.  Values assigned before
+    they are read in the same iteration are fine."""
+    with pytest.raises(KernelSyntaxError, match="`y` is carried from one pypto.loop iteration") as e:
+        loop_carried_python_variable(torch.tensor([1., 2, 3]), torch.zeros(3))
+    assert f"{THIS_FILE}:{_line_of('        y = x + y')}" in str(e.value)
+    x, o = torch.randn(4, 32), torch.zeros(4, 32)
+    loop_locals_are_fine(x, o)
+    assert torch.equal(o, x * 2.0 + 1.0)
+
+
 def test_continue_and_break_in_pypto_loop_are_rejected():
     a, o = torch.randn(4, 32), torch.zeros(4, 32)
     with pytest.raises(KernelSyntaxError, match="`continue` inside a pypto.loop") as e:
@@ -290,6 +326,7 @@ def test_symbolic_scalar_constructor_forms():
     assert pypto.SymbolicScalar("n", 10).concrete() == 10
     n = pypto.SymbolicScalar("n")
     assert n.is_symbol() and not n.is_concrete() and (n * 2).is_expression()
+    assert pypto.SymbolicScalar(imm).concrete() == 123  # a copy
     t = pypto.Tensor([n, 4, -1], F32)  # a named dim and -1 (dynamic) are annotation dims
     assert t.shape[0] is n and t.shape[2] is pypto.DYNAMIC
     with pytest.raises(KernelTypeError, match="dim name"):

@@ -47,26 +47,99 @@ _NESTED_SCOPES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFu
 
 
 def check_loop_bodies(fn: Callable, kernel: str) -> None:
-    """Reject ``break``/``continue`` that belong to a ``for ... in pypto.loop(...)`` in ``fn``'s source:
-    the body is recorded once, so recording would silently keep or drop the rest of it.  (A break
-    in a helper's loop is caught while recording.)  Functions without source are not checked."""
+    """Reject what a ``for ... in pypto.loop(...)`` body in ``fn``'s source cannot mean when it is
+    recorded once: ``break``/``continue`` of that loop (recording would silently keep or drop the rest
+    of the body; a break in a helper's loop is caught while recording) and a Python variable carried
+    from one iteration to the next (``y = x + y``).  Functions without source are not checked."""
     try:
         lines, first = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return
     filename = inspect.getsourcefile(fn) or "<kernel>"
+
+    def reject(node: ast.AST, message: str) -> None:
+        line = first + node.lineno - 1
+        raise KernelSyntaxError(message, loc=SourceLoc(filename, line, linecache.getline(filename, line)),
+                                kernel=kernel)
+
     for node in ast.walk(tree):
         if isinstance(node, (ast.For, ast.AsyncFor)) and _is_pypto_loop(node.iter):
             jump = _first_jump(node.body)
             if jump is not None:
-                line = first + jump.lineno - 1
                 word = "continue" if isinstance(jump, ast.Continue) else "break"
-                raise KernelSyntaxError(f"`{word}` inside a pypto.loop body: the body is recorded once and runs "
-                                        "as a runtime loop, so it cannot skip or stop iterations (guard the "
-                                        "statements with a runtime if on the loop index instead)",
-                                        loc=SourceLoc(filename, line, linecache.getline(filename, line)),
-                                        kernel=kernel)
+                reject(jump, f"`{word}` inside a pypto.loop body: the body is recorded once and runs as a runtime "
+                             "loop, so it cannot skip or stop iterations (guard the statements with a runtime if "
+                             "on the loop index instead)")
+            assigned = _stored_names(node.body) - _stored_names([node.target])
+            carried = _first_carried(node.body, assigned, set())
+            if carried is not None:
+                reject(carried, f"`{carried.id}` is carried from one pypto.loop iteration to the next (the body "
+                                f"reads it before assigning it): the body is recorded once, so a Python variable "
+                                f"cannot accumulate across iterations; keep the value in a tensor "
+                                f"(`acc[:] = acc + ...`)")
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+               ast.DictComp, ast.GeneratorExp)
+
+
+def _names(node: ast.AST, ctx: type) -> List[ast.Name]:
+    """The Name nodes of ``ctx`` (Load/Store) in ``node``, in source order, outside nested scopes."""
+    out: List[ast.Name] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ctx):
+            out.append(n)
+        if not isinstance(n, _OWN_SCOPES) or n is node:
+            todo.extend(reversed(list(ast.iter_child_nodes(n))))
+    return out
+
+
+def _stored_names(stmts: List[ast.AST]) -> set:
+    return {n.id for s in stmts for n in _names(s, ast.Store)}
+
+
+def _first_carried(stmts: List[ast.stmt], assigned: set, written: set) -> Optional[ast.Name]:
+    """The first read, in execution order, of a name the loop body assigns but has not assigned yet in
+    this iteration: its value comes from the previous iteration.  ``written`` grows as statements run;
+    branches each start from the state before them."""
+    def read_first(expr: Optional[ast.AST]) -> Optional[ast.Name]:
+        if expr is None:
+            return None
+        return next((n for n in _names(expr, ast.Load) if n.id in assigned and n.id not in written), None)
+
+    for s in stmts:
+        if isinstance(s, _OWN_SCOPES):
+            continue
+        if isinstance(s, (ast.If, ast.While)):
+            hit = read_first(s.test)
+            branches = [set(written), set(written)]
+            hit = hit or _first_carried(s.body, assigned, branches[0]) or _first_carried(s.orelse, assigned,
+                                                                                        branches[1])
+            if hit is not None:
+                return hit
+            written |= branches[0] | branches[1]
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            heads = [s.iter] if isinstance(s, (ast.For, ast.AsyncFor)) else [i.context_expr for i in s.items]
+            hit = next((h for h in map(read_first, heads) if h is not None), None)
+            if hit is not None:
+                return hit
+            if isinstance(s, (ast.For, ast.AsyncFor)):
+                written |= {n.id for n in _names(s.target, ast.Store)}
+            hit = _first_carried(s.body, assigned, written)
+            if hit is not None:
+                return hit
+        else:
+            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and s.target.id in assigned \
+                    and s.target.id not in written:
+                return s.target
+            hit = read_first(s)
+            if hit is not None:
+                return hit
+            written |= {n.id for n in _names(s, ast.Store)}
+    return None
 
 
 def _is_pypto_loop(it: ast.expr) -> bool:
