@@ -23,6 +23,7 @@ from .options import (CompStage, RunMode, get_codegen_options, get_debug_options
                       set_runtime_options, set_verify_options)
 from .options import set_global_options as set_options  # noqa: F401
 from .symbolic import SymbolicScalar  # noqa: F401
+from .symbolic import SymbolicScalar as symbolic_scalar  # noqa: F401 (the official alias)
 from .symbolic import sym_max as max  # noqa: F401,A001
 from .symbolic import sym_min as min  # noqa: F401,A001
 from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat  # noqa: F401

@@ -530,3 +530,56 @@ def test_expand_exp_dif(dtype):
             o[:] = pypto.expand_exp_dif(x, y)
 
         mixed(x.float(), torch.ones(2, 1, dtype=torch.float16), torch.zeros(2, 3))
+
+
+# ============================================================================ official op pages
+@pytest.mark.both_backends
+def test_prelu_weight_is_per_channel_dim_1():
+    """pypto-prelu.md: for 2-4-D inputs the 1-D weight has one entry per channel, dim 1 (torch's rule)."""
+    for shape, c in (((2, 4, 4), 4), ((2, 3, 4), 3), ((2, 3, 2, 8), 3)):
+        x = torch.randn(*shape)
+        w = torch.rand(c) * 0.5
+        o = torch.zeros(*shape)
+
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor(), w: pypto.Tensor(), o: pypto.Tensor()):
+            pypto.set_vec_tile_shapes(*([2] * (len(shape) - 1)), 16)
+            o[:] = pypto.prelu(x, w)
+
+        k(x, w, o)
+        torch.testing.assert_close(o, torch.nn.functional.prelu(x, w), rtol=0, atol=0)
+
+
+@pytest.mark.both_backends
+def test_cast_to_narrow_int_satmode_off_keeps_low_bits():
+    """pypto-cast.md: FP16 [300, -300, 50] -> INT8 gives [44, -44, 50] with satmode OFF; ON saturates."""
+    x = torch.tensor([[300., -300, 50, 127.6, -129, 0.5, 2.5, 1e4]], dtype=torch.float16)
+    off, on = torch.zeros(1, 8, dtype=torch.int8), torch.zeros(1, 8, dtype=torch.int8)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), off: pypto.Tensor(), on: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(1, 32)
+        off[:] = pypto.cast(x, pypto.DT_INT8, satmode=pypto.SaturationMode.OFF)
+        on[:] = pypto.cast(x, pypto.DT_INT8, satmode=pypto.SaturationMode.ON)
+
+    k(x, off, on)
+    rint = torch.round(x.float()).to(torch.int64)  # CAST_NONE rounds half to even
+    assert off.tolist() == [[int(v) - 256 * ((int(v) + 128) // 256) for v in rint[0]]]
+    assert on.tolist() == [rint.clamp(-128, 127).tolist()[0]]
+
+
+def test_official_enum_names_and_topk_fields():
+    x = torch.tensor([[1., 5, 3, 4]])
+    v, i, r = torch.zeros(1, 2), torch.zeros(1, 2, dtype=torch.int64), torch.zeros(1, 4)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), v: pypto.Tensor(), i: pypto.Tensor(), r: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(1, 32)
+        top = pypto.topk(x, 2, -1)
+        v[:] = top.values
+        i[:] = top.indices
+        r[:] = pypto.fmod(x, 3.0, precision_type=pypto.PrecisionType.HIGH_PRECISION)
+
+    k(x, v, i, r)
+    assert v.tolist() == [[5., 4.]] and i.tolist() == [[1, 3]] and r.tolist() == [[1., 2., 0., 1.]]
+    assert pypto.symbolic_scalar(7).concrete() == 7

@@ -4,7 +4,7 @@ from .core import materialize  # noqa: F401
 from .creation import arange, full, full_like, ones, ones_like, tensor, zeros, zeros_like  # noqa: F401
 from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, log, logical_and, logical_not,  # noqa: F401
                           logical_or, lt, maximum, minimum, mul, ne, neg, reciprocal, relu, rsqrt, sqrt, sub, where)
-from .elementwise import SaturationMode, axpy_  # noqa: F401
+from .elementwise import PrecisionType, SaturationMode, axpy_  # noqa: F401
 from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,  # noqa: F401
                       bitwise_xor, ceil_div, gcd)
 from .scan import cumprod, cumsum, tril, triu  # noqa: F401

@@ -126,7 +126,8 @@ def logical_or(a, b) -> Tensor:
 
 class SaturationMode(IntEnum):
     """``pypto.cast(..., satmode=)``: OFF lets out-of-range floats overflow to +-inf in a narrower float
-    type; ON clamps them to its largest finite value first.  Integer targets always saturate."""
+    type and keeps the low bits of a float converted to an integer narrower than INT32 (via INT32);
+    ON clamps to the target's range (largest finite float / integer min and max)."""
 
     OFF = 0
     ON = 1
@@ -144,6 +145,10 @@ def cast(x, dtype: dt.DataType, mode=0, satmode=SaturationMode.OFF) -> Tensor:
         top = float(ml_dtypes.finfo(dtype.require_numpy()).max)
         if top < float(ml_dtypes.finfo(n.dtype.require_numpy()).max):
             n = node_of(minimum(maximum(out(n), -top), top))
+    elif satmode == SaturationMode.OFF and n.dtype.is_float() and dtype.is_int() and dtype.bits() < 32:
+        # OFF keeps the low bits (the official page: FP16 300 -> INT8 44): convert to INT32, then narrow,
+        # which wraps; ON saturates (the tile cast's float -> int rule)
+        n = cast_node(n, dt.DT_INT32, int(mode))
     return out(cast_node(n, dtype, int(mode)))
 
 
@@ -157,6 +162,14 @@ def sub(x, other, alpha=1) -> Tensor:
 
 def mul(x, other) -> Tensor:
     return binary("mul", x, other)
+
+
+class PrecisionType(IntEnum):
+    """``precision_type=`` of ``div``/``exp``/``pow``/``fmod``/``remainder`` (the values the official op
+    pages pass); accepted and without effect here, see :func:`check_precision`."""
+
+    INTRINSIC = 0
+    HIGH_PRECISION = 1
 
 
 def check_precision(op: str, precision_type) -> None:

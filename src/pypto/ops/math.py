@@ -8,10 +8,11 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 from pypto_pro.ir.types import RoundMode
 
-from ..symbolic import SymbolicScalar
+from ..symbolic import SymbolicScalar, is_static
 from ..tensor import Tensor
 from .core import is_scalar, node_of, promote
 from .creation import full, full_like
+from .shape import reshape
 from .elementwise import (abs, add, cast, check_precision, div, eq, exp, ge, gt, log, logical_and, logical_not,
                           logical_or, lt, maximum, minimum, mul, ne, neg, reciprocal, rsqrt, sqrt, sub, where)
 
@@ -95,6 +96,11 @@ def lrelu(x, negative_slope: float = 0.01) -> Tensor:
 
 
 def prelu(x, weight) -> Tensor:
+    """``x`` where ``x >= 0``, else ``weight * x`` with one weight per channel: the channel is dim 1 of a
+    2-4-D input (torch's rule; a 1-element weight applies everywhere), the last dim of a 1-D one."""
+    xn, wn = node_of(x), node_of(weight, "weight")
+    if xn.ndim >= 2 and wn.ndim == 1 and not (is_static(wn.shape[0]) and wn.shape[0] == 1):
+        weight = reshape(weight, [wn.shape[0]] + [1] * (xn.ndim - 2))  # broadcasts along dim 1
     return where(ge(x, 0), x, mul(x, weight))
 
 
@@ -278,8 +284,10 @@ def floor_div(x, other) -> Tensor:
     return cast(where(_truncated_above_floor(r, y), sub(q, 1), q), dtype)
 
 
-def remainder(x, other) -> Tensor:
-    """torch's ``%``: the sign of the divisor; integers exactly, floats ``x - floor(x / other) * other``."""
+def remainder(x, other, precision_type=None) -> Tensor:
+    """torch's ``%``: the sign of the divisor; integers exactly, floats ``x - floor(x / other) * other``;
+    ``precision_type``: :func:`check_precision`."""
+    check_precision("remainder", precision_type)
     ints = _int_division("remainder", x, other)
     if ints is None:
         return sub(x, mul(floor(div(x, other)), other))
@@ -287,8 +295,10 @@ def remainder(x, other) -> Tensor:
     return cast(where(_truncated_above_floor(r, y), add(r, y), r), dtype)
 
 
-def fmod(x, other) -> Tensor:
-    """The sign of the dividend: integers exactly (C's ``%``), floats ``x - trunc(x / other) * other``."""
+def fmod(x, other, precision_type=None) -> Tensor:
+    """The sign of the dividend: integers exactly (C's ``%``), floats ``x - trunc(x / other) * other``;
+    ``precision_type``: :func:`check_precision`."""
+    check_precision("fmod", precision_type)
     ints = _int_division("fmod", x, other)
     if ints is None:
         return sub(x, mul(trunc(div(x, other)), other))

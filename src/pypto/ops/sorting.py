@@ -9,7 +9,7 @@ every number (last ascending, first descending, as in torch).  The lowering
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
@@ -42,14 +42,21 @@ def argsort(x, dim: Optional[int] = None, descending: bool = False) -> Tensor:
     return out(materialize(_argsort_node(x, dim, None, descending, "pypto.argsort")))
 
 
-def topk(x, k: int, dim: Optional[int] = None, largest: bool = True) -> Tuple[Tensor, Tensor]:
+class TopK(NamedTuple):
+    """What :func:`topk` returns (``values, indices = pypto.topk(...)`` or ``.values`` / ``.indices``)."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def topk(x, k: int, dim: Optional[int] = None, largest: bool = True) -> TopK:
     """``(values, indices)`` of the ``k`` largest (smallest) elements along ``dim`` (default: the
     last), sorted; ties: the lower index first.  ``indices`` are INT64.  With a DYNAMIC ``dim``, a
     ``k`` above the runtime size raises ``KernelRuntimeError``."""
     xs = out(materialize(node_of(x)))
     indices = out(materialize(_argsort_node(xs, dim, k, largest, "pypto.topk")))
     d = norm_dim(-1 if dim is None else dim, node_of(xs).ndim)
-    return gather(xs, d, indices), indices
+    return TopK(gather(xs, d, indices), indices)
 
 
 __all__ = ["argsort", "topk"]
