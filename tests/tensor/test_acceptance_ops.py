@@ -583,3 +583,21 @@ def test_official_enum_names_and_topk_fields():
     k(x, v, i, r)
     assert v.tolist() == [[5., 4.]] and i.tolist() == [[1, 3]] and r.tolist() == [[1., 2., 0., 1.]]
     assert pypto.symbolic_scalar(7).concrete() == 7
+
+
+@pytest.mark.both_backends
+def test_integer_scans_give_int64():
+    """pypto-cumsum.md: INT16/INT32 in, INT64 out (as torch): 3 x 2^30 does not wrap."""
+    x = torch.full((3, 2), 2 ** 30, dtype=torch.int32)
+    s, p = torch.zeros(3, 2, dtype=torch.int64), torch.zeros(3, 2, dtype=torch.int64)
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), s: pypto.Tensor(), p: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(4, 16)
+        r = pypto.cumsum(x, 0)
+        assert r.dtype == pypto.DT_INT64
+        s[:] = r
+        p[:] = pypto.cumprod(x // (2 ** 29), 0)
+
+    k(x, s, p)
+    assert torch.equal(s, torch.cumsum(x, 0)) and torch.equal(p, torch.cumprod(x // 2 ** 29, 0))

@@ -14,12 +14,13 @@ from .elementwise import cast, ge, le, logical_and, sub, where
 
 
 def scan_dtype(dtype: dt.DataType) -> dt.DataType:
-    """Accumulation dtype of a scan or product: FP32 for 16-bit floats (rounded back once at the end),
-    INT32 for BOOL and 8-bit integers (the ``mul`` tile op has no 8-bit form); others keep theirs."""
+    """Accumulation dtype of a scan: FP32 for 16-bit floats (rounded back once at the end); INT64 for
+    BOOL and integers narrower than 64 bits, which is also the result dtype (torch's rule, and the
+    official cumsum page's: INT16/INT32 in, INT64 out); 64-bit integers keep theirs."""
     if dtype.is_float():
         return dt.DT_FP32
-    if dtype == dt.DT_BOOL or dtype.bits() == 8:
-        return dt.DT_INT32
+    if dtype == dt.DT_BOOL or dtype.bits() < 64:
+        return dt.DT_INT64
     return dtype
 
 
@@ -36,7 +37,7 @@ def _scan(fn: str, x, dim: int) -> Tensor:
 
 def cumsum(x, dim: int) -> Tensor:
     """Running sum along ``dim`` (negative ok), accumulated in order; 16-bit floats in FP32 and
-    rounded once; integers wrap in their dtype (BOOL / 8-bit: INT32 result; torch gives INT64)."""
+    rounded once; BOOL and integers give INT64 (as torch), wrapping only there."""
     return _scan("sum", x, dim)
 
 
