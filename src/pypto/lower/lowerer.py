@@ -12,9 +12,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelError, KernelMemoryError, KernelSyntaxError
 from pypto_pro.ir import nodes as ir
-from pypto_pro.ir.types import Layout, MemorySpace
+from pypto_pro.ir.types import MemorySpace
 
-from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf, gm_leaf
+from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf
 from ..ops.core import same_dim
 from ..symbolic import is_static, to_expr
 from .bounds import Bounds
