@@ -145,3 +145,8 @@ def sym_max(a, b):
 
 def is_static(d) -> bool:
     return isinstance(d, int) and not isinstance(d, bool)
+
+
+def format_dims(shape) -> str:
+    """``[8, ?, 64]``: a shape in messages, "?" for a dim known only at run time."""
+    return "[" + ", ".join(str(d) if is_static(d) else "?" for d in shape) + "]"

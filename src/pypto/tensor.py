@@ -15,7 +15,7 @@ from pypto_pro.ir import nodes as ir
 from pypto_pro.language.annotations import DYNAMIC, STATIC
 
 from .graph import ELEMENTWISE, Node
-from .symbolic import SymbolicScalar, is_static
+from .symbolic import SymbolicScalar, format_dims, is_static
 
 DYN = DYNAMIC
 
@@ -215,7 +215,7 @@ def _merged_shape(n: Node, shapes: Dict[int, Tuple[Any, ...]], check: bool) -> T
                 if check:
                     raise KernelTypeError(
                         f"{n.op} {n.attrs.get('fn', '')}: an operand is a view clipped to its valid region "
-                        f"{_fmt(i.shape)} (shape {_fmt(padded)}), but the result covers {size} on axis "
+                        f"{format_dims(i.shape)} (shape {format_dims(padded)}), but the result covers {size} on axis "
                         f"{lead + j}; ops on a view compute on its valid region only, so give the other operand "
                         f"the same region (pypto.view(other, shape, offsets, valid_shape=view.valid_shape))")
                 continue
@@ -251,10 +251,6 @@ def check_valid_regions(n: Node) -> None:
     """Raise ``KernelTypeError`` if an element-wise op in ``n`` stretches a clipped view's valid region
     (called where an expression is stored, so every computed expression is checked once)."""
     _reported_shapes(n, check=True)
-
-
-def _fmt(shape) -> str:
-    return "[" + ", ".join(str(d) if is_static(d) else "?" for d in shape) + "]"
 
 
 def wrap(node: Node) -> Tensor:

@@ -8,7 +8,7 @@ from pypto_pro.errors import KernelTypeError
 
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf
-from ..symbolic import SymbolicScalar, is_static
+from ..symbolic import SymbolicScalar, format_dims, is_static
 from ..tensor import Tensor, check_valid_regions, wrap
 
 SCALAR_TYPES = (int, float, bool, SymbolicScalar)
@@ -45,12 +45,8 @@ def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast")
         elif not is_static(x) and is_static(y) or not is_static(y) and is_static(x):
             out.append(x if is_static(x) else y)  # a DYNAMIC dim meeting a fixed one: equal at run time
         else:
-            raise KernelTypeError(f"{what}: shapes {_fmt(a)} and {_fmt(b)} do not broadcast")
+            raise KernelTypeError(f"{what}: shapes {format_dims(a)} and {format_dims(b)} do not broadcast")
     return tuple(out)
-
-
-def _fmt(shape) -> str:
-    return "[" + ", ".join(str(d) if is_static(d) else "?" for d in shape) + "]"
 
 
 def promote(a: dt.DataType, b: dt.DataType) -> dt.DataType:

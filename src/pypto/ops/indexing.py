@@ -25,7 +25,7 @@ from pypto_pro.errors import KernelTypeError
 
 from ..frontend.tracer import current_recorder
 from ..graph import Buffer, Node, full_leaf
-from ..symbolic import is_static
+from ..symbolic import format_dims, is_static
 from ..tensor import Tensor
 from .core import (cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out,
                    same_dim)
@@ -139,8 +139,8 @@ def _check_fits(shape: Sequence[Any], space: Sequence[Any], what: str, exact: bo
             if is_static(a) and is_static(b) and a != b and (exact or a != 1):
                 bad = True
     if bad or (exact and len(shape) != len(space)):
-        fmt = lambda sh: [d if is_static(d) else "?" for d in sh]  # noqa: E731
-        raise KernelTypeError(f"{what}: values of shape {fmt(shape)} do not fit the indexed region {fmt(space)}")
+        raise KernelTypeError(f"{what}: values of shape {format_dims(shape)} do not fit the indexed region "
+                              f"{format_dims(space)}")
 
 
 def _common_length(lengths: List[Any], what: str) -> Any:

@@ -9,7 +9,7 @@ from pypto_pro.errors import KernelTypeError
 
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
-from ..symbolic import SymbolicScalar, is_static, sym_min
+from ..symbolic import format_dims, is_static, sym_min
 from ..tensor import Tensor, check_valid_regions, reported_shape
 from .core import cast_node, is_scalar, materialize, node_of, norm_dim, out, same_dim
 from .indexing import alias, copy, gather, numel, scatter_
@@ -204,12 +204,8 @@ def _check_window(offsets: Sequence[Any], sizes: Sequence[Any], shape: Sequence[
                               f"{len(shape)}-D dst")
     for o, size, full in zip(offsets, sizes, shape):
         if is_static(o) and (o < 0 or is_static(size) and is_static(full) and o + size > full):
-            raise KernelTypeError(f"{what}: the source's valid region {_dims(sizes)} at offsets {_dims(offsets)} "
-                                  f"leaves dst of shape {_dims(shape)}")
-
-
-def _dims(shape: Sequence[Any]) -> List[Any]:
-    return [d if is_static(d) else "?" for d in shape]
+            raise KernelTypeError(f"{what}: the source's valid region {format_dims(sizes)} at offsets {format_dims(offsets)} "
+                                  f"leaves dst of shape {format_dims(shape)}")
 
 
 def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False) -> Tensor:
@@ -224,9 +220,9 @@ def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False)
         return x if isinstance(x, Tensor) else out(n)
     have, want = numel(n.shape), numel(shape)
     if is_static(have) and is_static(want) and have != want:
-        region = "" if reported is n.shape else f" (the valid region of a view of shape {_dims(reported)})"
-        raise KernelTypeError(f"pypto.reshape: cannot reshape {_dims(n.shape)}{region}, {have} elements, into "
-                              f"{_dims(shape)}, {want} elements")
+        region = "" if reported is n.shape else f" (the valid region of a view of shape {format_dims(reported)})"
+        raise KernelTypeError(f"pypto.reshape: cannot reshape {format_dims(n.shape)}{region}, {have} elements, into "
+                              f"{format_dims(shape)}, {want} elements")
     return out(alias(n, shape))
 
 
@@ -234,7 +230,7 @@ def _infer_dim(shape: List[Any], dims: Sequence[Any]) -> List[Any]:
     """``shape`` with its ``-1`` entry (if any) replaced by the size that keeps the element count."""
     inferred = [j for j, d in enumerate(shape) if is_static(d) and d == -1]  # (`-1 in shape` is symbolic)
     if len(inferred) > 1:
-        raise KernelTypeError(f"pypto.reshape: only one dim can be -1, got {_dims(shape)}")
+        raise KernelTypeError(f"pypto.reshape: only one dim can be -1, got {format_dims(shape)}")
     if inferred:
         known = numel([_static(d, "reshape with -1") for j, d in enumerate(shape) if j != inferred[0]])
         shape[inferred[0]] = numel([_static(d, "reshape with -1") for d in dims]) // known
@@ -245,8 +241,8 @@ def _only_full_valid_shape(valid_shape, shape: Sequence[Any], what: str) -> None
     """A ``valid_shape`` smaller than the result's shape would leave a padded result (not supported)."""
     if valid_shape is not None and (len(valid_shape) != len(shape) or
                                     not all(same_dim(v, d) for v, d in zip(valid_shape, shape))):
-        raise NotImplementedError(f"{what}(valid_shape={_dims(valid_shape)}) different from the shape "
-                                  f"{_dims(shape)}: take a pypto.view(..., valid_shape=) of the result instead")
+        raise NotImplementedError(f"{what}(valid_shape={format_dims(valid_shape)}) different from the shape "
+                                  f"{format_dims(shape)}: take a pypto.view(..., valid_shape=) of the result instead")
 
 
 def unsqueeze(x, dim: int) -> Tensor:
