@@ -48,7 +48,7 @@ def test_cpu_chain_goes_from_gm_to_gm_in_registers(tmp_path, monkeypatch, shape)
     cpp = _kernel_cpp(build)
     assert cpp.count("fused element-wise group") == 1 and "load load mul add neg exp add recip mul + store" in cpp
     loop = cpp[cpp.index("pto::fz::each("):cpp.index("} else {  // the original per-op code")]
-    assert len(re.findall(r"fz::load<V>\(m\d_", loop)) == 2 and len(re.findall(r"fz::store\(m\d_", loop)) == 1
+    assert len(re.findall(r"fz::load<V>\(m\d_", loop)) == 2 and len(re.findall(r"fz::store_gm\(m\d_", loop)) == 1
     assert "(p" not in loop  # no tile is read or written
 
 

@@ -609,8 +609,8 @@ class _Loop:
                 self.body.append(f"fz::store({self._addr(TILE, k)}, {v});  // {tile}")
         for st in self.grp.stores:
             v = last[_key(st.src)][0]
-            self.body.append(f"fz::store({self._gm_addr(st.stmt)}, {v});  // store({st.stmt.args['dst'].name}, "
-                             f"{st.src.name})")
+            self.body.append(f"fz::store_gm({self.runs[id(st.stmt)]}, {self._gm_addr(st.stmt)}, {v});  "
+                             f"// store({st.stmt.args['dst'].name}, {st.src.name})")
         rs = self.grp.row_reduce
         if rs is not None:
             self.body.append(f"return {self.value[(TILE, _key(rs.src))]};  // {rs.src.name}")
@@ -636,6 +636,8 @@ class _Loop:
             g.emit(line)
         g.indent -= 1
         g.emit("});")
+        for st in self.grp.stores:
+            g.emit(f"pto::fz::end_stores({self.runs[id(st.stmt)]});  // order streamed stores")
 
     def _scalars(self) -> Dict[int, str]:
         """Scalar operands converted like pto::scal<T> (id of the expression -> C++ local)."""

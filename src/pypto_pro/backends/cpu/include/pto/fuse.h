@@ -56,11 +56,20 @@ inline bool try_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, i
   return true;
 }
 
-// The GM window of a fused load or store: element (r, c) at p[r * st0 + c].
+// The GM window of a fused load or store: element (r, c) at p[r * st0 + c].  stream: a store to it
+// may bypass the caches (see kStreamMinBytes).
 template <class T> struct Run {
   T* p = nullptr;
   int64_t st0 = 0;
+  bool stream = false;
 };
+
+// Stores into a GM tensor of at least this many bytes are streamed (non-temporal): the tensor is
+// then too large to stay cached until it is read again, and a normal store would first read every
+// line it writes.  Measured on a 2-core AMD EPYC VM (32 MiB L3), y = a + b with a, b, y of N bytes
+// each: 16 MiB runs 1.6x faster streamed, while at 8 MiB (the three still fit in the L3) normal
+// stores are 1.2-2x faster (docs/performance.md, "Streaming stores").
+constexpr int64_t kStreamMinBytes = int64_t(16) << 20;
 
 // gm_window without failing: false where pto::load/store would fail (then the per-op code reports it),
 // and also where the columns are not contiguous or the rows overlap each other (st0 < cols).
@@ -78,6 +87,11 @@ inline bool gm_run(const Gm<T>& g, const int64_t* offs, int a0, int a1, const Wi
   if (g.stride[a1] != 1 || (rows > 1 && st0 < cols)) return false;
   out.p = g.p + base;
   out.st0 = st0;
+  int64_t bytes = (int64_t)sizeof(T);
+  for (int ax = 0; ax < g.nd; ++ax) bytes *= g.shape[ax];
+  // the 8-lane stores of every row must be aligned: 32 bytes of fp32 or 16 of fp16/bf16
+  const int64_t align = 8 * (int64_t)sizeof(T);
+  out.stream = bytes >= kStreamMinBytes && (uintptr_t)out.p % align == 0 && (rows == 1 || (st0 * (int64_t)sizeof(T)) % align == 0);
   return true;
 }
 
@@ -229,6 +243,18 @@ inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_co
 // ---------------------------------------------------------------- scalar lanes
 template <class T> inline void store(T* p, float v) { *p = st<T>(v); }
 
+// A store into a GM window: streamed where the window allows it (Run::stream), which only 8-lane
+// stores do; the scalar tail stores normally.  end_stores() orders streamed stores before anything
+// that follows the group (another core may read the tensor after the next barrier or event).
+template <class T> inline void store_gm(const Run<T>&, T* p, float v) { store(p, v); }
+template <class T> inline void end_stores(const Run<T>& run) {
+#if defined(PTO_FUSE_V8)
+  if (run.stream) _mm_sfence();
+#else
+  (void)run;
+#endif
+}
+
 template <class T> inline float round(float x) { return ld(st<T>(x)); }
 template <> inline float round<float>(float x) { return x; }
 
@@ -249,13 +275,19 @@ inline float relu(float x) { return x > 0 ? x : 0.f; }
 // ---------------------------------------------------------------- 8 lanes (AVX2)
 #if defined(PTO_FUSE_V8)
 inline void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-inline void store(half* p, __m256 v) {  // v holds fp16 values: the conversion is exact
-  _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-}
-inline void store(bf16* p, __m256 v) {  // v holds bf16 values: keep the high halves
+inline void stream(float* p, __m256 v) { _mm256_stream_ps(p, v); }
+inline __m128i to_f16(__m256 v) { return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }  // exact: v holds fp16 values
+inline __m128i to_bf16(__m256 v) {  // v holds bf16 values: keep the high halves
   const __m256i hi = _mm256_srli_epi32(_mm256_castps_si256(v), 16);
-  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(hi, hi), 0x08);
-  _mm_storeu_si128((__m128i*)p, _mm256_castsi256_si128(packed));
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(hi, hi), 0x08));
+}
+inline void store(half* p, __m256 v) { _mm_storeu_si128((__m128i*)p, to_f16(v)); }
+inline void stream(half* p, __m256 v) { _mm_stream_si128((__m128i*)p, to_f16(v)); }
+inline void store(bf16* p, __m256 v) { _mm_storeu_si128((__m128i*)p, to_bf16(v)); }
+inline void stream(bf16* p, __m256 v) { _mm_stream_si128((__m128i*)p, to_bf16(v)); }
+template <class T> inline void store_gm(const Run<T>& run, T* p, __m256 v) {
+  if (run.stream) stream(p, v);
+  else store(p, v);
 }
 
 // f_to_bf16 lane-wise: round to nearest even, NaN -> sign | 0x7FC0 (then back to fp32).
@@ -302,6 +334,12 @@ template <class T> inline void store(T* p, const P4& v) {
   store(p + 8, v.b);
   store(p + 16, v.c);
   store(p + 24, v.d);
+}
+template <class T> inline void store_gm(const Run<T>& run, T* p, const P4& v) {
+  store_gm(run, p, v.a);
+  store_gm(run, p + 8, v.b);
+  store_gm(run, p + 16, v.c);
+  store_gm(run, p + 24, v.d);
 }
 template <class T> inline P4 round(const P4& x) {
   return P4{round<T>(x.a), round<T>(x.b), round<T>(x.c), round<T>(x.d)};
