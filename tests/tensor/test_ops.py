@@ -1,4 +1,5 @@
 """Every implemented tensor op against torch, through the lowered tile program on the interpreter."""
+import numpy as np
 import pytest
 import torch
 
@@ -256,6 +257,89 @@ def test_matmul_operator_returns_rhs_dtype():
 
     k(a, b, out)
     torch.testing.assert_close(out, (a.float() @ b.float()).half(), rtol=2e-3, atol=2e-3)
+
+
+def _fixpipe_scale(s: float) -> float:
+    """The scale the official page says the fixpipe uses: FP32 sign, exponent and top 10 mantissa bits."""
+    bits = np.array([s], np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+    return float(bits.view(np.float32)[0])
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("case", ["dequant_relu", "dequant_bias", "quant_int8", "relu_only", "int_relu"])
+def test_matmul_extend_params_scale_and_relu(case):
+    """The official page's extend_params cases: INT8 x INT8 dequantized by ``scale`` (with ReLU, or with a
+    bias added before the scale), FP16 x FP16 quantized to INT8 (round to nearest even, saturate), and
+    ReLU alone.  The scale keeps 10 mantissa bits (0.2 -> 0.19995117...), so the reference uses it too."""
+    torch.manual_seed(3)
+    scale = 0.2 if case != "quant_int8" else 0.37
+    if case.startswith("dequant") or case == "int_relu":
+        a, b = torch.randint(-8, 8, (24, 48), dtype=torch.int8), torch.randint(-8, 8, (48, 40), dtype=torch.int8)
+        acc = (a.int() @ b.int()).float()
+    else:
+        a, b = torch.randn(24, 48).half(), torch.randn(48, 40).half()
+        acc = a.float() @ b.float()
+    bias = torch.randint(-50, 50, (1, 40), dtype=torch.int32)
+    params = {
+        "dequant_relu": ({"scale": scale, "relu_type": pypto.ReLuType.RELU}, pypto.DT_BF16, torch.bfloat16),
+        "dequant_bias": ({"scale": scale}, pypto.DT_FP16, torch.float16),
+        "quant_int8": ({"scale": scale}, pypto.DT_INT8, torch.int8),
+        "relu_only": ({"relu_type": pypto.ReLuType.RELU}, pypto.DT_FP32, torch.float32),
+        "int_relu": ({"relu_type": pypto.ReLuType.RELU}, pypto.DT_INT32, torch.int32),
+    }
+    extend, out_dtype, torch_dtype = params[case]
+    s = _fixpipe_scale(scale)
+    want = {
+        "dequant_relu": torch.relu(acc * s),
+        "dequant_bias": (acc + bias.float()) * s,
+        "quant_int8": torch.clamp(torch.round(acc * s), -128, 127),
+        "relu_only": torch.relu(acc),
+        "int_relu": torch.relu(acc),
+    }[case]
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y: pypto.Tensor(), bb: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 32])
+        pypto.set_vec_tile_shapes(16, 64)
+        ext = dict(extend, bias_tensor=bb) if case == "dequant_bias" else extend
+        o[:] = pypto.matmul(x, y, out_dtype, extend_params=ext)
+
+    out = torch.empty(24, 40, dtype=torch_dtype)
+    k(a, b, bias, out)
+    tol = {torch.bfloat16: 8e-3, torch.float16: 1e-3, torch.float32: 1e-5, torch.int8: 0, torch.int32: 0}[torch_dtype]
+    if torch_dtype == torch.int8:  # FP16 products summed in FP32 may differ in the last bits from torch's
+        assert (out.float() - want).abs().max() <= 1 and (out.float() == want).float().mean() > 0.95
+    else:
+        torch.testing.assert_close(out.float(), want, rtol=tol, atol=tol)
+
+
+def test_matmul_scale_keeps_ten_mantissa_bits():
+    from pypto.ops.matmul import fixpipe_scale
+
+    assert fixpipe_scale(0.2) == 0.199951171875 == _fixpipe_scale(0.2)
+    assert fixpipe_scale(-1.5) == -1.5 and fixpipe_scale(1 + 2 ** -10) == 1 + 2 ** -10
+    assert fixpipe_scale(1 + 2 ** -11) == 1.0
+
+
+def test_matmul_extend_params_errors():
+    a, b, o = torch.randn(16, 32).half(), torch.randn(32, 16).half(), torch.empty(16, 16, dtype=torch.int8)
+
+    def kernel(ext, out_dtype=pypto.DT_INT8):
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor(), y: pypto.Tensor(), z: pypto.Tensor()):
+            pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+            pypto.set_vec_tile_shapes(16, 16)
+            z[:] = pypto.matmul(x, y, out_dtype, extend_params=ext)
+        return k
+
+    with pytest.raises(pypto.KernelTypeError, match="INT8 needs extend_params scale"):
+        kernel({})(a, b, o)
+    with pytest.raises(pypto.KernelTypeError, match="relu_type must be a pypto.ReLuType"):
+        kernel({"scale": 1.0, "relu_type": 7})(a, b, o)
+    with pytest.raises(NotImplementedError, match="trans_mode"):
+        kernel({"trans_mode": pypto.TransMode.CAST_ROUND}, pypto.DT_FP32)(a, b, torch.empty(16, 16))
+    with pytest.raises(NotImplementedError, match="scale_tensor"):
+        kernel({"scale_tensor": b})(a, b, o)
 
 
 @pytest.mark.parametrize("name", ["sort32", "mrgsort", "gathermask", "uniform", "fillpad"])

@@ -14,7 +14,7 @@ from .math import (ceil, clip, cosh, erf, erfc, exp2, expand_exp_dif, expm1, flo
                    sigmoid, sign, silu, sinh, swiglu, tanh, trunc)
 from .indexing import (gather, index_add, index_add_, index_put_, index_select, one_hot, scatter,  # noqa: F401
                        scatter_, scatter_update)
-from .matmul import bmm, matmul  # noqa: F401
+from .matmul import ReLuType, TransMode, bmm, matmul  # noqa: F401
 from .reduce import amax, amin, argmax, argmin, layer_norm, mean, prod, rms_norm, softmax, sum, var  # noqa: F401
 from .shape import (assemble, atomic_add, clone, concat, expand_clone, getitem, pad, permute, reshape,  # noqa: F401
                     setitem, squeeze, transpose, unsqueeze, view)

@@ -1,22 +1,53 @@
-"""``pypto.matmul``: 2-D and batched (batch broadcasting), ``a_trans``/``b_trans``, bias, ``out_dtype``.
+"""``pypto.matmul``: 2-D and batched (batch broadcasting), ``a_trans``/``b_trans``, ``out_dtype``, and
+``extend_params`` ``bias_tensor``, ``scale`` (per-tensor dequant/quant) and ``relu_type``.
 
 Operands are read from GM by the cube path (unstored operands are stored first); transposed
 operands are free (the load reads them transposed)."""
 from __future__ import annotations
 
+import struct
+from enum import IntEnum
 from typing import Optional
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
+from pypto_pro.ir.types import RoundMode as CastMode
 
 from ..graph import Node
 from ..symbolic import is_static
 from ..tensor import Tensor
 from .core import broadcast_shape, materialize, node_of, out, same_dim
-from .elementwise import add, cast
+from .elementwise import SaturationMode, add, cast, mul, relu
 from .shape import reshape, transpose
 
 _ACC = {"FP16": dt.DT_FP32, "BF16": dt.DT_FP32, "FP32": dt.DT_FP32, "INT8": dt.DT_INT32}
+
+
+class ReLuType(IntEnum):
+    """``extend_params["relu_type"]`` of ``pypto.matmul``: RELU applies max(x, 0) to the result, after
+    the ``scale`` and before the rounding to ``out_dtype`` (the fixpipe's order)."""
+
+    NO_RELU = 0
+    RELU = 1
+
+
+class TransMode(IntEnum):
+    """``extend_params["trans_mode"]`` of ``pypto.matmul``: FP32 operands rounded to TF32 before the
+    product.  Only CAST_NONE (no rounding) is implemented; the others raise NotImplementedError."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+
+
+def fixpipe_scale(scale) -> float:
+    """The per-tensor ``scale`` as the fixpipe uses it: the FP32 value's sign, 8 exponent bits and the
+    top 10 of its 23 mantissa bits (the official page: "1 sign + 8 exponent + 10 mantissa bits"; the
+    dropped bits are cut, not rounded)."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise KernelTypeError(f"pypto.matmul extend_params scale must be a float, got {scale!r}")
+    (bits,) = struct.unpack("<I", struct.pack("<f", float(scale)))
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFE000))[0]
 
 
 def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = False, b_trans: bool = False,
@@ -38,14 +69,52 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
         raise KernelTypeError(f"pypto.matmul: inner dims differ ({x.shape[-1]} vs {y.shape[-2]})")
     out_dtype = out_dtype or (dt.DT_INT32 if x.dtype == dt.DT_INT8 else y.dtype)
     acc = _ACC[x.dtype.name]
-    if acc == dt.DT_FP32 and out_dtype not in (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16):
-        raise KernelTypeError(f"pypto.matmul: FP32 accumulation cannot produce {out_dtype.name}")
-    batch = broadcast_shape(x.shape[:-2], y.shape[:-2], "pypto.matmul batch")
-    shape = tuple(batch) + (x.shape[-2], y.shape[-1])
     params = dict(extend_params or {})
     bias = params.pop("bias_tensor", None)
+    scale = params.pop("scale", None)
+    relu_type = _enum(ReLuType, params.pop("relu_type", ReLuType.NO_RELU), "relu_type")
+    if _enum(TransMode, params.pop("trans_mode", TransMode.CAST_NONE), "trans_mode") != TransMode.CAST_NONE:
+        raise NotImplementedError("pypto.matmul extend_params trans_mode other than TransMode.CAST_NONE "
+                                  "(TF32 rounding of FP32 operands)")
     if params:
         raise NotImplementedError(f"pypto.matmul extend_params {sorted(params)}")
+    quant = scale is not None and out_dtype == dt.DT_INT8
+    if acc == dt.DT_FP32 and out_dtype not in (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16) and not quant:
+        raise KernelTypeError(f"pypto.matmul: FP32 accumulation cannot produce {out_dtype.name} "
+                              "(INT8 needs extend_params scale: quantization)")
+    batch = broadcast_shape(x.shape[:-2], y.shape[:-2], "pypto.matmul batch")
+    shape = tuple(batch) + (x.shape[-2], y.shape[-1])
+    if scale is not None or relu_type == ReLuType.RELU:
+        return _fixpipe(_with_bias(x, y, bias, shape, acc, acc), scale, relu_type, out_dtype)
+    return _with_bias(x, y, bias, shape, acc, out_dtype)
+
+
+def _enum(kind, value, what: str):
+    try:
+        return kind(value)
+    except ValueError:
+        raise KernelTypeError(f"pypto.matmul extend_params {what} must be a pypto.{kind.__name__}, "
+                              f"got {value!r}") from None
+
+
+def _fixpipe(y: Tensor, scale, relu_type: ReLuType, out_dtype: dt.DataType) -> Tensor:
+    """What the fixpipe does to the accumulator on its way out: times the (10-mantissa-bit) scale in
+    FP32, ReLU, then one rounding to ``out_dtype`` (to nearest even, saturating, for float -> integer).
+    Without a scale an INT32 accumulator stays integer (ReLU is exact there)."""
+    if scale is not None:
+        y = mul(cast(y, dt.DT_FP32) if node_of(y).dtype.is_int() else y, fixpipe_scale(scale))
+    if relu_type == ReLuType.RELU:
+        y = relu(y)
+    if node_of(y).dtype == out_dtype:
+        return y
+    if out_dtype.is_int() and node_of(y).dtype.is_float():
+        return cast(y, out_dtype, CastMode.CAST_RINT, SaturationMode.ON)
+    return cast(y, out_dtype)
+
+
+def _with_bias(x: Node, y: Node, bias, shape: tuple, acc: dt.DataType, out_dtype: dt.DataType) -> Tensor:
+    """``x @ y`` (+ bias) as ``out_dtype``: the bias through the cube's Bias tile where it is a row it
+    can take, else added by a vector op in the accumulator dtype."""
     if bias is None:
         return out(Node("matmul", (x, y), shape, out_dtype, {}))
     row = _bias_row(node_of(bias, "pypto.matmul bias_tensor"), acc, y.shape[-1])
