@@ -5,6 +5,7 @@ Python ``if`` on a symbolic condition becomes a runtime branch (see :mod:`pypto.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Optional, Union
 
 from pypto_pro.dtypes import DT_BOOL, DT_INDEX, DT_INT64
@@ -12,6 +13,8 @@ from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.ir import nodes as ir
 
 Number = Union[int, float, bool]
+
+_anonymous = itertools.count()
 
 
 def to_expr(value) -> ir.Expr:
@@ -44,9 +47,11 @@ class SymbolicScalar:
     ``SymbolicScalar("N")`` is a named dynamic dim (what ``pypto.frontend.dynamic("N")`` returns: used
     in parameter annotations it stands for that axis, and in the kernel for its run-time size) and
     ``SymbolicScalar(128)`` (or ``SymbolicScalar("n", 128)``) an immediate (concrete) value; arithmetic
-    on immediates folds."""
+    on immediates folds.  ``SymbolicScalar()`` is a symbol with a fresh name (``sym0``, ``sym1``, ...)."""
 
-    def __init__(self, expr: Union[ir.Expr, str, int, "SymbolicScalar"], value: Optional[int] = None):
+    def __init__(self, expr: Union[ir.Expr, str, int, "SymbolicScalar", None] = None, value: Optional[int] = None):
+        if expr is None:
+            expr = f"sym{next(_anonymous)}"
         if value is not None:  # SymbolicScalar("n", 10): a symbol whose value is known is that immediate
             expr = value
         if isinstance(expr, SymbolicScalar):  # a copy
@@ -99,6 +104,11 @@ class SymbolicScalar:
     def max(self, other) -> "SymbolicScalar":
         """``a.max(b)``: the method spelling of ``pypto.max(a, b)``."""
         return sym_max(self, other)
+
+    def as_variable(self) -> None:
+        """The official hint that marks an expression as an intermediate variable, to simplify the
+        expressions built from it.  Accepted without effect: here every expression is kept as IR and
+        the C++ compiler folds common subexpressions."""
 
     def is_concrete(self) -> bool:
         """True only for an immediate: a dim or loop index exists only at run time (DYNAMIC dims

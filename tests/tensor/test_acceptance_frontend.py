@@ -331,6 +331,9 @@ def test_symbolic_scalar_constructor_forms():
     assert t.shape[0] is n and t.shape[2] is pypto.DYNAMIC
     with pytest.raises(KernelTypeError, match="dim name"):
         pypto.SymbolicScalar(1.5)
+    a, b = pypto.SymbolicScalar(), pypto.SymbolicScalar()  # fresh symbols, distinct names
+    assert a.is_symbol() and not a.is_concrete() and repr(a) != repr(b)
+    assert a.as_variable() is None and a.is_symbol()  # a hint without effect
 
 
 @pypto.frontend.jit
