@@ -577,12 +577,14 @@ def test_official_enum_names_and_topk_fields():
         pypto.set_vec_tile_shapes(1, 32)
         top = pypto.topk(x, 2, -1)
         v[:] = top.values
-        i[:] = top.indices
+        i[:] = pypto.topk(x, 2, -1, True, pypto.TopKAlgo.RADIX_SELECT).indices  # the page's positional form
         r[:] = pypto.fmod(x, 3.0, precision_type=pypto.PrecisionType.HIGH_PRECISION)
 
     k(x, v, i, r)
     assert v.tolist() == [[5., 4.]] and i.tolist() == [[1, 3]] and r.tolist() == [[1., 2., 0., 1.]]
     assert pypto.symbolic_scalar(7).concrete() == 7
+    with pytest.raises(KernelTypeError, match="TopKAlgo"):
+        pypto.topk(pypto.Tensor([1, 4], pypto.DT_FP32), 2, algo="bitonic")
 
 
 @pytest.mark.both_backends

@@ -18,7 +18,7 @@ from .matmul import ReLuType, TransMode, bmm, matmul  # noqa: F401
 from .reduce import amax, amin, argmax, argmin, layer_norm, mean, prod, rms_norm, softmax, sum, var  # noqa: F401
 from .shape import (assemble, atomic_add, clone, concat, expand_clone, getitem, pad, permute, reshape,  # noqa: F401
                     setitem, squeeze, transpose, unsqueeze, view)
-from .sorting import argsort, topk  # noqa: F401
+from .sorting import TopKAlgo, argsort, topk  # noqa: F401
 
 _NOT_IMPLEMENTED = (
     "sort32", "mrgsort", "scaled_mm",

@@ -9,6 +9,7 @@ every number (last ascending, first descending, as in torch).  The lowering
 """
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import NamedTuple, Optional
 
 from pypto_pro import dtypes as dt
@@ -49,14 +50,24 @@ class TopK(NamedTuple):
     indices: Tensor
 
 
-def topk(x, k: int, dim: Optional[int] = None, largest: bool = True) -> TopK:
+class TopKAlgo(IntEnum):
+    """``pypto.topk(..., algo=)``: how the device selects (merge sort, or radix select on newer
+    parts).  Both give the same sorted result; here one ranking algorithm serves both."""
+
+    MERGE_SORT = 0
+    RADIX_SELECT = 1
+
+
+def topk(x, k: int, dim: Optional[int] = None, largest: bool = True, algo: TopKAlgo = TopKAlgo.MERGE_SORT) -> TopK:
     """``(values, indices)`` of the ``k`` largest (smallest) elements along ``dim`` (default: the
     last), sorted; ties: the lower index first.  ``indices`` are INT64.  With a DYNAMIC ``dim``, a
     ``k`` above the runtime size raises ``KernelRuntimeError``."""
+    if algo not in tuple(TopKAlgo):
+        raise KernelTypeError(f"pypto.topk: algo must be a pypto.TopKAlgo, got {algo!r}")
     xs = out(materialize(node_of(x)))
     indices = out(materialize(_argsort_node(xs, dim, k, largest, "pypto.topk")))
     d = norm_dim(-1 if dim is None else dim, node_of(xs).ndim)
     return TopK(gather(xs, d, indices), indices)
 
 
-__all__ = ["argsort", "topk"]
+__all__ = ["TopKAlgo", "argsort", "topk"]
