@@ -230,18 +230,25 @@ class Pass:
     def e_gm(self, n: Node, k: str, region: Region, shape) -> Val:
         param = self.b.param(n.attrs["buf"])
         offs, order = self.leaf_window(n, region, shape)
-        if k == "one":
+        # A 1-D tensor loads only into a [1, C] tile.  It is a "full" or "col" operand only under a
+        # pass whose rows are 1 ([1, C] or [.., 1, 1]): then it is read as a row (a "col" one, of
+        # size 1, as a scalar) and broadcast to the tile the pass uses.
+        one_d = len(n.attrs["buf"].shape) == 1 and len(shape) >= 2
+        read = {"full": "row", "col": "one"}.get(k, k) if one_d else k
+        if read == "one":
             var = ir.Var(f"g{len(self.b.tiles)}", param.dtype)
             self.b.op("getval", result=var, src=param, index=offs)
-            return Val(var, "one") if n.dtype != dt.DT_BOOL else self.values_to_mask(
+            val = Val(var, "one") if n.dtype != dt.DT_BOOL else self.values_to_mask(
                 self.broadcast(Val(var, "one"), "row", dt.DT_FP32, region), region)
-        t = self.tile_for(k, param.dtype, region)
-        self.b.op("load", dst=t, src=param, offsets=offs, order=order)
-        if n.dtype == dt.DT_BOOL:
-            f = self.tile_for(k, dt.DT_FP16, region)
-            self.b.op("cast", dst=f, src=t)
-            return self.values_to_mask(Val(f, k), region)
-        return Val(t, k)
+        else:
+            t = self.tile_for(read, param.dtype, region)
+            self.b.op("load", dst=t, src=param, offsets=offs, order=order)
+            val = Val(t, read)
+            if n.dtype == dt.DT_BOOL:
+                f = self.tile_for(read, dt.DT_FP16, region)
+                self.b.op("cast", dst=f, src=t)
+                val = self.values_to_mask(Val(f, read), region)
+        return val if val.kind == k else self.broadcast(val, k, n.dtype, region)
 
     def e_full(self, n: Node, k: str, region: Region, shape) -> Val:
         value = expr(n.attrs["value"])

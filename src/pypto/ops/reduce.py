@@ -10,7 +10,7 @@ from ..graph import Node
 from ..symbolic import is_static
 from ..tensor import Tensor
 from .core import cast_node, node_of, norm_dim, out
-from .elementwise import add, exp, mul, reciprocal, rsqrt, sub
+from .elementwise import add, div, exp, mul, reciprocal, rsqrt, sub
 from .math import _back, _f32
 from .shape import reshape
 
@@ -87,22 +87,27 @@ def argmin(x, dim: int = -1, keepdim: bool = False) -> Tensor:
     return _reduce("argmin", x, dim, keepdim)
 
 
-def _count(n: Node, dims) -> int:
+def _count(n: Node, dims):
+    """How many elements a reduction over ``dims`` combines: an int, or a SymbolicScalar when one of
+    the dims is DYNAMIC (known at run time)."""
     dims = range(n.ndim) if dims is None else ([dims] if isinstance(dims, int) else dims)
     total = 1
     for d in dims:
-        size = n.shape[norm_dim(d, n.ndim)]
-        if not is_static(size):
-            raise KernelTypeError("pypto.mean over a DYNAMIC dim: use sum(...) / x.shape[d]")
-        total *= size
+        total = total * n.shape[norm_dim(d, n.ndim)]
     return total
+
+
+def _per(total: Tensor, count) -> Tensor:
+    """``total / count``: times the reciprocal for a static count (one rounding of 1/count, the
+    same for every element), divided by a run-time count."""
+    return mul(total, 1.0 / count) if is_static(count) else div(total, count)
 
 
 def mean(x, dim=None, keepdim: bool = False) -> Tensor:
     """``sum / count`` in FP32 for float inputs (16-bit floats rounded once at the end, like torch);
-    integer inputs give FP32 (torch refuses them)."""
+    integer inputs give FP32 (torch refuses them).  A DYNAMIC dim divides by its run-time size."""
     xf = _f32(x) if node_of(x).dtype.is_float() else x
-    return _back(mul(sum(xf, dim, keepdim), 1.0 / _count(node_of(x), dim)), x)
+    return _back(_per(sum(xf, dim, keepdim), _count(node_of(x), dim)), x)
 
 
 def var(x, dim=None, correction: int = 1, keepdim: bool = False, *, unbiased: Optional[bool] = None) -> Tensor:
@@ -112,7 +117,7 @@ def var(x, dim=None, correction: int = 1, keepdim: bool = False, *, unbiased: Op
         correction = 1 if unbiased else 0
     xf = _f32(x) if node_of(x).dtype.is_float() else x
     d = sub(xf, mean(xf, dim, keepdim=True))
-    return _back(mul(sum(mul(d, d), dim, keepdim), 1.0 / (_count(node_of(x), dim) - correction)), x)
+    return _back(_per(sum(mul(d, d), dim, keepdim), _count(node_of(x), dim) - correction), x)
 
 
 def softmax(x, dim: int = -1) -> Tensor:
