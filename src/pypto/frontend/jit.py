@@ -18,7 +18,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.arch import resolve_arch
 from pypto_pro.errors import KernelError, KernelLaunchError, KernelSyntaxError
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
-from pypto_pro.runtime.args import as_numpy, declared_str, is_torch_tensor
+from pypto_pro.runtime.args import as_numpy, declared_str, element_strides, is_torch_tensor
 from pypto_pro.runtime.fastpath import launch_environment
 from pypto_pro.runtime.jit import select_backend
 
@@ -128,6 +128,7 @@ class JitFunction:
                                         f"{found.name if found else arr.dtype}", kernel=self.name)
         if dt.from_numpy(arr.dtype) is None:
             raise KernelLaunchError(f"{what}: unsupported dtype {arr.dtype}", kernel=self.name)
+        element_strides(arr, what, self.name)
         if declared is None:
             return [("S", d) for d in arr.shape]
         if declared[-1] is Ellipsis:

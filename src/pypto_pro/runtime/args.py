@@ -97,6 +97,7 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
             if arr.dtype != p.dtype.np_dtype:
                 raise KernelLaunchError(f"{what}: expected dtype {p.dtype.name}, got {_dtype_name(arr)}",
                                         kernel=kernel_name)
+            element_strides(arr, what, kernel_name)
             static_dims = []
             for i, d in enumerate(declared):
                 if d is Ellipsis:
@@ -115,6 +116,21 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
         else:
             scalars[p.index] = check_scalar(kernel_name, p, value)
     return tensors, scalars, tuple(static)
+
+
+def element_strides(arr: np.ndarray, what: str, kernel_name: str) -> List[int]:
+    """``arr``'s strides in elements, as kernels address tensors.  A byte stride that is not a whole
+    number of elements (a numpy view built with a byte offset) raises KernelLaunchError on every
+    backend."""
+    size = arr.itemsize
+    strides = []
+    for st in arr.strides:
+        if st % size:
+            raise KernelLaunchError(f"{what}: stride {st} bytes is not a multiple of the element size {size}; kernels "
+                                    f"address whole elements: pass an array with element-aligned strides (e.g. "
+                                    f"np.ascontiguousarray, copying results back)", kernel=kernel_name)
+        strides.append(st // size)
+    return strides
 
 
 def bind_tiling(kernel_name: str, p: ParamSpec, value) -> Dict[int, Any]:

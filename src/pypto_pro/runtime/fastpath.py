@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .args import ParamSpec, check_scalar
+from .args import ParamSpec, check_scalar, element_strides
 
 
 _TORCH_TENSOR = None
@@ -76,7 +76,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
     scalars = []
     for p in specs:
         if p.tensor is not None:
-            tensors.append((p.index, gen.tensor_slots[p.index]))
+            tensors.append((p.index, gen.tensor_slots[p.index], f"argument '{p.name}'"))
         else:
             slot, kind = gen.scalar_slots[p.index]
             scalars.append((p.index, slot, kind, p))
@@ -93,13 +93,12 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
     contiguous = {}  # slot -> whether own holds that tensor's contiguous strides
 
     def write_all(buf, dbl, args) -> None:
-        for i, slot in tensors:
+        for i, slot, what in tensors:
             a = args[i]
             if type(a) is tt:
                 shape, strides, ptr = a.shape, a.stride(), a.data_ptr()
             else:
-                size = a.itemsize
-                shape, strides, ptr = a.shape, [s // size for s in a.strides], a.ctypes.data
+                shape, strides, ptr = a.shape, element_strides(a, what, kernel_name), a.ctypes.data
             nd = len(shape)
             buf[slot:slot + 1 + 2 * nd] = [ptr, *shape, *strides]
         for i, slot, kind, spec in scalars:
@@ -118,9 +117,9 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
                 return
             write_all(own, own_dbl, args)  # first call on the owning thread: shapes and strides
             state["shapes"] = True
-            for i, slot in tensors:
+            for i, slot, _ in tensors:
                 contiguous[slot] = False
-        for i, slot in tensors:
+        for i, slot, what in tensors:
             a = args[i]
             if type(a) is tt:
                 own[slot] = a.data_ptr()
@@ -134,9 +133,8 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
                 own[slot + 1 + nd:slot + 1 + 2 * nd] = a.stride()
             else:
                 own[slot] = a.ctypes.data
-                size = a.itemsize
                 nd = a.ndim
-                own[slot + 1 + nd:slot + 1 + 2 * nd] = [s // size for s in a.strides]
+                own[slot + 1 + nd:slot + 1 + 2 * nd] = element_strides(a, what, kernel_name)
         for i, slot, kind, spec in scalars:
             v = check_scalar(kernel_name, spec, args[i])
             if kind == "f":

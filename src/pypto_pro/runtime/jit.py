@@ -26,6 +26,10 @@ from ..language.annotations import (TensorAnnotation, is_tiling_annotation, para
 from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
 from .fastpath import arg_key, frozen_launcher, launch_environment
 
+#: the largest block_dim a launch accepts: the hardware's blockDim field (larger is not clamped but
+#: rejected; the runtime would otherwise try to create that many blocks)
+MAX_BLOCK_DIM = 65535
+
 _warned_no_compiler = False
 
 
@@ -196,8 +200,9 @@ class JitKernel:
         return kir
 
     def launch(self, args, *, block_dim=1, stream=None) -> None:
-        if type(block_dim) is not int or block_dim < 1:
-            raise KernelLaunchError(f"block_dim must be a positive int, got {block_dim!r}", kernel=self.name)
+        if type(block_dim) is not int or not 1 <= block_dim <= MAX_BLOCK_DIM:
+            raise KernelLaunchError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}] (the hardware's blockDim "
+                                    f"limit), got {block_dim!r}", kernel=self.name)
         key = arg_key(args)
         if key is not None:  # a changed $PYPTO_BACKEND / arch / thread count must not reuse a cpu launcher
             key = (launch_environment(), key)

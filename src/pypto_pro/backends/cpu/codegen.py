@@ -68,6 +68,10 @@ def scalar_kind(dtype: DataType) -> str:
 SCALAR_CTYPES = {"f": "float", "b": "bool", "i": "int64_t"}
 
 
+#: the scalar helpers that fail (division or modulo by zero): statements calling them get a site
+_FALLIBLE = re.compile(r"pto::s(?:div|floordiv|floordiv_f|mod|mod_f)\(C,")
+
+
 @dataclass
 class Site:
     """One op statement: what the runtime reports when it fails."""
@@ -330,14 +334,17 @@ class KernelCodegen:
         elif t is ir.Assign:
             code, _ = self.expr(s.value)
             kind = "i" if s.var.uid in self.shared else scalar_kind(s.var.dtype)
+            self._scalar_site(s, "assignment", code)
             self.emit(f"{self.var(s.var)} = ({SCALAR_CTYPES[kind]}){code};")
         elif t is ir.For:
             lo, hi, st = (self.scalar(x) for x in (s.start, s.stop, s.step))
             i = self.tmp("i")
             self.emit("{")
             self.indent += 1
-            self.emit(f"const int64_t {i}lo = {lo}, {i}hi = {hi}, {i}st = {st};")
-            self.emit(f'if ({i}st == 0) {{ C.site = {self._loop_site(s)}; pto::fail(C, "pl.range step is 0"); }}')
+            header = f"const int64_t {i}lo = {lo}, {i}hi = {hi}, {i}st = {st};"
+            site = self._scalar_site(s, "range", header, needed=True)
+            self.emit(header)
+            self.emit(f'if ({i}st == 0) {{ C.site = {site}; pto::fail(C, "pl.range step is 0"); }}')
             if isinstance(s.step, ir.Const):
                 cond = f"{i} < {i}hi" if s.step.value > 0 else f"{i} > {i}hi"
             else:
@@ -352,6 +359,7 @@ class KernelCodegen:
             self.emit("}")
         elif t is ir.If:
             c, _ = self.expr(s.cond)
+            self._scalar_site(s, "if", c)
             self.emit(f"if ({c}) {{")
             self.indent += 1
             self.stmts(s.then_body)
@@ -367,6 +375,7 @@ class KernelCodegen:
             self.indent += 1
             self.stmts(s.pre)
             c, _ = self.expr(s.cond)
+            self._scalar_site(s, "while", c)
             self.emit(f"if (!({c})) break;")
             self.stmts(s.body)
             self.indent -= 1
@@ -384,9 +393,19 @@ class KernelCodegen:
         else:
             raise NotImplementedError(f"statement {type(s).__name__}")
 
-    def _loop_site(self, s: ir.For) -> int:
-        self.sites.append(Site("range", s.loc))
-        return len(self.sites) - 1
+    def _scalar_site(self, s: ir.Stmt, what: str, code: str, needed: bool = False) -> Optional[int]:
+        """A site for a scalar statement (assignment, loop header, condition) whose ``code`` can
+        fail (a scalar division or modulo checks for zero), set in ``C.site`` before it so that the
+        failure names its line; ``needed``: registered even when ``code`` cannot fail (the caller
+        reports through it), else None."""
+        fallible = _FALLIBLE.search(code) is not None
+        if not (fallible or needed):
+            return None
+        self.sites.append(Site(what, s.loc))
+        site = len(self.sites) - 1
+        if fallible:
+            self.emit(f"C.site = {site};  // line {s.loc.lineno if s.loc else '?'}: {what}")
+        return site
 
     # ------------------------------------------------------------------ kernel
     def analyse(self) -> int:

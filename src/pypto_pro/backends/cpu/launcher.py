@@ -18,10 +18,11 @@ from typing import Any, Dict, Sequence
 import numpy as np
 
 from ... import __version__
-from ...errors import KernelDeadlockError, KernelLaunchError, KernelRuntimeError
+from ...errors import KernelDeadlockError, KernelRuntimeError
 from ...ir import nodes as ir
 from ...log import logger
 from ...runtime import cache
+from ...runtime.args import element_strides
 from .codegen import Generated, generate
 from .toolchain import INCLUDE_DIR, RUNTIME_SOURCE, Toolchain, compile_shared
 
@@ -100,13 +101,10 @@ class CompiledKernel:
             arr = tensors[p.index]
             slot = self.gen.tensor_slots[p.index]
             args[slot] = arr.ctypes.data
-            size = arr.itemsize
-            for i, (n, st) in enumerate(zip(arr.shape, arr.strides)):
-                if st % size:
-                    raise KernelLaunchError(f"argument '{p.name}': stride {st} bytes is not a multiple of the element "
-                                            f"size {size}", kernel=self.kernel.name)
+            strides = element_strides(arr, f"argument '{p.name}'", self.kernel.name)
+            for i, (n, st) in enumerate(zip(arr.shape, strides)):
                 args[slot + 1 + i] = n
-                args[slot + 1 + p.ndim + i] = st // size
+                args[slot + 1 + p.ndim + i] = st
         for p in self._scalar_params:
             slot, kind = self.gen.scalar_slots[p.index]
             value = scalars_by_uid[p.var.uid]

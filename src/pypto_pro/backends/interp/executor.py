@@ -210,9 +210,9 @@ class Interpreter:
                 if s.result is not None:
                     core.vars[s.result.uid] = result
             elif t is ir.Assign:
-                core.vars[s.var.uid] = self._coerce(self.eval(s.value, core), s.var.dtype)
+                core.vars[s.var.uid] = self._coerce(self._eval_at(s, s.value, core), s.var.dtype)
             elif t is ir.For:
-                start, stop, step = (self.eval(e, core) for e in (s.start, s.stop, s.step))
+                start, stop, step = (self._eval_at(s, e, core) for e in (s.start, s.stop, s.step))
                 if step == 0:
                     raise KernelRuntimeError("pl.range step is 0", loc=s.loc, kernel=self.kernel.name)
                 i = start
@@ -223,14 +223,14 @@ class Interpreter:
                         break
                     i += step
             elif t is ir.If:
-                body = s.then_body if self.eval(s.cond, core) else s.else_body
+                body = s.then_body if self._eval_at(s, s.cond, core) else s.else_body
                 sig = yield from self._exec_body(core, body)
                 if sig:
                     return sig
             elif t is ir.While:
                 while True:
                     yield from self._exec_body(core, s.pre)
-                    if not self.eval(s.cond, core):
+                    if not self._eval_at(s, s.cond, core):
                         break
                     sig = yield from self._exec_body(core, s.body)
                     if sig == _BREAK:
@@ -249,6 +249,14 @@ class Interpreter:
         return None
 
     # ------------------------------------------------------------------ expressions
+    def _eval_at(self, s: ir.Stmt, e, core: CoreState):
+        """``e``, an expression of statement ``s`` itself (not of an op): a failure (a division or
+        modulo by zero) names the kernel and ``s``'s line."""
+        try:
+            return self.eval(e, core)
+        except KernelError as err:
+            raise err.attach(loc=s.loc, kernel=self.kernel.name)
+
     @staticmethod
     def _coerce(value, dtype: DataType):
         if dtype.kind == "float":
