@@ -180,9 +180,13 @@ def is_loop_begin(i) -> SymbolicScalar:
 
 
 def is_loop_end(i) -> SymbolicScalar:
-    """True on the last iteration of the enclosing ``pypto.loop`` with index ``i``."""
+    """True on the last iteration of the enclosing ``pypto.loop`` with index ``i``: the next index
+    would be past ``stop``, in the direction of the step (a run-time step: whichever its sign)."""
     lp = _loop_info(i)
-    return SymbolicScalar(lp.var) + SymbolicScalar(lp.step) >= SymbolicScalar(lp.stop)
+    past = SymbolicScalar(lp.var) + SymbolicScalar(lp.step) - SymbolicScalar(lp.stop)
+    if is_static(lp.step):
+        return past >= 0 if lp.step > 0 else past <= 0
+    return past * SymbolicScalar(lp.step) >= 0
 
 
 def cond(scalar):
