@@ -656,34 +656,18 @@ def test_integer_programs(prog: IntProgram, seed: int) -> None:
 
 # ----------------------------------------------------------------------------- bugs the generators found
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_is_loop_end_with_a_negative_step(backend: str) -> None:
+@pytest.mark.parametrize("run_time_step", [False, True], ids=["static_step", "run_time_step"])
+def test_is_loop_end_with_a_negative_step(backend: str, run_time_step: bool) -> None:
     """``pypto.loop(4, -1, -1)`` visits 4, 3, 2, 1, 0; ``is_loop_end(i)`` is true only at ``i == 0``,
     the last iteration (API.md B4: "test first/last iteration of a pypto.loop"), as ``is_loop_begin``
-    is only at ``i == 4``.  It used to be ``i + step >= stop``: true on every backward iteration."""
-    @pypto.frontend.jit(backend=backend)
-    def last_row(x: pypto.Tensor([5, 32], pypto.DT_FP32), y: pypto.Tensor([5, 32], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(8, 32)
-        for i in pypto.loop(4, -1, -1):
-            v = pypto.view(x, [1, 32], [i, 0])
-            if pypto.is_loop_end(i):
-                pypto.assemble(v * 3, [i, 0], y)
-            else:
-                pypto.assemble(v, [i, 0], y)
-
-    x, y = torch.ones(5, 32), torch.zeros(5, 32)
-    last_row(x, y)
-    assert y[:, 0].tolist() == [3.0, 1.0, 1.0, 1.0, 1.0]
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_is_loop_end_with_a_run_time_step(backend: str) -> None:
-    """A step known only at run time (here -1 computed from a DYNAMIC dim): ``is_loop_end`` then
-    tests ``(i + step - stop) * step >= 0``, right for either sign."""
+    is only at ``i == 4``.  It used to be ``i + step >= stop``: true on every backward iteration.  A
+    step known only at run time (-1 computed from a DYNAMIC dim) is tested as
+    ``(i + step - stop) * step >= 0``, right for either sign."""
     @pypto.frontend.jit(backend=backend)
     def last_row(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32), y: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(8, 32)
         n = x.shape[0]
-        for i in pypto.loop(n - 1, -1, 0 - n // n):
+        for i in pypto.loop(n - 1, -1, 0 - n // n if run_time_step else -1):
             v = pypto.view(x, [1, 32], [i, 0])
             if pypto.is_loop_end(i):
                 pypto.assemble(v * 3, [i, 0], y)
