@@ -193,11 +193,16 @@ inline __m256 exp8_f32(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ExpC::p4));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(ExpC::p5));
   const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  // y * 2^fn rounded once, as the two exact steps below: the same bits (checked over all inputs)
+  return _mm256_scalef_ps(y, fn);
+#else
   const __m256i n = _mm256_cvtps_epi32(fn), n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1);
   const __m256i bias = _mm256_set1_epi32(127);
   const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
   const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
   return _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+#endif
 }
 #endif
 struct UExp {
