@@ -205,3 +205,64 @@ def test_assemble_outside_the_destination_is_a_type_error():
 
     with pytest.raises(pypto.KernelTypeError, match=r"pypto.assemble: the source's valid region \[8, 64\]"):
         k(torch.randn(8, 64), torch.zeros(12, 64))
+
+
+# ============================================================================ view(x, dtype=): bit reinterpretation
+@pytest.mark.parametrize("backend", ["interp", "cpu", "sim"])
+def test_view_dtype_reinterprets_bytes(backend):
+    """API.md B4 / the official view page: ``pypto.view(x, dtype=DT_INT8)`` of an FP32 [2, 2] tensor is
+    its bytes as INT8 [2, 8] (the page prints [57 -59 112 63 ...] for 0.9405094); back and forth
+    through INT32 of a computed value gives the value again."""
+    @pypto.frontend.jit(backend=backend)
+    def k(x: pypto.Tensor(), y: pypto.Tensor(), z: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        v = pypto.view(x, dtype=pypto.DT_INT8)
+        assert v.shape == [2, 8] and v.dtype == pypto.DT_INT8
+        y[:] = v
+        z[:] = pypto.view(pypto.view(x * 2.0, dtype=pypto.DT_INT32), dtype=F32)
+
+    x = torch.tensor([[0.9405094, 0.20237109], [0.99819463, 0.13246714]])
+    y, z = torch.empty(2, 8, dtype=torch.int8), torch.empty(2, 2)
+    k(x, y, z)
+    assert y.tolist()[0] == [57, -59, 112, 63, 94, 58, 79, 62]
+    assert torch.equal(y, x.view(torch.int8)) and torch.equal(z, x * 2)
+
+
+@pytest.mark.both_backends
+def test_view_dtype_to_a_wider_type_and_of_a_slice():
+    """INT8 -> FP32 divides the last dim by 4; a view of a slice (not a whole buffer) is reinterpreted
+    from a copy; FP16 -> INT16 keeps the shape; DYNAMIC rows never recompile."""
+    @pypto.frontend.jit
+    def k(b: pypto.Tensor([D, 32], pypto.DT_INT8), h: pypto.Tensor([D, 16], pypto.DT_FP16),
+          f: pypto.Tensor([D, 8], F32), part: pypto.Tensor([D, 4], F32), bits: pypto.Tensor([D, 16], pypto.DT_INT16)):
+        pypto.set_vec_tile_shapes(8, 32)
+        f[:] = pypto.view(b, dtype=F32)
+        part[:] = pypto.view(b[:, 16:], dtype=F32)
+        bits[:] = pypto.view(h, dtype=pypto.DT_INT16)
+
+    for rows in (3, 9):
+        b = torch.randint(-128, 127, (rows, 32), dtype=torch.int8)
+        h = torch.randn(rows, 16).half()
+        f, part, bits = torch.empty(rows, 8), torch.empty(rows, 4), torch.empty(rows, 16, dtype=torch.int16)
+        k(b, h, f, part, bits)
+        assert torch.equal(f.view(torch.int32), b.view(torch.int32))  # NaN bit patterns compare as ints
+        assert torch.equal(part.view(torch.int32), b[:, 16:].contiguous().view(torch.int32))
+        assert torch.equal(bits, h.view(torch.int16))
+    assert k.compile_count == 1
+
+
+def test_view_dtype_errors():
+    def kernel(make):
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([4, 6], pypto.DT_INT8), y: pypto.Tensor([4, 6], pypto.DT_INT8)):
+            pypto.set_vec_tile_shapes(8, 32)
+            y[:] = make(x)
+        return k
+
+    x, y = torch.zeros(4, 6, dtype=torch.int8), torch.zeros(4, 6, dtype=torch.int8)
+    with pytest.raises(pypto.KernelTypeError, match="must be a fixed multiple of 4 bytes"):
+        kernel(lambda x: pypto.view(x, dtype=F32))(x, y)
+    with pytest.raises(pypto.KernelTypeError, match="BOOL"):
+        kernel(lambda x: pypto.view(x > 0, dtype=pypto.DT_INT8))(x, y)
+    with pytest.raises(NotImplementedError, match="two pypto.view calls"):
+        kernel(lambda x: pypto.view(x, [4, 6], [0, 0], dtype=pypto.DT_UINT8))(x, y)

@@ -40,6 +40,13 @@ def _leading(base: np.ndarray, shape) -> np.ndarray:
     return base.reshape(shape)
 
 
+def _as_dtype(base: np.ndarray, dtype) -> np.ndarray:
+    """``base``'s bytes as ``dtype`` (a ``pypto.view(x, dtype=)`` alias), flat; ``base`` itself when the
+    dtype is the same.  A non-contiguous base is copied by the reshape, which the caller rejects."""
+    want = dtype.require_numpy()
+    return base if base.dtype == want else base.reshape(-1).view(want)
+
+
 class LoweredProgram:
     """The tile kernel of one recorded graph."""
 
@@ -71,7 +78,7 @@ class LoweredProgram:
                 base = by_uid.get(buf.base.uid)
                 if base is None:
                     raise KernelLaunchError(f"reshape of {buf.base.name} before it exists")
-                arr = _leading(base, shape)
+                arr = _leading(_as_dtype(base, buf.dtype), shape)
                 if not np.shares_memory(arr, base):
                     raise KernelLaunchError(f"tensor '{buf.base.name}' must be contiguous to be reshaped",
                                             kernel=self.kernel.name)

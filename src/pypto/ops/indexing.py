@@ -126,6 +126,24 @@ def alias(n: Node, shape: Sequence[Any]) -> Node:
     return full_leaf(Buffer(f"{base.name}_r", base.dtype, tuple(shape), "alias", base=base))
 
 
+def reinterpret(n: Node, dtype, what: str) -> Node:
+    """``n``'s bytes seen as ``dtype`` (torch's ``x.view(dtype)``): the last dim scales by the ratio of
+    the element sizes, zero-copy (an alias of the root buffer, like :func:`alias`)."""
+    old, new = n.dtype.nbytes, dtype.nbytes
+    if dt.DT_BOOL in (n.dtype, dtype) or n.dtype.bits() % 8 or dtype.bits() % 8:
+        raise KernelTypeError(f"{what}: cannot reinterpret {n.dtype.name} as {dtype.name} (BOOL tensors are bit "
+                              "masks here, and sub-byte formats have no whole bytes per element)")
+    last = n.shape[-1]
+    if new > old and not (is_static(last) and last * old % new == 0):
+        raise KernelTypeError(f"{what}: the last dim ({last} x {old} bytes) must be a fixed multiple of "
+                              f"{new} bytes to be seen as {dtype.name}")
+    shape = tuple(n.shape[:-1]) + ((last * old // new) if new > old else last * (old // new),)
+    base = contiguous(n).attrs["buf"].root
+    if len(base.shape) != n.ndim or not all(same_dim(a, b) for a, b in zip(base.shape, n.shape)):
+        base = copy(n).attrs["buf"]  # a part of a buffer (or another shape of it): its own workspace first
+    return full_leaf(Buffer(f"{base.name}_{dtype.name.lower()}", dtype, shape, "alias", base=base))
+
+
 def numel(dims: Sequence[Any]) -> Any:
     """The element count of ``dims`` (symbolic when a dim is)."""
     return functools.reduce(operator.mul, dims, 1) if dims else 1

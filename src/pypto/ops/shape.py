@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
+from pypto_pro.dtypes import DataType
 from pypto_pro.errors import KernelTypeError
 
 from ..frontend.tracer import current_recorder
@@ -12,7 +13,7 @@ from ..graph import Node, full_leaf, gm_leaf
 from ..symbolic import format_dims, is_static, sym_min
 from ..tensor import Tensor, check_valid_regions, reported_shape
 from .core import cast_node, is_scalar, materialize, node_of, norm_dim, out, same_dim
-from .indexing import alias, copy, gather, numel, scatter_
+from .indexing import alias, copy, gather, numel, reinterpret, scatter_
 
 
 def _leaf(x) -> Node:
@@ -148,9 +149,17 @@ def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[An
     """``pypto.view(x, shape, offsets, valid_shape=None)``: the ``shape`` window of ``x`` at ``offsets``
     (a slice, not torch.view).  Its valid region, which ops compute on and ``assemble`` writes, is
     ``valid_shape`` (default ``shape``) clipped at the end of ``x``: statically, or at run time where a
-    dim or offset is symbolic (boundary tiles of a DYNAMIC tensor).  ``.shape`` stays ``shape``."""
+    dim or offset is symbolic (boundary tiles of a DYNAMIC tensor).  ``.shape`` stays ``shape``.
+    ``pypto.view(x, dtype=d)`` instead sees ``x``'s bytes as ``d`` (torch's ``x.view(d)``: the last dim
+    scales by the ratio of the element sizes)."""
     if dtype is not None:
-        raise NotImplementedError("pypto.view(x, dtype=...) (bit reinterpretation)")
+        if shape is not None or offsets is not None or valid_shape is not None:
+            raise NotImplementedError("pypto.view with dtype= and a shape/offsets/valid_shape: take the window "
+                                      "and the reinterpretation in two pypto.view calls")
+        if not isinstance(dtype, DataType):
+            raise KernelTypeError(f"pypto.view: dtype must be a pypto.DT_* type, got {dtype!r}")
+        n = node_of(x)
+        return x if dtype == n.dtype else out(reinterpret(n, dtype, "pypto.view(dtype=)"))
     n = node_of(x)
     if shape is None:
         raise KernelTypeError("pypto.view needs a shape")
