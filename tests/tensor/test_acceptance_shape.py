@@ -266,3 +266,65 @@ def test_view_dtype_errors():
         kernel(lambda x: pypto.view(x > 0, dtype=pypto.DT_INT8))(x, y)
     with pytest.raises(NotImplementedError, match="two pypto.view calls"):
         kernel(lambda x: pypto.view(x, [4, 6], [0, 0], dtype=pypto.DT_UINT8))(x, y)
+
+
+# ============================================================================ interleave / deinterleave
+@pytest.mark.parametrize("backend", ["interp", "cpu", "sim"])
+def test_interleave_and_deinterleave_official_examples(backend):
+    """The official pages' examples: interleave builds input[0], other[0], input[1], ... and splits the
+    stream at its middle; deinterleave (two inputs, or one whole stream) takes the even and odd
+    positions back."""
+    @pypto.frontend.jit(backend=backend)
+    def k(a: pypto.Tensor(), b: pypto.Tensor(), stream: pypto.Tensor(), o0: pypto.Tensor(), o1: pypto.Tensor(),
+          d0: pypto.Tensor(), d1: pypto.Tensor(), e0: pypto.Tensor(), e1: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(4, 16)
+        o0[:], o1[:] = pypto.interleave(a, b)
+        d0[:], d1[:] = pypto.deinterleave(o0, o1)
+        e0[:], e1[:] = pypto.deinterleave(stream)
+
+    a = torch.tensor([[0., 1, 2, 3], [4, 5, 6, 7]])
+    b = a + 10
+    stream = torch.tensor([[0., 10, 1, 11, 2, 12, 3, 13], [4, 14, 5, 15, 6, 16, 7, 17]])
+    outs = [torch.empty(2, 4) for _ in range(6)]
+    k(a, b, stream, *outs)
+    assert outs[0].tolist() == [[0, 10, 1, 11], [4, 14, 5, 15]]
+    assert outs[1].tolist() == [[2, 12, 3, 13], [6, 16, 7, 17]]
+    for got, want in zip(outs[2:], (a, b, a, b)):
+        assert torch.equal(got, want)
+
+
+@pytest.mark.both_backends
+def test_interleave_round_trip_3d_fp16_dynamic():
+    """[B, DYNAMIC, C] FP16 with tails in every tiled dim: deinterleave(interleave(x, y)) == (x, y),
+    and interleave matches torch's stack-and-flatten split at the middle."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([2, D, 40], pypto.DT_FP16), y: pypto.Tensor([2, D, 40], pypto.DT_FP16),
+          i0: pypto.Tensor([2, D, 40], pypto.DT_FP16), i1: pypto.Tensor([2, D, 40], pypto.DT_FP16),
+          r0: pypto.Tensor([2, D, 40], pypto.DT_FP16), r1: pypto.Tensor([2, D, 40], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(1, 8, 32)
+        i0[:], i1[:] = pypto.interleave(x, y)
+        r0[:], r1[:] = pypto.deinterleave(i0, i1)
+
+    for rows in (5, 13):
+        x, y = torch.randn(2, rows, 40).half(), torch.randn(2, rows, 40).half()
+        outs = [torch.empty(2, rows, 40, dtype=torch.float16) for _ in range(4)]
+        k(x, y, *outs)
+        stream = torch.stack([x, y], -1).reshape(2, rows, 80)
+        assert torch.equal(outs[0], stream[..., :40]) and torch.equal(outs[1], stream[..., 40:])
+        assert torch.equal(outs[2], x) and torch.equal(outs[3], y)
+    assert k.compile_count == 1
+
+
+def test_interleave_errors():
+    def kernel(make):
+        @pypto.frontend.jit
+        def k(x: pypto.Tensor([4, 6], F32), y: pypto.Tensor([4, 6], F32), z: pypto.Tensor([4, 6], F32)):
+            pypto.set_vec_tile_shapes(8, 32)
+            z[:] = make(x, y)
+        return k
+
+    x = torch.zeros(4, 6)
+    with pytest.raises(pypto.KernelTypeError, match="one shape and dtype"):
+        kernel(lambda x, y: pypto.interleave(x, y[:, :4])[0])(x, x, x)
+    with pytest.raises(pypto.KernelTypeError, match="must be even"):
+        kernel(lambda x, y: pypto.deinterleave(x[:, :5])[0])(x, x, x)

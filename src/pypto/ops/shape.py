@@ -3,7 +3,7 @@
 ops on an unstored expression first store it into a workspace buffer."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 from pypto_pro.dtypes import DataType
 from pypto_pro.errors import KernelTypeError
@@ -374,5 +374,38 @@ def pad(x, padding: Sequence[int], mode: str = "constant", value=0) -> Tensor:
     return out(full_leaf(buf))
 
 
+def interleave(x, other) -> Tuple[Tensor, Tensor]:
+    """``pypto.interleave(input, other)``: the stream ``input[0], other[0], input[1], other[1], ...``
+    along the last dim, split at its middle into two tensors of ``input``'s shape."""
+    xn, on = node_of(x), node_of(other)
+    _same_operands(xn, on, "pypto.interleave")
+    n = _static(xn.shape[-1], "pypto.interleave")
+    stream = reshape(concat([unsqueeze(x, -1), unsqueeze(other, -1)], -1), list(xn.shape[:-1]) + [2 * n])
+    return stream[..., :n], stream[..., n:]
+
+
+def deinterleave(x, other=None) -> Tuple[Tensor, Tensor]:
+    """``pypto.deinterleave(input, other=None)``: the elements at the even and at the odd positions of
+    the last dim of ``input`` (or of ``input`` followed by ``other``): the inverse of
+    :func:`interleave`."""
+    xn = node_of(x)
+    if other is not None:
+        _same_operands(xn, node_of(other), "pypto.deinterleave")
+    stream = x if other is None else concat([x, other], -1)
+    total = _static(node_of(stream).shape[-1], "pypto.deinterleave")
+    if total % 2:
+        raise KernelTypeError(f"pypto.deinterleave: the interleaved last dim must be even, got {total}")
+    pairs = reshape(stream, list(xn.shape[:-1]) + [total // 2, 2])
+    return pairs[..., 0], pairs[..., 1]
+
+
+def _same_operands(a: Node, b: Node, what: str) -> None:
+    """One dtype and shape (two DYNAMIC dims are taken to be equal, as in broadcasting)."""
+    if a.dtype != b.dtype or a.ndim != b.ndim or any(
+            is_static(p) and is_static(q) and p != q for p, q in zip(a.shape, b.shape)):
+        raise KernelTypeError(f"{what}: both tensors need one shape and dtype, got {format_dims(a.shape)} "
+                              f"{a.dtype.name} and {format_dims(b.shape)} {b.dtype.name}")
+
+
 __all__ = ["getitem", "setitem", "view", "assemble", "reshape", "unsqueeze", "squeeze", "permute", "transpose",
-           "clone", "expand_clone", "concat", "atomic_add", "pad", "SymbolicScalar"]
+           "clone", "expand_clone", "concat", "atomic_add", "pad", "interleave", "deinterleave", "SymbolicScalar"]
