@@ -408,4 +408,4 @@ def _same_operands(a: Node, b: Node, what: str) -> None:
 
 
 __all__ = ["getitem", "setitem", "view", "assemble", "reshape", "unsqueeze", "squeeze", "permute", "transpose",
-           "clone", "expand_clone", "concat", "atomic_add", "pad", "interleave", "deinterleave", "SymbolicScalar"]
+           "clone", "expand_clone", "concat", "atomic_add", "pad", "interleave", "deinterleave"]
