@@ -80,8 +80,8 @@ class LoweredProgram:
                     raise KernelLaunchError(f"reshape of {buf.base.name} before it exists")
                 arr = _leading(_as_dtype(base, buf.dtype), shape)
                 if not np.shares_memory(arr, base):
-                    raise KernelLaunchError(f"tensor '{buf.base.name}' must be contiguous to be reshaped",
-                                            kernel=self.kernel.name)
+                    raise KernelLaunchError(f"tensor '{buf.base.name}' must be contiguous to be reshaped or "
+                                            f"reinterpreted (pypto.view(x, dtype=))", kernel=self.kernel.name)
             by_uid[buf.uid] = arr
             if arr.dtype == np.bool_:
                 arr = arr.view(np.uint8)
