@@ -325,11 +325,12 @@ def test_matmul_extend_params_errors():
     a, b, o = torch.randn(16, 32).half(), torch.randn(32, 16).half(), torch.empty(16, 16, dtype=torch.int8)
 
     def kernel(ext, out_dtype=pypto.DT_INT8):
+        """``ext``: the extend_params, a callable of the kernel's operands where it names one."""
         @pypto.frontend.jit
         def k(x: pypto.Tensor(), y: pypto.Tensor(), z: pypto.Tensor()):
             pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
             pypto.set_vec_tile_shapes(16, 16)
-            z[:] = pypto.matmul(x, y, out_dtype, extend_params=ext)
+            z[:] = pypto.matmul(x, y, out_dtype, extend_params=ext(x, y) if callable(ext) else ext)
         return k
 
     with pytest.raises(pypto.KernelTypeError, match="INT8 needs extend_params scale"):
@@ -338,8 +339,40 @@ def test_matmul_extend_params_errors():
         kernel({"scale": 1.0, "relu_type": 7})(a, b, o)
     with pytest.raises(NotImplementedError, match="trans_mode"):
         kernel({"trans_mode": pypto.TransMode.CAST_ROUND}, pypto.DT_FP32)(a, b, torch.empty(16, 16))
-    with pytest.raises(NotImplementedError, match="scale_tensor"):
-        kernel({"scale_tensor": b})(a, b, o)
+    with pytest.raises(pypto.KernelTypeError, match=r"scale_tensor must be a \[1, 16\] UINT64/INT64 tensor"):
+        kernel(lambda x, y: {"scale_tensor": y})(a, b, o)
+    with pytest.raises(pypto.KernelTypeError, match="not both"):
+        kernel(lambda x, y: {"scale": 1.0, "scale_tensor": y})(a, b, o)
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("out_dtype", ["FP16", "INT8"])
+def test_matmul_per_channel_scale_tensor(out_dtype):
+    """``extend_params={"scale_tensor": s}`` (the official per-channel dequant/quant): s is [1, n]
+    INT64/UINT64 whose low 32 bits hold each channel's FP32 scale; the fixpipe uses sign, exponent and
+    10 mantissa bits of it, then ReLU, then one rounding."""
+    torch.manual_seed(5)
+    a, b = torch.randint(-8, 8, (24, 48), dtype=torch.int8), torch.randint(-8, 8, (48, 40), dtype=torch.int8)
+    scales = (torch.rand(40) * 0.3 + 0.01).float()
+    packed = scales.view(torch.int32).to(torch.int64) & 0xFFFFFFFF  # the low word; the high one 0
+    packed = packed.reshape(1, 40)
+    cut = torch.tensor([_fixpipe_scale(float(v)) for v in scales])
+    acc = (a.int() @ b.int()).float()
+    want = torch.relu(acc * cut)
+    dtype = {"FP16": (pypto.DT_FP16, torch.float16), "INT8": (pypto.DT_INT8, torch.int8)}[out_dtype]
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y: pypto.Tensor(), st: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 32])
+        pypto.set_vec_tile_shapes(16, 64)
+        o[:] = pypto.matmul(x, y, dtype[0], extend_params={"scale_tensor": st, "relu_type": pypto.ReLuType.RELU})
+
+    out = torch.empty(24, 40, dtype=dtype[1])
+    k(a, b, packed, out)
+    if out_dtype == "INT8":
+        assert torch.equal(out.float(), torch.clamp(torch.round(want), -128, 127))
+    else:
+        torch.testing.assert_close(out.float(), want, rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.parametrize("name", ["sort32", "mrgsort", "gathermask", "uniform", "fillpad"])

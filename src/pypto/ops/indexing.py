@@ -123,7 +123,7 @@ def alias(n: Node, shape: Sequence[Any]) -> Node:
     """The elements of ``n`` in row-major order seen with ``shape`` (zero-copy on contiguous tensors).
     An alias covers its whole base, so it is made an alias of the root buffer (bound first at launch)."""
     base = contiguous(n).attrs["buf"].root
-    return full_leaf(Buffer(f"{base.name}_r", base.dtype, tuple(shape), "alias", base=base))
+    return full_leaf(Buffer(f"{base.name}_r", n.dtype, tuple(shape), "alias", base=base))  # n: maybe a dtype view
 
 
 def reinterpret(n: Node, dtype, what: str) -> Node:

@@ -1,5 +1,6 @@
 """``pypto.matmul``: 2-D and batched (batch broadcasting), ``a_trans``/``b_trans``, ``out_dtype``, and
-``extend_params`` ``bias_tensor``, ``scale`` (per-tensor dequant/quant) and ``relu_type``.
+``extend_params`` ``bias_tensor``, ``scale`` / ``scale_tensor`` (per-tensor / per-channel dequant and
+quant) and ``relu_type``.
 
 Operands are read from GM by the cube path (unstored operands are stored first); transposed
 operands are free (the load reads them transposed)."""
@@ -18,7 +19,8 @@ from ..symbolic import is_static
 from ..tensor import Tensor
 from .core import broadcast_shape, materialize, node_of, out, same_dim
 from .elementwise import SaturationMode, add, cast, mul, relu
-from .shape import reshape, transpose
+from .bitwise import bitwise_and
+from .shape import deinterleave, reshape, transpose, view
 
 _ACC = {"FP16": dt.DT_FP32, "BF16": dt.DT_FP32, "FP32": dt.DT_FP32, "INT8": dt.DT_INT32}
 
@@ -50,6 +52,19 @@ def fixpipe_scale(scale) -> float:
     return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFE000))[0]
 
 
+def channel_scales(scale_tensor, n) -> Tensor:
+    """A [1, n] UINT64/INT64 ``scale_tensor`` as the FP32 per-channel scales the fixpipe uses: the low
+    32 bits of each element read as a float (the official page), cut to 10 mantissa bits like
+    :func:`fixpipe_scale`."""
+    t = node_of(scale_tensor, "pypto.matmul extend_params scale_tensor")
+    if t.dtype not in (dt.DT_UINT64, dt.DT_INT64) or t.ndim != 2 or not (
+            is_static(t.shape[0]) and t.shape[0] == 1 and same_dim(t.shape[1], n)):
+        raise KernelTypeError(f"pypto.matmul extend_params scale_tensor must be a [1, {n}] UINT64/INT64 tensor, got "
+                              f"{list(t.shape)} {t.dtype.name}")
+    low, _ = deinterleave(view(scale_tensor, dtype=dt.DT_INT32))  # little-endian: the low word first
+    return view(bitwise_and(low, -0x2000), dtype=dt.DT_FP32)  # 0xFFFFE000: sign, exponent, 10 mantissa bits
+
+
 def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = False, b_trans: bool = False,
            c_matrix_nz: bool = False, extend_params: Optional[dict] = None) -> Tensor:
     """``[.., m, k] @ [.., k, n]``; ``out_dtype`` defaults to b's dtype (INT32 for INT8)."""
@@ -71,21 +86,26 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
     acc = _ACC[x.dtype.name]
     params = dict(extend_params or {})
     bias = params.pop("bias_tensor", None)
-    scale = params.pop("scale", None)
+    scale, scale_tensor = params.pop("scale", None), params.pop("scale_tensor", None)
+    if scale is not None and scale_tensor is not None:
+        raise KernelTypeError("pypto.matmul extend_params: give scale (per tensor) or scale_tensor (per channel), "
+                              "not both")
     relu_type = _enum(ReLuType, params.pop("relu_type", ReLuType.NO_RELU), "relu_type")
     if _enum(TransMode, params.pop("trans_mode", TransMode.CAST_NONE), "trans_mode") != TransMode.CAST_NONE:
         raise NotImplementedError("pypto.matmul extend_params trans_mode other than TransMode.CAST_NONE "
                                   "(TF32 rounding of FP32 operands)")
     if params:
         raise NotImplementedError(f"pypto.matmul extend_params {sorted(params)}")
-    quant = scale is not None and out_dtype == dt.DT_INT8
+    factor = fixpipe_scale(scale) if scale is not None else (
+        None if scale_tensor is None else channel_scales(scale_tensor, y.shape[-1]))
+    quant = factor is not None and out_dtype == dt.DT_INT8
     if acc == dt.DT_FP32 and out_dtype not in (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16) and not quant:
         raise KernelTypeError(f"pypto.matmul: FP32 accumulation cannot produce {out_dtype.name} "
-                              "(INT8 needs extend_params scale: quantization)")
+                              "(INT8 needs extend_params scale or scale_tensor: quantization)")
     batch = broadcast_shape(x.shape[:-2], y.shape[:-2], "pypto.matmul batch")
     shape = tuple(batch) + (x.shape[-2], y.shape[-1])
-    if scale is not None or relu_type == ReLuType.RELU:
-        return _fixpipe(_with_bias(x, y, bias, shape, acc, acc), scale, relu_type, out_dtype)
+    if factor is not None or relu_type == ReLuType.RELU:
+        return _fixpipe(_with_bias(x, y, bias, shape, acc, acc), factor, relu_type, out_dtype)
     return _with_bias(x, y, bias, shape, acc, out_dtype)
 
 
@@ -97,12 +117,13 @@ def _enum(kind, value, what: str):
                               f"got {value!r}") from None
 
 
-def _fixpipe(y: Tensor, scale, relu_type: ReLuType, out_dtype: dt.DataType) -> Tensor:
-    """What the fixpipe does to the accumulator on its way out: times the (10-mantissa-bit) scale in
-    FP32, ReLU, then one rounding to ``out_dtype`` (to nearest even, saturating, for float -> integer).
-    Without a scale an INT32 accumulator stays integer (ReLU is exact there)."""
-    if scale is not None:
-        y = mul(cast(y, dt.DT_FP32) if node_of(y).dtype.is_int() else y, fixpipe_scale(scale))
+def _fixpipe(y: Tensor, factor, relu_type: ReLuType, out_dtype: dt.DataType) -> Tensor:
+    """What the fixpipe does to the accumulator on its way out: times the (10-mantissa-bit) scale --
+    ``factor``, a float or a [1, n] FP32 row of per-channel scales -- in FP32, ReLU, then one rounding
+    to ``out_dtype`` (to nearest even, saturating, for float -> integer).  Without a scale an INT32
+    accumulator stays integer (ReLU is exact there)."""
+    if factor is not None:
+        y = mul(cast(y, dt.DT_FP32) if node_of(y).dtype.is_int() else y, factor)
     if relu_type == ReLuType.RELU:
         y = relu(y)
     if node_of(y).dtype == out_dtype:
