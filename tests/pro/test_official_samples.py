@@ -2,7 +2,6 @@
 Cube_matrix_computation.md) on every backend: interp is the oracle, cpu and sim must agree, and the
 simulator must not report false races.  Each kernel body is jitted once per backend (``backend=``)."""
 import functools
-import os
 
 import pytest
 import torch
@@ -18,15 +17,7 @@ BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.skipif(not cpu.avail
             "sim"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _build_dir(tmp_path_factory):
-    """Compiled kernels go to a private build dir (as in tests/cpu/conftest.py)."""
-    if "PYPTO_BUILD_DIR" in os.environ:
-        yield
-        return
-    os.environ["PYPTO_BUILD_DIR"] = str(tmp_path_factory.mktemp("pypto-build"))
-    yield
-    del os.environ["PYPTO_BUILD_DIR"]
+pytestmark = pytest.mark.usefixtures("private_build_dir")  # tests/conftest.py
 
 
 @pytest.fixture(params=BACKENDS)

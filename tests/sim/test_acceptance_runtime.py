@@ -8,7 +8,6 @@
    backend and on the frozen fast path; read-only inputs stay accepted;
 4. ``arch=`` / ``backend=`` are checked when the kernel is decorated; runtime messages agree across backends.
 """
-import os
 import warnings
 
 import ml_dtypes
@@ -26,15 +25,7 @@ ROW = pl.TileType([1, 64], FP32, pl.MemorySpace.Vec)
 needs_cpu = pytest.mark.skipif(not cpu.available(), reason="no C++ compiler")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _build_dir(tmp_path_factory):
-    """Compiled kernels go to a private build dir (as in tests/cpu/conftest.py)."""
-    if "PYPTO_BUILD_DIR" in os.environ:
-        yield
-        return
-    os.environ["PYPTO_BUILD_DIR"] = str(tmp_path_factory.mktemp("pypto-build"))
-    yield
-    del os.environ["PYPTO_BUILD_DIR"]
+pytestmark = pytest.mark.usefixtures("private_build_dir")  # tests/conftest.py
 
 
 def _line_of(text: str) -> int:
