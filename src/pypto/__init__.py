@@ -6,7 +6,7 @@ from pypto_pro.dtypes import (DT_BF16, DT_BOOL, DT_FP8, DT_FP8E4M3FN, DT_FP8E5M2
                               DT_UINT32, DT_UINT64, DataType)
 from pypto_pro.errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelMemoryError,  # noqa: F401
                               KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError,
-                              KernelUninitError)
+                              KernelUninitError, KernelValueError)
 from pypto_pro.ir.types import RoundMode as CastMode  # noqa: F401
 
 from . import frontend  # noqa: F401

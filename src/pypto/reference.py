@@ -11,6 +11,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelRuntimeError
 from pypto_pro.ir.types import RoundMode
 from pypto_pro.ops.casting import cast_values
+from pypto_pro.ops.random import philox_words
 
 from .graph import Branch, Graph, Loop, Node, Store
 from .lower.program import eval_expr
@@ -164,6 +165,8 @@ class _Eval:
                 return cast_values(ins[0], src, n.dtype, mode)
             if op == "expand":
                 return np.broadcast_to(ins[0], shape).copy()
+            if op == "unary" and n.attrs["fn"] == "philox":
+                return philox_words(ins[0], n.attrs["key"], n.attrs["counter"]).view(np.int32)
             if op == "unary":
                 r = _UN[n.attrs["fn"]](ins[0].astype(comp(n.dtype)))
             elif op == "binary":

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import pypto
-from pypto_pro.errors import KernelError, KernelLaunchError, KernelSyntaxError, KernelTypeError, KernelValueError
+from pypto_pro.errors import (KernelError, KernelLaunchError, KernelRuntimeError, KernelSyntaxError, KernelTypeError,
+                              KernelValueError)
 
 D = pypto.DYNAMIC
 F32 = pypto.DT_FP32
@@ -88,6 +89,26 @@ def test_op_errors_name_kernel_and_line():
         bad_dim_in_helper(torch.randn(8, 64), torch.zeros(8))
     assert "[kernel bad_dim_in_helper]" in str(e.value)
     assert f"{THIS_FILE}:{_line_of('return pypto.sum(x, dim=5)')}" in str(e.value)  # the helper's line
+
+
+def _assemble_past_the_end(backend: str):
+    @pypto.frontend.jit(backend=backend)
+    def assemble_past_the_end(x: pypto.Tensor([D, 16], F32), y: pypto.Tensor([D, 16], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        for i in pypto.loop(0, x.shape[0], 4):
+            pypto.assemble(pypto.fillpad(pypto.view(x, [4, 16], [i, 0])), [i, 0], y)
+    return assemble_past_the_end
+
+
+@pytest.mark.parametrize("backend", ["interp", "cpu", "sim"])
+def test_runtime_errors_of_lowered_ops_name_the_statement(backend):
+    """A run-time fault of a lowered op (here a full 4-row block assembled at row 4 of a 6-row output)
+    names the kernel and the statement's line on every backend."""
+    with pytest.raises(KernelRuntimeError, match="exceeds tensor 'y'") as e:
+        _assemble_past_the_end(backend)(torch.zeros(6, 16), torch.zeros(6, 16))
+    msg = str(e.value)
+    assert msg.startswith("[kernel assemble_past_the_end]")
+    assert f"{THIS_FILE}:{_line_of('pypto.assemble(pypto.fillpad(pypto.view(x, [4, 16], [i, 0])), [i, 0], y)')}" in msg
 
 
 def test_launch_errors_name_the_kernel():

@@ -1,6 +1,7 @@
 """Layout ops found wrong by acceptance testing: reshape of transposed / permuted / sliced tensors
 (torch copies them in logical order), ``clone``, and views at a tensor boundary, whose valid region
 is clipped there (statically or at run time), computed on and assembled (API.md B4)."""
+import numpy as np
 import pytest
 import torch
 
@@ -328,3 +329,97 @@ def test_interleave_errors():
         kernel(lambda x, y: pypto.interleave(x, y[:, :4])[0])(x, x, x)
     with pytest.raises(pypto.KernelTypeError, match="must be even"):
         kernel(lambda x, y: pypto.deinterleave(x[:, :5])[0])(x, x, x)
+
+
+@pytest.mark.both_backends
+def test_two_reshapes_of_one_tensor_in_one_kernel():
+    """Regression: two zero-copy reshapes of ``x`` are two GM parameters of one name; the cpu backend
+    declared both under that name and failed to compile."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), a: pypto.Tensor(), b: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 64)
+        a[:] = pypto.reshape(x, [4, 32]) + 1.0
+        b[:] = pypto.reshape(x, [2, 64]) * 2.0
+
+    x = torch.randn(8, 16)
+    a, b = torch.empty(4, 32), torch.empty(2, 64)
+    k(x, a, b)
+    assert torch.equal(a, x.reshape(4, 32) + 1) and torch.equal(b, x.reshape(2, 64) * 2)
+
+
+# ============================================================================ pack / unpack / gathermask
+@pytest.mark.parametrize("backend", ["interp", "cpu", "sim"])
+def test_pack_unpack_gathermask_official_examples(backend):
+    """pypto-pack.md: INT32 [[0x03040506, 0x01050608]] packs to UINT8 [6 5 4 3 8 6 5 1]; pypto-unpack.md:
+    that back to INT32; pypto-gathermask.md: pattern 1 of a [3, 6] arange keeps the even columns."""
+    @pypto.frontend.jit(backend=backend)
+    def k(x: pypto.Tensor(), m: pypto.Tensor(), packed: pypto.Tensor(), back: pypto.Tensor(), even: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(4, 16)
+        packed[:] = pypto.pack(x)
+        back[:] = pypto.unpack(pypto.pack(x), pypto.DT_INT32)
+        even[:] = pypto.gathermask(m, 1)
+
+    x = torch.tensor([[0x03040506, 0x01050608]], dtype=torch.int32)
+    m = torch.arange(18, dtype=torch.int32).reshape(3, 6)
+    packed, back = torch.zeros(8, dtype=torch.uint8), torch.zeros(2, dtype=torch.int32)
+    even = torch.zeros(3, 3, dtype=torch.int32)
+    k(x, m, packed, back, even)
+    assert packed.tolist() == [6, 5, 4, 3, 8, 6, 5, 1]
+    assert back.tolist() == [0x03040506, 0x01050608]
+    assert even.tolist() == [[0, 2, 4], [6, 8, 10], [12, 14, 16]]
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("mode, sl", [(1, np.s_[..., 0::2]), (2, np.s_[..., 1::2]), (3, np.s_[..., 0::4]),
+                                      (4, np.s_[..., 1::4]), (5, np.s_[..., 2::4]), (6, np.s_[..., 3::4]),
+                                      (7, np.s_[...])])
+def test_gathermask_patterns_on_fp16_3d(mode, sl):
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y: pypto.Tensor(), mode: int = 1):
+        pypto.set_vec_tile_shapes(2, 4, 32)
+        y[:] = pypto.gathermask(x, mode) * 2.0
+
+    x = torch.randn(3, 5, 24).half()
+    want = x[sl] * 2
+    y = torch.empty(want.shape, dtype=torch.float16)
+    k(x, y, mode)
+    assert torch.equal(y, want)
+
+
+def test_pack_of_fp16_and_unpack_to_every_width():
+    """BF16 packs little-endian (low byte first); UINT8 bytes unpack to 1-, 2-, 4- and 8-byte types."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), p: pypto.Tensor(), i16: pypto.Tensor(), f32: pypto.Tensor(), i64: pypto.Tensor(),
+          i8: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(4, 32)
+        packed = pypto.pack(x)
+        p[:] = packed
+        i16[:] = pypto.unpack(packed, pypto.DT_INT16)
+        f32[:] = pypto.unpack(packed, F32)
+        i64[:] = pypto.unpack(packed, pypto.DT_INT64)
+        i8[:] = pypto.unpack(packed, pypto.DT_INT8)
+
+    x = torch.randn(4, 8).bfloat16()
+    raw = x.flatten().view(torch.uint8)
+    outs = [torch.empty(64, dtype=torch.uint8), torch.empty(32, dtype=torch.int16), torch.empty(16),
+            torch.empty(8, dtype=torch.int64), torch.empty(64, dtype=torch.int8)]
+    k(x, *outs)
+    assert torch.equal(outs[0], raw)
+    for got in outs[1:]:
+        assert torch.equal(got, raw.view(got.dtype))
+
+
+@pytest.mark.parametrize("body, error, match", [
+    (lambda x: pypto.gathermask(x, 8), pypto.KernelValueError, "pattern_mode must be an int in 1..7"),
+    (lambda x: pypto.gathermask(x[:, :6], 3), pypto.KernelTypeError, "divisible by 4"),
+    (lambda x: pypto.unpack(x, pypto.DT_INT32), pypto.KernelTypeError, "1-D DT_UINT8"),
+    (lambda x: pypto.unpack(pypto.pack(x)[:6], pypto.DT_INT32), pypto.KernelTypeError, "multiple of 4 bytes"),
+])
+def test_pack_unpack_gathermask_errors(body, error, match):
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(4, 32)
+        y[:] = body(x)
+
+    with pytest.raises(error, match=match):
+        k(torch.randn(4, 8), torch.empty(4, 8))

@@ -16,7 +16,7 @@ import contextlib
 from typing import Any, Dict, List, Optional, Tuple
 
 from pypto_pro import dtypes as dt
-from pypto_pro.errors import KernelMemoryError, KernelSyntaxError
+from pypto_pro.errors import KernelMemoryError, KernelSyntaxError, SourceLoc
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.layout import footprint_elems
 from pypto_pro.ir.optable import OPS, CheckCtx
@@ -48,6 +48,9 @@ class Builder:
         self._reads: set = set()
         self._writes: set = set()
         self._pos = 0
+        #: the kernel line of the statement being lowered, attached to its ops so that run-time
+        #: errors (bounds, divisions, the simulator's hazards) name it
+        self.loc: Optional[SourceLoc] = None
         self._live: Dict[int, List[int]] = {}
         self._temp_count = 0
         #: launch-time bounds of loop-dependent workspace dims (set by the lowerer)
@@ -60,6 +63,12 @@ class Builder:
             return p
         if buf.kind == "alias":
             self._check_alias(buf)
+        # two views of one tensor (say two reshapes of x) have the same name: the backends name
+        # variables after parameters, so later ones get the parameter's position appended
+        taken = {q.name for q in self.params}
+        name, k = buf.name, len(self.params)
+        while name in taken:
+            name, k = f"{buf.name}_{k}", k + 1
         dims: List[Any] = []
         for i, d in enumerate(buf.shape):
             if is_static(d):
@@ -69,11 +78,11 @@ class Builder:
                 if isinstance(e, ir.Var):
                     dims.append(e)
                 else:
-                    v = ir.Var(f"{buf.name}_d{i}", dt.DT_INT64)
+                    v = ir.Var(f"{name}_d{i}", dt.DT_INT64)
                     self.dim_exprs.append((v, e))
                     dims.append(v)
         dtype = dt.DT_UINT8 if buf.dtype == dt.DT_BOOL else buf.dtype
-        p = ir.TensorParam(buf.name, len(self.params), dtype, dims)
+        p = ir.TensorParam(name, len(self.params), dtype, dims)
         self.params.append(p)
         self.buffers.append(buf)
         self.param_of[buf.uid] = p
@@ -145,7 +154,7 @@ class Builder:
         opdef = OPS[name]
         args = opdef.bind((), kwargs)
         opdef.check(CheckCtx(opdef, self.arch), args)
-        stmt = ir.OpStmt(None, opdef, args, result)
+        stmt = ir.OpStmt(self.loc, opdef, args, result)
         self._pos += 1
         for _, ref in opdef.tile_operands(args):
             self._touch(ref)

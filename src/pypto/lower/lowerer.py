@@ -152,6 +152,7 @@ class Lowerer:
 
     def store(self, s: Store) -> None:
         self.done.clear()  # earlier statements may have changed what their materialisations read
+        self.b.loc = s.loc
         try:
             if s.value.op in ELEMENT_PASSES:  # indexing / sorting: scalar element passes
                 ELEMENT_PASSES[s.value.op](self, s)

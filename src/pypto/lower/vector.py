@@ -333,7 +333,7 @@ class Pass:
         if k == "one":
             x = self.broadcast(x, "row", n.dtype, region)
         t = self.tile_for(x.kind, n.dtype, region)
-        self.b.op(fn, dst=t, src=x.ref)
+        self.b.op(fn, dst=t, src=x.ref, **{name: n.attrs[name] for name in _UNARY_OP_ARGS.get(fn, ())})
         return Val(t, x.kind)
 
     def detour(self, n: Node, region: Region, shape) -> Val:
@@ -581,6 +581,8 @@ class ArgBest:
         return [self.best.tile, self.idx.tile]
 
 
+#: the node attributes that unary tile ops take besides dst/src
+_UNARY_OP_ARGS = {"philox": ("key", "counter")}
 _EXPAND = {"sub": "expand_sub", "mul": "expand_mul", "div": "expand_div", "maximum": "expand_max",
            "minimum": "expand_min"}
 

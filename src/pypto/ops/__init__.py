@@ -16,15 +16,13 @@ from .indexing import (gather, index_add, index_add_, index_put_, index_select, 
                        scatter_, scatter_update)
 from .matmul import ReLuType, TransMode, bmm, matmul  # noqa: F401
 from .reduce import amax, amin, argmax, argmin, layer_norm, mean, prod, rms_norm, softmax, sum, var  # noqa: F401
-from .shape import (assemble, atomic_add, clone, concat, deinterleave, expand_clone, getitem, interleave,  # noqa: F401
-                    pad, permute, reshape, setitem, squeeze, transpose, unsqueeze, view)
+from .shape import (assemble, atomic_add, clone, concat, deinterleave, expand_clone, fillpad,  # noqa: F401
+                    gathermask, getitem, interleave, pack, pad, permute, reshape, setitem, squeeze, transpose,
+                    unpack, unsqueeze, view)
+from .random import normal, uniform  # noqa: F401
 from .sorting import TopKAlgo, argsort, topk  # noqa: F401
 
-_NOT_IMPLEMENTED = (
-    "sort32", "mrgsort", "scaled_mm",
-    "fillpad", "pack", "unpack", "uniform", "normal",
-    "gathermask",
-)
+_NOT_IMPLEMENTED = ("sort32", "mrgsort", "scaled_mm")
 
 
 def _not_implemented(name):

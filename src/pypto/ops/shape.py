@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
+from pypto_pro import dtypes as dt
 from pypto_pro.dtypes import DataType
-from pypto_pro.errors import KernelTypeError
+from pypto_pro.errors import KernelTypeError, KernelValueError
 
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
@@ -363,14 +364,37 @@ def pad(x, padding: Sequence[int], mode: str = "constant", value=0) -> Tensor:
         sizes.append(size + min(lo, 0) + min(hi, 0) if lo < 0 or hi < 0 else size)
     if any(is_static(s) and s <= 0 for s in sizes):
         raise KernelTypeError(f"pypto.pad: padding {list(padding)} crops away every element")
-    rec = current_recorder()
-    buf = rec.new_temp(shape, n.dtype)
-    from .creation import full
-
-    rec.store(full_leaf(buf), node_of(full(shape, value, n.dtype)))
     inner = n if not any(starts) and all(same_dim(a, b) for a, b in zip(sizes, n.shape)) else _slice_leaf(
         _leaf(x), starts, sizes)
-    _record(gm_leaf(buf, dst_starts, range(len(shape)), sizes), inner)
+    return _filled_with(shape, n.dtype, value, inner, dst_starts)
+
+
+def fillpad(x, mode: str = "constant", value=0) -> Tensor:
+    """``pypto.fillpad(input, mode="constant", value=0)``: a tensor of ``input``'s shape holding its
+    valid region and ``value`` everywhere beyond it (the padding of a view with a ``valid_shape``, or
+    of one clipped at its tensor's end).  ``value`` is converted to the dtype; the official example's
+    ``"-inf"`` string is accepted.  Only ``mode="constant"``, as officially."""
+    if mode != "constant":
+        raise NotImplementedError(f"pypto.fillpad(mode={mode!r}): only mode='constant'")
+    if not isinstance(x, Tensor):
+        raise TypeError(f"pypto.fillpad: input must be a pypto.Tensor, got {type(x).__name__}")
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise KernelTypeError(f"pypto.fillpad: value {value!r} is not a number") from None
+    n = node_of(x)
+    return _filled_with(reported_shape(n), n.dtype, value, n, [0] * n.ndim)
+
+
+def _filled_with(shape, dtype: DataType, value, inner: Node, dst_starts) -> Tensor:
+    """A new tensor of ``shape``: ``value`` everywhere, then ``inner`` written at ``dst_starts``."""
+    rec = current_recorder()
+    buf = rec.new_temp(shape, dtype)
+    from .creation import full
+
+    rec.store(full_leaf(buf), node_of(full(shape, value, dtype)))
+    _record(gm_leaf(buf, dst_starts, range(len(shape)), inner.shape), inner)
     return out(full_leaf(buf))
 
 
@@ -399,6 +423,43 @@ def deinterleave(x, other=None) -> Tuple[Tensor, Tensor]:
     return pairs[..., 0], pairs[..., 1]
 
 
+#: gathermask pattern -> (group size, kept position) along the last dim; 7 keeps everything
+_GATHER_PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3)}
+
+
+def gathermask(x, pattern_mode: int) -> Tensor:
+    """``pypto.gathermask(self, pattern_mode)``: the last dim's elements kept by a built-in pattern:
+    1/2 the first/second of every 2, 3..6 the first..fourth of every 4, 7 all of them."""
+    n = node_of(x)
+    if pattern_mode == 7:
+        return clone(x)
+    if isinstance(pattern_mode, bool) or pattern_mode not in _GATHER_PATTERNS:
+        raise KernelValueError(f"pypto.gathermask: pattern_mode must be an int in 1..7, got {pattern_mode!r}")
+    group, kept = _GATHER_PATTERNS[pattern_mode]
+    last = _static(n.shape[-1], "pypto.gathermask")
+    if last % group:
+        raise KernelTypeError(f"pypto.gathermask: pattern_mode {pattern_mode} needs a last dim divisible by {group}, "
+                              f"got {last}")
+    return reshape(x, list(n.shape[:-1]) + [last // group, group])[..., kept]
+
+
+def pack(x) -> Tensor:
+    """``pypto.pack(self)``: ``x`` flattened to 1-D with its bytes seen as UINT8 (little-endian, as the
+    official example: INT32 0x03040506 packs to 6 5 4 3); zero-copy on a whole stored tensor."""
+    n = node_of(x)
+    return view(reshape(x, [numel(n.shape)]), dtype=dt.DT_UINT8)
+
+
+def unpack(x, dstDataType: DataType) -> Tensor:  # noqa: N803 - the official keyword
+    """``pypto.unpack(self, dstDataType)``: a 1-D UINT8 tensor's bytes seen as ``dstDataType`` (the
+    inverse of :func:`pack`); the byte count must divide by the element size."""
+    n = node_of(x)
+    if n.dtype != dt.DT_UINT8 or n.ndim != 1:
+        raise KernelTypeError(f"pypto.unpack: the input must be a 1-D DT_UINT8 tensor, got {format_dims(n.shape)} "
+                              f"{n.dtype.name}")
+    return view(x, dtype=dstDataType)
+
+
 def _same_operands(a: Node, b: Node, what: str) -> None:
     """One dtype and shape (two DYNAMIC dims are taken to be equal, as in broadcasting)."""
     if a.dtype != b.dtype or a.ndim != b.ndim or any(
@@ -408,4 +469,5 @@ def _same_operands(a: Node, b: Node, what: str) -> None:
 
 
 __all__ = ["getitem", "setitem", "view", "assemble", "reshape", "unsqueeze", "squeeze", "permute", "transpose",
-           "clone", "expand_clone", "concat", "atomic_add", "pad", "interleave", "deinterleave"]
+           "clone", "expand_clone", "concat", "atomic_add", "pad", "fillpad", "interleave", "deinterleave", "gathermask",
+           "pack", "unpack"]

@@ -1,8 +1,8 @@
 """C++ emission of the less common tile ops (``include/pto/extra.h``) and the kernel log.
 
 Registered on the op table by :mod:`.emit` (``OPS[name].extras["cpp"]``): ``fillpad`` (every mode and
-pad), ``transpose``, ``fill_index``, ``partadd/partmax/partmin/partmul``, ``add_relu_cast``,
-``sub_relu_cast``, ``mul_cast``, ``printf``, ``pto_assert``, ``dump_data`` and ``sync_all`` (every mode,
+pad), ``transpose``, ``fill_index``, ``philox`` (``include/pto/random.h``), ``partadd/partmax/partmin/
+partmul``, ``add_relu_cast``, ``sub_relu_cast``, ``mul_cast``, ``printf``, ``pto_assert``, ``dump_data`` and ``sync_all`` (every mode,
 with or without workspaces: the interpreter's barrier, which ignores both).
 
 Kernel log: printf / pto_assert / dump_data append binary records (site, kind, raw values) to a per-core
@@ -58,6 +58,8 @@ def _fill_index(g: KernelCodegen, s: ir.OpStmt) -> str:
 _register("fillpad", _fillpad)
 _register("fill_index", _fill_index)
 _register("transpose", lambda g, s: f"pto::transpose(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});")
+_register("philox", lambda g, s: f"pto::philox(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                                 f"UINT64_C({s.args['key']}), UINT64_C({s.args['counter']}));")
 
 _PART = {"partadd": "OpAdd", "partmax": "OpMax", "partmin": "OpMin", "partmul": "OpMul"}
 for _op, _fn in _PART.items():

@@ -8,4 +8,5 @@
 #include "sync.h"
 #include "scalar.h"
 #include "extra.h"
+#include "random.h"
 #include "fuse.h"
