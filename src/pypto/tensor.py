@@ -176,6 +176,11 @@ class Tensor:
         _ops().setitem(self, slice(None), value)
 
     # method forms ----------------------------------------------------------------
+    def where(self, condition, y) -> "Tensor":
+        """``x.where(condition, y)`` (torch's method): ``condition ? x : y``.  Not ``pypto.where(x, ...)``,
+        which the generic method forwarding below would make of it."""
+        return _ops().where(condition, self, y)
+
     def __getattr__(self, name: str):
         fn = getattr(_ops(), name, None)
         if fn is None or name.startswith("_") or not callable(fn):

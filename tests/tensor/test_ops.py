@@ -103,7 +103,7 @@ def test_cast_fp16_bf16_int():
     torch.testing.assert_close(run_unary(lambda a: pypto.cast(a, pypto.DT_BF16), X, torch.bfloat16), X.bfloat16())
     xi = X * 10
     torch.testing.assert_close(run_unary(lambda a: pypto.cast(a, pypto.DT_INT32), xi, torch.int32),
-                               torch.round(xi).int())
+                               xi.int())  # CAST_NONE truncates like torch's .to()
     xb = X.bfloat16()
     torch.testing.assert_close(run_unary(pypto.exp, xb), torch.exp(xb.float()).bfloat16())
 
@@ -375,7 +375,7 @@ def test_matmul_per_channel_scale_tensor(out_dtype):
         torch.testing.assert_close(out.float(), want, rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("name", ["sort32", "mrgsort", "gathermask"])
+@pytest.mark.parametrize("name", ["sort32", "mrgsort"])
 def test_unimplemented_ops_raise_by_name(name):
     @pypto.frontend.jit
     def k(a: pypto.Tensor(), o: pypto.Tensor()):

@@ -162,6 +162,8 @@ class Lowerer:
                 self.vector_pass(s.dst, s.value, s.vec_tile, s.cube_tile)
         except KernelError as e:  # name the kernel line of the statement
             raise e.attach(loc=s.loc, kernel=self.b.name)
+        finally:
+            self.b.loc = None
 
     # ------------------------------------------------------------------ planning
     def plan(self, n: Node, shape: Sequence[Any], tr: int, tc: int, vec_tile, cube_tile, mats: Dict[int, Node],

@@ -7,7 +7,7 @@ from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, log, logical
 from .elementwise import PrecisionType, SaturationMode, axpy_  # noqa: F401
 from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,  # noqa: F401
                       bitwise_xor, ceil_div, gcd)
-from .scan import cumprod, cumsum, tril, triu  # noqa: F401
+from .scan import cumprod, cumsum, tril, tril_, triu, triu_  # noqa: F401
 from .trig import acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, copysign, cos, signbit, sin, tan  # noqa: F401
 from .math import (ceil, clip, cosh, erf, erfc, exp2, expand_exp_dif, expm1, floor, floor_div,  # noqa: F401
                    fmod, gelu, hypot, isfinite, isnan, log1p, log2, log10, lrelu, pow, prelu, remainder, round,

@@ -24,7 +24,22 @@ def node_of(t, what: str = "operand") -> Node:
     raise KernelTypeError(f"{what} must be a pypto tensor, got {type(t).__name__}")
 
 
+def immediate(d):
+    """``d`` as an int when it is an immediate ``SymbolicScalar`` (``pypto.symbolic_scalar(4)``), else ``d``."""
+    return d.concrete() if isinstance(d, SymbolicScalar) and d.is_immediate() else d
+
+
+def stored_target(t, what: str) -> Node:
+    """The node of ``t``, the target of an in-place op or an ``assemble``: it must be stored in GM (a
+    kernel parameter, a ``pypto.tensor`` or a view of one), since the op writes there."""
+    n = node_of(t, f"{what} target")
+    if n.op != "gm":
+        raise KernelTypeError(f"{what}: the target must be a kernel parameter, a pypto.tensor or a view")
+    return n
+
+
 def same_dim(a, b) -> bool:
+    a, b = immediate(a), immediate(b)
     if is_static(a) and is_static(b):
         return a == b
     return a is b or (isinstance(a, SymbolicScalar) and isinstance(b, SymbolicScalar) and a.expr is b.expr)

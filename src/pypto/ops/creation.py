@@ -33,7 +33,9 @@ def tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] =
     Tensor(None, None, name, format)  # checks the format (NZ GM tensors are not implemented)
     if shape is None or dtype is None:
         raise KernelTypeError("pypto.tensor(shape, dtype) inside a kernel needs the shape and the dtype")
-    return out(full_leaf(current_recorder().new_temp(list(shape), dtype, name)))
+    t = out(full_leaf(current_recorder().new_temp(list(shape), dtype, name)))
+    t.name = name
+    return t
 
 
 def full(size: Sequence[Any], value, dtype: Optional[dt.DataType] = None, *, valid_shape=None) -> Tensor:

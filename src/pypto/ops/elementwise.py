@@ -12,10 +12,11 @@ import ml_dtypes
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
+from pypto_pro.ir.types import RoundMode
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote
+from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote, stored_target
 
 #: unary tile ops (``fn`` -> tile op name) available directly
 UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu")
@@ -141,6 +142,7 @@ def cast(x, dtype: dt.DataType, mode=0, satmode=SaturationMode.OFF) -> Tensor:
     if satmode not in (SaturationMode.OFF, SaturationMode.ON):
         raise KernelTypeError(f"pypto.cast: satmode must be a pypto.SaturationMode, got {satmode!r}")
     n = node_of(x)
+    mode = _cast_mode(n.dtype, dtype, mode)
     if satmode == SaturationMode.ON and dtype.is_float() and n.dtype.is_float():
         top = float(ml_dtypes.finfo(dtype.require_numpy()).max)
         if top < float(ml_dtypes.finfo(n.dtype.require_numpy()).max):
@@ -150,6 +152,17 @@ def cast(x, dtype: dt.DataType, mode=0, satmode=SaturationMode.OFF) -> Tensor:
         # which wraps; ON saturates (the tile cast's float -> int rule)
         n = cast_node(n, dt.DT_INT32, int(mode))
     return out(cast_node(n, dtype, int(mode)))
+
+
+def _cast_mode(src: dt.DataType, dst: dt.DataType, mode) -> RoundMode:
+    """The rounding of a tensor-level cast (the official cast page): CAST_NONE is torch's ``.to()``,
+    truncation for float -> integer and round-to-nearest-even otherwise; a mode the conversion does
+    not have (CAST_ODD other than FP32 -> FP16) falls back to that default instead of failing."""
+    mode = RoundMode(int(mode))
+    odd_ok = src == dt.DT_FP32 and dst == dt.DT_FP16
+    if mode == RoundMode.CAST_NONE or (mode == RoundMode.CAST_ODD and not odd_ok):
+        return RoundMode.CAST_TRUNC if src.is_float() and not dst.is_float() else RoundMode.CAST_RINT
+    return mode
 
 
 def add(x, other, alpha=1) -> Tensor:
@@ -165,15 +178,16 @@ def mul(x, other) -> Tensor:
 
 
 class PrecisionType(IntEnum):
-    """``precision_type=`` of ``div``/``exp``/``pow``/``fmod``/``remainder`` (the values the official op
-    pages pass); accepted and without effect here, see :func:`check_precision`."""
+    """``precision_type=`` of ``div``/``exp``/``pow``/``fmod``/``remainder``/``sqrt``/``rsqrt``/``reciprocal``
+    (the values the official op pages pass); accepted and without effect here, see
+    :func:`check_precision`."""
 
     INTRINSIC = 0
     HIGH_PRECISION = 1
 
 
 def check_precision(op: str, precision_type) -> None:
-    """``precision_type`` of ``div``/``exp``/``pow`` picks NPU instruction sequences (speed against
+    """``precision_type`` of ``div``/``exp``/``pow``/``sqrt``/... picks NPU instruction sequences (speed against
     accuracy); every backend here computes these ops in FP32 to the documented accuracy whatever it
     is, so any ``None``/int value (``IntEnum`` included) is accepted and other types are rejected."""
     if precision_type is not None and (isinstance(precision_type, bool) or not isinstance(precision_type, int)):
@@ -209,19 +223,27 @@ def exp(x, precision_type=None) -> Tensor:
     return unary("exp", x)
 
 
-def log(x) -> Tensor:
+def log(x, precision_type=None) -> Tensor:
+    """``log(x)`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
+    check_precision("log", precision_type)
     return unary("log", x)
 
 
-def sqrt(x) -> Tensor:
+def sqrt(x, precision_type=None) -> Tensor:
+    """``sqrt(x)`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
+    check_precision("sqrt", precision_type)
     return unary("sqrt", x)
 
 
-def rsqrt(x) -> Tensor:
+def rsqrt(x, precision_type=None) -> Tensor:
+    """``1 / sqrt(x)`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
+    check_precision("rsqrt", precision_type)
     return unary("rsqrt", x)
 
 
-def reciprocal(x) -> Tensor:
+def reciprocal(x, precision_type=None) -> Tensor:
+    """``1 / x`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
+    check_precision("reciprocal", precision_type)
     return unary("recip", x)
 
 
@@ -242,9 +264,7 @@ def axpy_(y, x, alpha=1.0) -> Tensor:
     broadcasts to it).  Float ``y`` is updated in FP32 and rounded once to its dtype."""
     from .shape import setitem
 
-    yn = node_of(y, "pypto.axpy_ target")
-    if yn.op != "gm":
-        raise KernelTypeError("pypto.axpy_: the target must be a kernel parameter, a pypto.tensor or a view")
+    yn = stored_target(y, "pypto.axpy_")
     if yn.dtype.is_float():
         y32 = cast(y, dt.DT_FP32) if yn.dtype != dt.DT_FP32 else y
         x32 = cast(x, dt.DT_FP32) if node_of(x).dtype != dt.DT_FP32 else x

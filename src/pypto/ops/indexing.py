@@ -27,8 +27,8 @@ from ..frontend.tracer import current_recorder
 from ..graph import Buffer, Node, full_leaf
 from ..symbolic import format_dims, is_static
 from ..tensor import Tensor
-from .core import (cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out,
-                   same_dim)
+from .core import (cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out, same_dim,
+                   stored_target)
 
 INDEX_DTYPES = (dt.DT_INT32, dt.DT_INT64)
 #: scatter ``reduce`` names -> the scalar operator combining the old element with the source value
@@ -99,9 +99,7 @@ def scatter(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
 
 def scatter_(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
     """In-place :func:`scatter` into ``x`` (a kernel parameter, ``pypto.tensor`` or a view of one)."""
-    xn = node_of(x, "pypto.scatter_ target")
-    if xn.op != "gm":
-        raise KernelTypeError("pypto.scatter_: the target must be a kernel parameter, a pypto.tensor or a view")
+    xn = stored_target(x, "pypto.scatter_")
     current_recorder().store(xn, _scatter_node(xn, dim, index, src, reduce, "pypto.scatter_"))
     return x
 
@@ -192,13 +190,6 @@ def _index_put_node(xn: Node, d: int, indices: List[Node], values, reduce: Optio
     return Node("index_put", (xn, *indices, vn), xn.shape, xn.dtype, attrs)
 
 
-def _target(x, what: str) -> Node:
-    xn = node_of(x, f"{what} target")
-    if xn.op != "gm":
-        raise KernelTypeError(f"{what}: the target must be a kernel parameter, a pypto.tensor or a view")
-    return xn
-
-
 def _index_add_node(xn: Node, dim: int, index, source, alpha, what: str) -> Node:
     """``x`` with ``alpha * source[.., k, ..]`` added to ``x[.., index[k], ..]`` along ``dim``."""
     d = norm_dim(dim, xn.ndim)
@@ -226,7 +217,7 @@ def index_add(x, dim: int, index, source, *, alpha=1) -> Tensor:
 
 def index_add_(x, dim: int, index, source, *, alpha=1) -> Tensor:
     """In-place :func:`index_add` into ``x`` (a kernel parameter, ``pypto.tensor`` or a view); returns ``x``."""
-    xn = _target(x, "pypto.index_add_")
+    xn = stored_target(x, "pypto.index_add_")
     current_recorder().store(xn, _index_add_node(xn, dim, index, source, alpha, "pypto.index_add_"))
     return x
 
@@ -237,7 +228,7 @@ def index_put_(x, indices, values, accumulate: bool = False) -> Tensor:
     or a tensor, cast to ``x``'s dtype) broadcast to ``[L] + x.shape[len(indices):]``.  Duplicates:
     the last write wins, or all accumulate in index order.  Returns ``x``."""
     what = "pypto.index_put_"
-    xn = _target(x, what)
+    xn = stored_target(x, what)
     if not isinstance(indices, (tuple, list)) or not indices:
         raise KernelTypeError(f"{what}: indices must be a non-empty tuple of index tensors")
     if len(indices) > xn.ndim:
@@ -261,7 +252,7 @@ def scatter_update(x, dim: int, index, src) -> Tensor:
     becomes row ``k`` of ``src`` seen the same way.  ``dim`` must be -2 (the official default).
     Duplicates: the last wins.  Returns ``x``."""
     what = "pypto.scatter_update"
-    xn = _target(x, what)
+    xn = stored_target(x, what)
     if xn.ndim < 2 or norm_dim(dim, xn.ndim) != xn.ndim - 2:
         raise KernelTypeError(f"{what}: only dim=-2 (update rows) of a tensor with at least 2 dims is supported, "
                               f"got dim={dim} for {xn.ndim} dims")

@@ -313,16 +313,30 @@ def expm1(x) -> Tensor:
     return sub(exp(x), 1.0)
 
 
-def log2(x) -> Tensor:
+def log2(x, precision_type=None) -> Tensor:
+    """``log(x) / ln 2``; ``precision_type``: :func:`check_precision`."""
+    check_precision("log2", precision_type)
     return mul(log(x), 1.4426950408889634)
 
 
-def log10(x) -> Tensor:
+def log10(x, precision_type=None) -> Tensor:
+    """``log(x) / ln 10``; ``precision_type``: :func:`check_precision`."""
+    check_precision("log10", precision_type)
     return mul(log(x), 0.4342944819032518)
 
 
 def log1p(x) -> Tensor:
-    return log(add(x, 1.0))
+    """``log(1 + x)`` in FP32, accurate for tiny ``x`` too: ``log(w) * x / (w - 1)`` with ``w = 1 + x``
+    corrects the rounding of ``w`` (``x`` itself where ``w`` rounds to 1; +inf stays +inf)."""
+    u = _f32(x)
+    return _back(log1p_f32(u), x)
+
+
+def log1p_f32(u: Tensor) -> Tensor:
+    """:func:`log1p` of an FP32 tensor (also the core of asinh/acosh/atanh)."""
+    w = add(u, 1.0)
+    y = where(eq(w, 1.0), u, mul(log(w), div(u, sub(w, 1.0))))
+    return where(eq(u, float("inf")), u, y)
 
 
 def hypot(a, b) -> Tensor:

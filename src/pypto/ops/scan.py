@@ -9,7 +9,7 @@ from pypto_pro.errors import KernelTypeError
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import node_of, norm_dim, out
+from .core import node_of, norm_dim, out, stored_target
 from .elementwise import cast, ge, le, logical_and, sub, where
 
 
@@ -72,4 +72,22 @@ def tril(x, diagonal: int = 0) -> Tensor:
     return _tri("tril", x, diagonal, False)
 
 
-__all__ = ["cumsum", "cumprod", "triu", "tril"]
+def triu_(x, diagonal: int = 0) -> Tensor:
+    """In-place :func:`triu` of ``x`` (a kernel parameter, ``pypto.tensor`` or a view of one); returns ``x``."""
+    return _in_place("pypto.triu_", x, triu(x, diagonal))
+
+
+def tril_(x, diagonal: int = 0) -> Tensor:
+    """In-place :func:`tril` of ``x`` (a kernel parameter, ``pypto.tensor`` or a view of one); returns ``x``."""
+    return _in_place("pypto.tril_", x, tril(x, diagonal))
+
+
+def _in_place(what: str, x, value: Tensor) -> Tensor:
+    from .shape import setitem
+
+    stored_target(x, what)
+    setitem(x, slice(None), value)
+    return x
+
+
+__all__ = ["cumsum", "cumprod", "triu", "tril", "triu_", "tril_"]

@@ -3,6 +3,7 @@
 ops on an unstored expression first store it into a workspace buffer."""
 from __future__ import annotations
 
+import math
 from typing import Any, List, Optional, Sequence, Tuple
 
 from pypto_pro import dtypes as dt
@@ -13,7 +14,7 @@ from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
 from ..symbolic import format_dims, is_static, sym_min
 from ..tensor import Tensor, check_valid_regions, reported_shape
-from .core import cast_node, is_scalar, materialize, node_of, norm_dim, out, same_dim
+from .core import cast_node, is_scalar, materialize, node_of, norm_dim, out, same_dim, stored_target
 from .indexing import alias, copy, gather, numel, reinterpret, scatter_
 
 
@@ -199,9 +200,7 @@ def assemble(src, offsets=None, dst=None, parallel: bool = False) -> None:
             assemble(s, o, dst)
         return
     s = node_of(src, "pypto.assemble source")
-    d = node_of(dst, "pypto.assemble destination")
-    if d.op != "gm":
-        raise KernelTypeError("pypto.assemble: the destination must be a kernel parameter, a pypto.tensor or a view")
+    d = stored_target(dst, "pypto.assemble")
     _check_window(offsets, s.shape, d.shape, "pypto.assemble")
     _store(_slice_leaf(d, offsets, s.shape), src, "pypto.assemble")
 
@@ -352,6 +351,8 @@ def pad(x, padding: Sequence[int], mode: str = "constant", value=0) -> Tensor:
     if mode != "constant":
         raise NotImplementedError(f"pypto.pad(mode={mode!r}): only mode='constant'")
     n = node_of(x)
+    if not n.dtype.is_float() and isinstance(value, float):
+        raise KernelValueError(f"pypto.pad: a {n.dtype.name} tensor is padded with an int value, got {value!r}")
     amounts = _pad_amounts(padding, n.ndim)
     shape, starts, sizes, dst_starts = [], [], [], []
     for size, (lo, hi) in zip(n.shape, amounts):
@@ -384,6 +385,8 @@ def fillpad(x, mode: str = "constant", value=0) -> Tensor:
         except ValueError:
             raise KernelTypeError(f"pypto.fillpad: value {value!r} is not a number") from None
     n = node_of(x)
+    if not n.dtype.is_float() and isinstance(value, float) and not math.isfinite(value):
+        raise KernelValueError(f"pypto.fillpad: {value!r} has no {n.dtype.name} value")
     return _filled_with(reported_shape(n), n.dtype, value, n, [0] * n.ndim)
 
 

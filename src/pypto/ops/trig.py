@@ -28,7 +28,7 @@ from .core import is_scalar, node_of, promote
 from .creation import full
 from .elementwise import (abs, add, cast, div, eq, exp, gt, le, log, logical_and, logical_or, lt, maximum, minimum,
                           mul, ne, neg, reciprocal, sqrt, sub, where)
-from .math import _back, _f32
+from .math import _back, _f32, log1p_f32
 
 _HALF_PI = math.pi / 2
 _LN2 = math.log(2.0)
@@ -212,19 +212,12 @@ def acos(x) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------- inverse hyperbolic
-def _log1p(u: Tensor) -> Tensor:
-    """Accurate ``log(1 + u)``: ``log(w) * u / (w - 1)`` with ``w = 1 + u`` corrects w's rounding."""
-    w = add(u, 1.0)
-    y = where(eq(w, 1.0), u, mul(log(w), div(u, sub(w, 1.0))))
-    return where(eq(u, float("inf")), u, y)
-
-
 def asinh(x) -> Tensor:
     """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log|x| + ln 2`` for large |x|."""
     xf = _f32(x)
     a = abs(xf)
     a2 = mul(a, a)
-    small = _log1p(add(a, div(a2, add(sqrt(add(a2, 1.0)), 1.0))))
+    small = log1p_f32(add(a, div(a2, add(sqrt(add(a2, 1.0)), 1.0))))
     r = where(gt(a, _LOG_ONLY), add(log(a), _LN2), small)
     return _back(where(lt(xf, 0), neg(r), r), x)
 
@@ -233,7 +226,7 @@ def acosh(x) -> Tensor:
     """``log1p((x - 1) + sqrt((x - 1)(x + 1)))``; ``log x + ln 2`` for large x; x < 1 -> NaN."""
     xf = _f32(x)
     d = sub(xf, 1.0)
-    small = _log1p(add(d, sqrt(mul(d, add(xf, 1.0)))))
+    small = log1p_f32(add(d, sqrt(mul(d, add(xf, 1.0)))))
     r = where(gt(xf, _LOG_ONLY), add(log(xf), _LN2), small)
     return _back(where(lt(xf, 1.0), float("nan"), r), x)
 
@@ -242,7 +235,7 @@ def atanh(x) -> Tensor:
     """``sign(x) / 2 * log1p(2|x| / (1 - |x|))``; +-1 -> +-inf, |x| > 1 -> NaN."""
     xf = _f32(x)
     a = abs(xf)
-    r = mul(_log1p(div(add(a, a), sub(1.0, a))), 0.5)
+    r = mul(log1p_f32(div(add(a, a), sub(1.0, a))), 0.5)
     return _back(where(lt(xf, 0), neg(r), r), x)
 
 

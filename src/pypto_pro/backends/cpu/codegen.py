@@ -189,10 +189,11 @@ class KernelCodegen:
     def literal(self, v) -> Tuple[str, str]:
         if isinstance(v, bool):
             return ("true" if v else "false"), "b"
-        if isinstance(v, int):
+        if isinstance(v, int):  # int(v): a subclass (pypto.Element) may print otherwise
+            v = int(v)
             return (f"INT64_C({v})" if -2**63 < v < 2**63 else f"(int64_t){v}ULL"), "i"
         if isinstance(v, float):
-            return float_literal(v), "f"
+            return float_literal(float(v)), "f"
         if hasattr(v, "value") and isinstance(getattr(v, "value"), int):  # IntEnum members
             return f"INT64_C({int(v)})", "i"
         raise NotImplementedError(f"compile-time value {v!r} in a scalar position")
