@@ -1332,14 +1332,30 @@ def soft_sync_all_used_cores_kernel(
             )
 
 
-@pytest.mark.xfail(strict=True, raises=pl.KernelDeadlockError,
-                   reason="sync_all ignores used_cores (workspaces list): the barrier waits for every launched AIV")
 def test_sync_all_md_soft_used_cores(backend):
     rng = np.random.default_rng(30)
     x = f16(rng, (2048, 64))
     out = np.zeros_like(x)
     on(soft_sync_all_used_cores_kernel, backend, auto_mutex=True)[None, 4](x, out, np.zeros(384, np.int32), 2)
     np.testing.assert_array_equal(out, x)
+
+
+# sync_all.md: a core beyond used_cores (given as the keyword here) entering the barrier is an error, not a hang
+def soft_sync_all_every_core_enters_kernel(
+    x: pl.Tensor[[64, 64], pl.DT_FP16],
+    sync_gm: pl.Tensor[[384], pl.DT_INT32],
+):
+    sync_ub_type = pl.TileType(shape=[1, 64], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec)
+    sync_ub = pl.make_tile(sync_ub_type, addr=0x3000, size=256)
+    with pl.section_vector():
+        pl.system.sync_all([sync_gm, sync_ub], mode=pl.SyncAllMode.SOFT, core_type=pl.SyncCoreType.AIV_ONLY,
+                           used_cores=2)
+
+
+def test_sync_all_used_cores_rejects_a_core_beyond_them(backend):
+    with pytest.raises(pl.KernelRuntimeError, match=r"sync_all\(used_cores=2\) waits for the first 2 AIV_ONLY cores"):
+        on(soft_sync_all_every_core_enters_kernel, backend, auto_mutex=True)[None, 4](
+            np.zeros((64, 64), np.float16), np.zeros(384, np.int32))
 
 
 # sync_src_sync_dst.md (调用示例)
@@ -1408,7 +1424,6 @@ SYNC_MISUSE_CASES = ["sync_src_same_pipe", "sync_src_pipe_all", "mutex_pipe_all"
 SYNC_MISUSE_KERNELS = {case: _sync_misuse_kernel(case) for case in SYNC_MISUSE_CASES}
 
 
-@pytest.mark.xfail(strict=True, reason="the pipe / id checks the sync pages document are missing: the call is accepted")
 @pytest.mark.parametrize("case", SYNC_MISUSE_CASES)
 def test_sync_pages_documented_argument_errors(case):
     a = np.ones((64, 64), np.float32)

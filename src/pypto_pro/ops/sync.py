@@ -7,16 +7,29 @@ INTRA_BLOCK set by the cube reaches both AIVs, and a cube wait needs a set from 
 """
 from __future__ import annotations
 
+from typing import Any, Dict, Optional
+
+from ..ir import nodes as ir
 from ..ir.optable import Arg, Wait, op
 from ..ir.types import CacheLine, CrossCoreSyncMode, DcciDst, PipeType, SyncAllMode, SyncCoreType
 
 
+#: the pipes with a pl.system.bar_<pipe>() (besides bar_all)
+_BAR_PIPES = ("m", "mte1", "mte2", "mte3", "fix", "v")
+
+
 def _pipe(c, name, value):
+    """A pipe that a flag, mutex or cross-core event names: one pipe (``PipeType.ALL`` is for
+    ``bar_all`` only, as the official sync pages say)."""
     if not isinstance(value, PipeType):
         c.fail(f"'{name}' must be a pl.PipeType, got {value!r}")
+    if value == PipeType.ALL:
+        c.fail(f"'{name}' must name one pipe, not pl.PipeType.ALL (a barrier over every pipe is pl.system.bar_all())")
 
 
 def _event(c, value, hi=15):
+    if isinstance(value, bool):
+        c.fail(f"event/mutex id must be an int, got {value!r}")
     if isinstance(value, int) and not 0 <= value <= hi:
         c.fail(f"event/mutex id {value} is outside [0, {hi}]")
 
@@ -28,6 +41,11 @@ def _nop(ctx, a):
 def _flag_check(c, a):
     _pipe(c, "set_pipe", a["set_pipe"])
     _pipe(c, "wait_pipe", a["wait_pipe"])
+    if a["set_pipe"] == a["wait_pipe"]:
+        name = a["set_pipe"].name.lower()
+        within = f"pl.system.bar_{name}()" if name in _BAR_PIPES else "program order"
+        c.fail(f"set_pipe and wait_pipe are both {a['set_pipe'].name}: a flag orders two different pipes "
+               f"(within one pipe, {within} does)")
     _event(c, a["event_id"])
 
 
@@ -37,7 +55,7 @@ op("sync_src", _FLAG, lambda a: a["set_pipe"].value, aliases=("system.sync_src",
 op("sync_dst", _FLAG, lambda a: a["wait_pipe"].value, aliases=("system.sync_dst",), check=_flag_check,
    doc="pl.system.sync_dst(*, set_pipe, wait_pipe, event_id): wait_pipe blocks until the flag is set.")(_nop)
 
-for _p in ("m", "mte1", "mte2", "mte3", "fix", "all", "v"):
+for _p in _BAR_PIPES + ("all",):
     op(f"bar_{_p}", [], _p.upper(), aliases=(f"system.bar_{_p}",), check=lambda c, a: None,
        doc=f"pl.system.bar_{_p}(): later {_p.upper()} work waits for earlier {_p.upper()} work.")(_nop)
 
@@ -121,6 +139,21 @@ op("wait_cross_core", _XCORE, lambda a: a["pipe"].value, aliases=("system.wait_c
 def _sync_all_check(c, a):
     a["core_type"] = SyncCoreType(a["core_type"])
     a["mode"] = SyncAllMode(a["mode"])
+    used = used_cores_of(a)
+    if isinstance(used, int) and used < 1:
+        c.fail(f"used_cores must be at least 1, got {used}")
+
+
+def used_cores_of(args: Dict[str, Any]) -> Optional[Any]:
+    """The ``used_cores`` of a sync_all (an int or a runtime scalar): the keyword, or a scalar after
+    the workspaces (the official ``[sync_gm, sync_ub, used_cores]``); None means every core of the
+    barrier's kind.  Only the first ``used_cores`` such cores (in launch order) take part."""
+    if args["used_cores"] is not None:
+        return args["used_cores"]
+    ws = args["workspaces"]
+    if isinstance(ws, (list, tuple)) and ws and isinstance(ws[-1], (int, ir.Expr)) and not isinstance(ws[-1], bool):
+        return ws[-1]
+    return None
 
 
 def _sync_all(ctx, a):
@@ -132,7 +165,17 @@ def _sync_all(ctx, a):
              SyncCoreType.MIX: ("vector", "cube")}[core_type]
     if ctx.core.kind not in kinds:
         raise ctx.error(f"a {ctx.core.kind} core cannot join sync_all(core_type={core_type.name})")
-    participants = sum(1 for c in launch.cores if c.kind in kinds)
+    members = [c for c in launch.cores if c.kind in kinds]
+    used = used_cores_of(a)
+    if used is not None:
+        n = int(ctx.scalar(used))
+        if n < 1:
+            raise ctx.error(f"sync_all(used_cores={n}): used_cores must be at least 1")
+        members = members[:n]
+        if not any(c is ctx.core for c in members):
+            raise ctx.error(f"sync_all(used_cores={n}) waits for the first {n} {core_type.name} cores only; "
+                            "this core must not enter it")
+    participants = len(members)
     gen_key = ("sync_all_gen", core_type, id(ctx.core))
     gen = launch.barriers.get(gen_key, 0)
     launch.barriers[gen_key] = gen + 1
@@ -145,7 +188,8 @@ op("sync_all", [Arg("workspaces", "any", default=None), Arg("core_type", default
                 Arg("mode", default=SyncAllMode.HARD, kw_only=True), Arg("used_cores", "any", default=None,
                                                                           kw_only=True)],
    "ALL", aliases=("system.sync_all",), check=_sync_all_check,
-   doc="pl.system.sync_all(workspaces=None, *, core_type=MIX, mode=HARD): barrier over every core of the launch.")(
+   doc="pl.system.sync_all(workspaces=None, *, core_type=MIX, mode=HARD, used_cores=None): barrier over the "
+       "cores of the launch (the first used_cores of them if given, also as the workspaces' last item).")(
     _sync_all)
 
 op("set_mm_layout_transform", [Arg("enabled", kw_only=True)], "M", aliases=("system.set_mm_layout_transform",),

@@ -565,8 +565,10 @@ _fused("mul_cast", _LR, "pl.mul_cast(dst, lhs, rhs, *, target_type, mode): dst =
        NO_8BIT, lambda v, s, d: (v["lhs"] * v["rhs"], None), scratch_lhs=True, cast=True)
 _fused("addc", [Out("dst"), In("a"), In("b"), In("c")], "pl.addc(dst, a, b, c): dst = a + b + c.", ARITH,
        lambda v, s, d: (None, v["a"] + v["b"] + v["c"]))
-_fused("mul_add_dst", [InOut("dst"), In("lhs"), In("rhs")], "pl.mul_add_dst(dst, lhs, rhs): dst = lhs*rhs + dst.",
-       NO_8BIT, lambda v, s, d: (None, v["lhs"] * v["rhs"] + v["dst"]))
+_fused("mul_add_dst", [InOut("dst"), In("lhs"), In("rhs")],
+       "pl.mul_add_dst(dst, lhs, rhs): dst = lhs*rhs + dst, the product rounded to the dtype first (a mul then "
+       "an add, as the official page's measurements show).", NO_8BIT,
+       lambda v, s, d: (None, _rnd(v["lhs"] * v["rhs"], d) + v["dst"]))
 _fused("fused_mul_add", [InOut("dst"), In("lhs"), In("rhs")],
        "pl.fused_mul_add(dst, lhs, rhs): dst = lhs*dst + rhs.", NO_8BIT,
        lambda v, s, d: (None, v["lhs"] * v["dst"] + v["rhs"]))

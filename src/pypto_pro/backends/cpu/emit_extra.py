@@ -24,7 +24,8 @@ from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import MemorySpace, RoundMode, TilePad
 from ...ops.scalar import _FMT, _condition_source, _format
-from .codegen import KernelCodegen, c_type
+from ...ops.sync import used_cores_of
+from .codegen import KernelCodegen
 
 M = MemorySpace
 
@@ -74,8 +75,10 @@ for _op in ("add_relu_cast", "sub_relu_cast", "mul_cast"):
 # ------------------------------------------------------------------ synchronisation
 def _sync_all(g: KernelCodegen, s: ir.OpStmt) -> str:
     # ops/sync.py: SOFT mode and workspaces do not change the barrier's meaning (they select the
-    # hardware mechanism), so every mode is the same grid barrier here.
-    return f"pto::sync_all(C, {int(s.args['core_type'])});"
+    # hardware mechanism), so every mode is the same grid barrier here, over the first used_cores
+    # cores of its kind when that is given (-1: all of them).
+    used = used_cores_of(s.args)
+    return f"pto::sync_all(C, {int(s.args['core_type'])}, {-1 if used is None else g.scalar(used)});"
 
 
 _register("sync_all", _sync_all)

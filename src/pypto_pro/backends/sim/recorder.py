@@ -23,7 +23,7 @@ from ...errors import KernelUninitError
 from ...ir import nodes as ir
 from ...ir.types import CrossCoreSyncMode, MemorySpace, SyncCoreType
 from ...ops.scalar import _element_index
-from ...ops.sync import _sources
+from ...ops.sync import _sources, used_cores_of
 from ..interp.executor import ExecCtx, Interpreter
 from .costs import CostParams, cost_of
 from .instr import Access, Hazard, Instr
@@ -229,6 +229,9 @@ class Recorder:
         self._sync_all_gen[gen_key] = gen + 1
         kinds = _SYNC_ALL_KINDS[core_type]
         members = tuple(i for i, c in enumerate(self.cores) if c.kind in kinds)
+        used = used_cores_of(stmt.args)
+        if used is not None:  # the interpreter has checked that this core is among them
+            members = members[:int(self._eval(core, used))]
         return ("sync_all", (core_type.value, gen), members)
 
     def _eval(self, core, value):

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -698,7 +699,7 @@ extern "C" void pto_rt_wait_cross(Core* C, int32_t mode, int64_t event) {
   else B->waits[mode][event][C->local].fetch_add(1);
 }
 
-extern "C" void pto_rt_sync_all(Core* C, int32_t core_type) {
+extern "C" void pto_rt_sync_all(Core* C, int32_t core_type, int64_t used_cores) {
   LaunchRT* L = launch_of(C);
   if (L->d->kind == 0 && core_type != 0)
     pto_rt_fail(C, "sync_all in a vector-only kernel needs core_type=pl.SyncCoreType.AIV_ONLY");
@@ -710,12 +711,27 @@ extern "C" void pto_rt_sync_all(Core* C, int32_t core_type) {
                   names[core_type]);
     pto_rt_fail(C, m);
   }
-  int64_t per_block = 0;
+  int64_t per_block = 0, rank_in_block = 0;  // participating cores per block, and before C in its block
   for (int i = 0; i < L->ncores; ++i) {
     const bool cube = L->d->kind == 1 || (L->d->kind == 2 && i == 0);
     per_block += cube ? cube_ok : vec_ok;
+    if (i < C->local) rank_in_block += cube ? cube_ok : vec_ok;
   }
-  const int64_t participants = per_block * L->nblocks;
+  int64_t participants = per_block * L->nblocks;
+  if (used_cores >= 0) {  // the first used_cores of them (ops/sync.py used_cores_of)
+    char m[160];
+    if (used_cores < 1) {
+      std::snprintf(m, sizeof m, "sync_all(used_cores=%lld): used_cores must be at least 1", (long long)used_cores);
+      pto_rt_fail(C, m);
+    }
+    const char* names[] = {"AIV_ONLY", "AIC_ONLY", "MIX"};
+    if (C->block_idx * per_block + rank_in_block >= used_cores) {
+      std::snprintf(m, sizeof m, "sync_all(used_cores=%lld) waits for the first %lld %s cores only; "
+                    "this core must not enter it", (long long)used_cores, (long long)used_cores, names[core_type]);
+      pto_rt_fail(C, m);
+    }
+    participants = std::min(participants, used_cores);
+  }
   CoreRT* R = rt_of(C);
   const int64_t gen = R->sync_gen[core_type]++;
   L->arrivals[core_type].fetch_add(1);

@@ -143,7 +143,7 @@ int pto_rt_launch(const pto::KernelDesc* desc, const int64_t* args, int64_t bloc
 [[noreturn]] void pto_rt_fail(pto::Core* core, const char* message);
 void pto_rt_set_cross(pto::Core* core, int32_t mode, int64_t event);
 void pto_rt_wait_cross(pto::Core* core, int32_t mode, int64_t event);
-void pto_rt_sync_all(pto::Core* core, int32_t core_type);
+void pto_rt_sync_all(pto::Core* core, int32_t core_type, int64_t used_cores);
 void pto_rt_atomic_lock(const void* addr);
 void pto_rt_atomic_unlock(const void* addr);
 void pto_rt_dgemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c);

@@ -11,6 +11,7 @@ enum SyncCore { AIV_ONLY = 0, AIC_ONLY = 1, MIX = 2 };
 
 inline void set_cross_core(Core& C, int mode, int64_t event) { pto_rt_set_cross(&C, mode, event); }
 inline void wait_cross_core(Core& C, int mode, int64_t event) { pto_rt_wait_cross(&C, mode, event); }
-inline void sync_all(Core& C, int core_type) { pto_rt_sync_all(&C, core_type); }
+// used_cores < 0: every core of the kind takes part; else the first used_cores of them (launch order).
+inline void sync_all(Core& C, int core_type, int64_t used_cores) { pto_rt_sync_all(&C, core_type, used_cores); }
 
 }  // namespace pto

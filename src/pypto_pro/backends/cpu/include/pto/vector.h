@@ -275,7 +275,8 @@ template <class T> inline void addc(Core& C, const Tile<T>& d, const Tile<T>& a,
 template <class T> inline void mul_add_dst(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
   int vr, vc;
   window(C, d, vr, vc, a, b);
-  ew(C, d, vr, vc, [](T x, T y, T o) { return st<T>((ct<T>)((ct<T>)(ld(x) * ld(y)) + ld(o))); }, a, b, d);
+  // the product is rounded to T before the add (the hardware's mul then add; ops/vector.py)
+  ew(C, d, vr, vc, [](T x, T y, T o) { return st<T>((ct<T>)(ld(st<T>((ct<T>)(ld(x) * ld(y)))) + ld(o))); }, a, b, d);
 }
 template <class T> inline void fused_mul_add(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
   int vr, vc;
