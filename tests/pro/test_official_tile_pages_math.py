@@ -868,3 +868,131 @@ def test_max_min_page_snippets(backend, m_dim, trunk_len, topk):
     out = run(max_min_snippets_kernel, backend, np.zeros((1, 8), np.float32), m_dim, trunk_len, topk)[0]
     m_size, bottom_k = min(m_dim - 3, 64), max(1, trunk_len - topk + 1)
     np.testing.assert_array_equal(out[0], [m_size, bottom_k, max(m_size, bottom_k), 2.5, -1.5, 0, 0, 0])
+
+
+# ============================================================================================ scatter_gather
+# scatter_gather/gather.md (调用示例): dst_flat[i] = src_flat[idx[i]], here each row reversed
+def gather_page_kernel(
+    src: pl.Tensor[[64, 128], pl.DT_FP16],
+    indices: pl.Tensor[[64, 128], pl.DT_INT32],
+    dst: pl.Tensor[[64, 128], pl.DT_FP16],
+):
+    tt_fp16 = pl.TileType(shape=[64, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    tt_int32 = pl.TileType(shape=[64, 128], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec)
+    tile_src = pl.make_tile_group(type=tt_fp16, addrs=0x0000, mutex_ids=[0])
+    tile_idx = pl.make_tile_group(type=tt_int32, addrs=0x4000, mutex_ids=[1])
+    tile_tmp = pl.make_tile_group(type=tt_int32, addrs=0xC000, mutex_ids=[2])
+    tile_dst = pl.make_tile_group(type=tt_fp16, addrs=0x14000, mutex_ids=[3])
+    with pl.section_vector():
+        cur_src = tile_src.current()
+        cur_idx = tile_idx.current()
+        cur_tmp = tile_tmp.current()
+        cur_dst = tile_dst.current()
+        pl.load(cur_src, src, [0, 0])
+        pl.load(cur_idx, indices, [0, 0])
+        pl.gather(cur_dst, cur_src, cur_idx, cur_tmp)
+        pl.store(dst, cur_dst, [0, 0])
+
+
+def _reversed_rows(shape=(64, 128)):
+    """The page's indices: row r holds (r + 1) * 128 - 1 - c, each row of src read backwards."""
+    r, c = np.indices(shape)
+    return ((r + 1) * shape[1] - 1 - c).astype(np.int32)
+
+
+def test_gather_page(backend):
+    src = ramp((64, 128), 1.0, 0.25, np.float16)
+    idx = _reversed_rows()
+    assert_printed(src, "[[1 1.25 1.5 1.75 2 2.25 2.5 2.75 3 3.25 3.5 3.75 4 4.25 4.5 4.75 ...], "
+                        "[33 33.25 33.5 33.75 34 34.25 34.5 34.75 35 35.25 35.5 35.75 36 36.25 36.5 36.75 ...]]")
+    assert_printed(idx, "[[127 126 125 124 123 122 121 120 119 118 117 116 115 114 113 112 ...], "
+                        "[255 254 253 252 251 250 249 248 247 246 245 244 243 242 241 240 ...]]", exact=True)
+    dst = run(gather_page_kernel, backend, src, idx, np.zeros((64, 128), np.float16))[2]
+    assert_printed(dst, "[[32.75 32.5 32.25 32 31.75 31.5 31.25 31 30.75 30.5 30.25 30 29.75 29.5 29.25 29 ...], "
+                        "[64.75 64.5 64.25 64 63.75 63.5 63.25 63 62.75 62.5 62.25 62 61.75 61.5 61.25 61 ...], "
+                        "[96.75 96.5 96.25 96 95.75 95.5 95.25 95 94.75 94.5 94.25 94 93.75 93.5 93.25 93 ...], "
+                        "[128.75 128.5 128.25 128 127.75 127.5 127.25 127 126.75 126.5 126.25 126 125.75 125.5 "
+                        "125.25 125 ...]]", exact=True)
+    np.testing.assert_array_equal(dst, src.reshape(-1)[idx])
+
+
+# scatter_gather/gather.md (the offset fragment): the offset joins the index; an index outside src raises
+def gather_offset_kernel(src: pl.Tensor[[8, 32], pl.DT_FP32], indices: pl.Tensor[[8, 32], pl.DT_INT32],
+                         dst: pl.Tensor[[8, 32], pl.DT_FP32]):
+    tf = pl.TileType(shape=[8, 32], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    ti = pl.TileType(shape=[8, 32], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec)
+    g_src = pl.make_tile_group(type=tf, addrs=0x0000, mutex_ids=[0])
+    g_idx = pl.make_tile_group(type=ti, addrs=0x1000, mutex_ids=[1])
+    g_tmp = pl.make_tile_group(type=ti, addrs=0x2000, mutex_ids=[2])
+    g_dst = pl.make_tile_group(type=tf, addrs=0x3000, mutex_ids=[3])
+    with pl.section_vector():
+        s, i, t, d = g_src.current(), g_idx.current(), g_tmp.current(), g_dst.current()
+        pl.load(s, src, [0, 0])
+        pl.load(i, indices, [0, 0])
+        pl.gather(d, s, i, t, offset=16)
+        pl.store(dst, d, [0, 0])
+
+
+def test_gather_offset_and_out_of_range_index(backend):
+    src = ramp((8, 32), 0.0, 1.0, np.float32)
+    idx = np.random.default_rng(3).integers(0, 8 * 32 - 16, (8, 32)).astype(np.int32)
+    dst = run(gather_offset_kernel, backend, src, idx, np.zeros((8, 32), np.float32))[2]
+    np.testing.assert_array_equal(dst, src.reshape(-1)[idx + 16])
+    idx[5, 7] = 8 * 32 - 16  # + 16 is one past the end
+    with pytest.raises(pl.KernelRuntimeError, match=r"pl.gather: index 256 at \(5, 7\) is outside src's 8x32"):
+        run(gather_offset_kernel, backend, src, idx, np.zeros((8, 32), np.float32))
+
+
+# scatter_gather/gathermask.md (调用示例): the even columns of a 64x128 FP16 tile
+def gathermask_page_kernel(
+    src: pl.Tensor[[64, 128], pl.DT_FP16],
+    dst: pl.Tensor[[64, 64], pl.DT_FP16],
+):
+    tile_src_group = pl.make_tile_group(
+        type=pl.TileType(shape=[64, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec),
+        addrs=0x0000, mutex_ids=[0])
+    tile_dst_group = pl.make_tile_group(
+        type=pl.TileType(shape=[64, 64], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec),
+        addrs=0x4000, mutex_ids=[1])
+    with pl.section_vector():
+        tile_src = tile_src_group.current()
+        tile_dst = tile_dst_group.current()
+        pl.load(tile_src, src, [0, 0])
+        pl.gathermask(tile_dst, tile_src, pattern_mode=1)
+        pl.store(dst, tile_dst, [0, 0])
+
+
+def test_gathermask_page(backend):
+    src = ramp((64, 128), 1.0, 0.25, np.float16)
+    dst = run(gathermask_page_kernel, backend, src, np.zeros((64, 64), np.float16))[1]
+    assert_printed(dst, "[[1 1.5 2 2.5 3 3.5 4 4.5 ...], [33 33.5 34 34.5 35 35.5 36 36.5 ...], "
+                        "[65 65.5 66 66.5 67 67.5 68 68.5 ...], [97 97.5 98 98.5 99 99.5 100 100.5 ...]]", exact=True)
+    np.testing.assert_array_equal(dst, src[:, 0::2])
+
+
+def _gathermask_kernel(mode: int, cols: int):
+    """pattern ``mode`` of a 16x64 INT32 tile into a 16x``cols`` one (the page's other modes)."""
+    def gathermask_mode_kernel(src: pl.Tensor[[16, 64], pl.DT_INT32], dst: pl.Tensor[[16, cols], pl.DT_INT32]):
+        g_src = pl.make_tile_group(type=pl.TileType(shape=[16, 64], dtype=pl.DT_INT32,
+                                                    target_memory=pl.MemorySpace.Vec), addrs=0x0000, mutex_ids=[0])
+        g_dst = pl.make_tile_group(type=pl.TileType(shape=[16, cols], dtype=pl.DT_INT32,
+                                                    target_memory=pl.MemorySpace.Vec), addrs=0x1000, mutex_ids=[1])
+        with pl.section_vector():
+            s, d = g_src.current(), g_dst.current()
+            pl.load(s, src, [0, 0])
+            pl.gathermask(d, s, pattern_mode=mode)
+            pl.store(dst, d, [0, 0])
+    return gathermask_mode_kernel
+
+
+GATHERMASK_MODES = {2: np.s_[:, 1::2], 3: np.s_[:, 0::4], 4: np.s_[:, 1::4], 5: np.s_[:, 2::4], 6: np.s_[:, 3::4],
+                    7: np.s_[:, :]}
+GATHERMASK_KERNELS = {m: _gathermask_kernel(m, 64 // {2: 2, 7: 1}.get(m, 4)) for m in GATHERMASK_MODES}
+
+
+@pytest.mark.parametrize("mode", list(GATHERMASK_MODES))
+def test_gathermask_other_modes(backend, mode):
+    src = np.arange(16 * 64, dtype=np.int32).reshape(16, 64) * 3 - 500
+    want = src[GATHERMASK_MODES[mode]]
+    dst = run(GATHERMASK_KERNELS[mode], backend, src, np.zeros(want.shape, np.int32))[1]
+    np.testing.assert_array_equal(dst, want)

@@ -1,9 +1,10 @@
 """C++ emission of the less common tile ops (``include/pto/extra.h``) and the kernel log.
 
 Registered on the op table by :mod:`.emit` (``OPS[name].extras["cpp"]``): ``fillpad`` (every mode and
-pad), ``transpose``, ``fill_index``, ``philox`` (``include/pto/random.h``), ``partadd/partmax/partmin/
-partmul``, ``add_relu_cast``, ``sub_relu_cast``, ``mul_cast``, ``printf``, ``pto_assert``, ``dump_data`` and ``sync_all`` (every mode,
-with or without workspaces: the interpreter's barrier, which ignores both).
+pad), ``transpose``, ``fill_index``, ``gather``, ``gathermask``, ``philox`` (``include/pto/random.h``),
+``partadd/partmax/partmin/partmul``, ``add_relu_cast``, ``sub_relu_cast``, ``mul_cast``, ``printf``,
+``pto_assert``, ``dump_data`` and ``sync_all`` (every mode, with or without workspaces: the interpreter's
+barrier, which ignores both).
 
 Kernel log: printf / pto_assert / dump_data append binary records (site, kind, raw values) to a per-core
 buffer in the runtime; after the call the launcher hands the records of the launch (cores in launch
@@ -24,6 +25,7 @@ from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import MemorySpace, RoundMode, TilePad
 from ...ops.scalar import _FMT, _condition_source, _format
+from ...ops.gather import PATTERNS
 from ...ops.sync import used_cores_of
 from .codegen import KernelCodegen
 
@@ -59,6 +61,10 @@ def _fill_index(g: KernelCodegen, s: ir.OpStmt) -> str:
 _register("fillpad", _fillpad)
 _register("fill_index", _fill_index)
 _register("transpose", lambda g, s: f"pto::transpose(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});")
+_register("gather", lambda g, s: f"pto::gather(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                                 f"{g.tile(s.args['idx'])}, (int64_t)({g.scalar(s.args['offset'])}));")
+_register("gathermask", lambda g, s: f"pto::gathermask(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                                     f"{PATTERNS[s.args['pattern_mode']][0]}, {PATTERNS[s.args['pattern_mode']][1]});")
 _register("philox", lambda g, s: f"pto::philox(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
                                  f"UINT64_C({s.args['key']}), UINT64_C({s.args['counter']}));")
 

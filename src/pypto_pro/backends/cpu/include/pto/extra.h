@@ -58,6 +58,34 @@ template <class T> inline void transpose(Core& C, const Tile<T>& d, const Tile<T
     for (int c = 0; c < cols; ++c) d.at(c, r) = sv.at(r, c);
 }
 
+// ---------------------------------------------------------------- gather / gathermask (ops/gather.py)
+// gather: d[r, c] = src's physical element idx[r, c] + offset in row-major order; an index outside
+// src fails (the hardware leaves it undefined).
+template <class T, class I>
+inline void gather(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<I>& idx, int64_t offset) {
+  int vr, vc;
+  window(C, d, vr, vc, idx);
+  const int64_t n = (int64_t)s.rows * s.cols;
+  for (int r = 0; r < vr; ++r)
+    for (int c = 0; c < vc; ++c) {
+      const int64_t k = (int64_t)idx.at(r, c) + offset;
+      if (k < 0 || k >= n)
+        fail(C, "pl.gather: index %lld at (%d, %d) is outside src's %dx%d elements", (long long)k, r, c, s.rows,
+             s.cols);
+      d.at(r, c) = s.at((int)(k / s.cols), (int)(k % s.cols));
+    }
+}
+// gathermask: d[r, j] = s[r, j * group + first] over d's valid window.
+template <class T> inline void gathermask(Core& C, const Tile<T>& d, const Tile<T>& s, int group, int first) {
+  const int vr = d.vr, vc = d.vc;
+  const int need = vc > 0 ? (vc - 1) * group + first + 1 : 0;
+  if (vr > s.rows || need > s.cols)
+    fail(C, "pl.gathermask(pattern_mode): dst's valid window %dx%d needs %dx%d of src, which is %dx%d", vr, vc, vr,
+         need, s.rows, s.cols);
+  for (int r = 0; r < vr; ++r)
+    for (int j = 0; j < vc; ++j) d.at(r, j) = s.at(r, j * group + first);
+}
+
 // ---------------------------------------------------------------- fill_index
 // dst[r, c] = start + r * dst.cols + c over dst's valid window: int64 arithmetic for an integer start,
 // float64 for a float start (numpy's promotion), then converted to the compute dtype and rounded.
