@@ -367,3 +367,11 @@ def test_jit_options_not_implemented_or_invalid():
 def test_ops_cannot_be_called_outside_a_kernel():
     with pytest.raises(KernelSyntaxError, match="inside a @pl.jit kernel"):
         pl.add(None, None, None)
+
+
+def test_tiling_key_helpers_import_and_raise_not_implemented():
+    """The official tiling_key page imports TilingKeyField: the import works, using it names the feature."""
+    from pypto_pro.runtime.tilingkey import TilingKeyField
+
+    with pytest.raises(NotImplementedError, match="tiling_key"):
+        TilingKeyField("mode", 2)
