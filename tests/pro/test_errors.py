@@ -336,14 +336,14 @@ def uses_matmul_mx(x: pl.Tensor[[8, 32], pl.DT_FP32]):
 
 
 @pl.jit
-def uses_scatter(x: pl.Tensor[[8, 32], pl.DT_FP32]):
+def uses_sort32(x: pl.Tensor[[8, 32], pl.DT_FP32]):
     t = pl.make_tile(pl.TileType([8, 32], FP32), addr=0)
     with pl.section_vector():
-        pl.scatter(t, t, t)
+        pl.sort32(t, t, t)
 
 
 @pytest.mark.parametrize("kernel,feature", [(uses_make_tensor, "make_tensor"), (uses_matmul_mx, "matmul_mx"),
-                                            (uses_scatter, "scatter")], ids=["make_tensor", "matmul_mx", "scatter"])
+                                            (uses_sort32, "sort32")], ids=["make_tensor", "matmul_mx", "sort32"])
 def test_not_implemented_features_are_named(kernel, feature):
     with pytest.raises(NotImplementedError, match=feature):
         kernel(GOOD.copy())

@@ -996,3 +996,75 @@ def test_gathermask_other_modes(backend, mode):
     want = src[GATHERMASK_MODES[mode]]
     dst = run(GATHERMASK_KERNELS[mode], backend, src, np.zeros(want.shape, np.int32))[1]
     np.testing.assert_array_equal(dst, want)
+
+
+# scatter_gather/scatter.md (调用示例): dst_flat[idx[i, j]] = src[i, j], here the whole tile reversed
+def scatter_page_kernel(
+    src: pl.Tensor[[64, 128], pl.DT_FP32],
+    indices: pl.Tensor[[64, 128], pl.DT_INT32],
+    dst: pl.Tensor[[64, 128], pl.DT_FP32],
+):
+    tile_src = pl.make_tile_group(type=pl.TileType(shape=[64, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec),
+                                  addrs=0x0000, mutex_ids=[0])
+    tile_idx = pl.make_tile_group(type=pl.TileType(shape=[64, 128], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec),
+                                  addrs=0x8000, mutex_ids=[1])
+    tile_dst = pl.make_tile_group(type=pl.TileType(shape=[64, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec),
+                                  addrs=0x10000, mutex_ids=[2])
+    with pl.section_vector():
+        cur_src = tile_src.current()
+        cur_idx = tile_idx.current()
+        cur_dst = tile_dst.current()
+        pl.load(cur_src, src, [0, 0])
+        pl.load(cur_idx, indices, [0, 0])
+        pl.scatter(cur_dst, cur_src, cur_idx)
+        pl.store(dst, cur_dst, [0, 0])
+
+
+def test_scatter_page(backend):
+    src = ramp((64, 128), 1.0, 0.25, np.float32)
+    idx = (64 * 128 - 1 - np.arange(64 * 128)).reshape(64, 128).astype(np.int32)
+    assert_printed(idx, "[[8191 8190 8189 8188 8187 8186 8185 8184 8183 8182 8181 8180 8179 8178 8177 8176 ...], "
+                        "[8063 8062 8061 8060 8059 8058 8057 8056 8055 8054 8053 8052 8051 8050 8049 8048 ...]]",
+                   exact=True)
+    dst = run(scatter_page_kernel, backend, src, idx, np.zeros((64, 128), np.float32))[2]
+    assert_printed(dst, "[[2.048750e+03 2.048500e+03 2.048250e+03 2.048000e+03 2.047750e+03 2.047500e+03 ...], "
+                        "[2.016750e+03 2.016500e+03 2.016250e+03 2.016000e+03 2.015750e+03 2.015500e+03 ...], "
+                        "[1.984750e+03 1.984500e+03 1.984250e+03 1.984000e+03 1.983750e+03 1.983500e+03 ...], "
+                        "[1.952750e+03 1.952500e+03 1.952250e+03 1.952000e+03 1.951750e+03 1.951500e+03 ...]]")
+    want = np.empty(64 * 128, np.float32)
+    want[idx.reshape(-1)] = src.reshape(-1)
+    np.testing.assert_array_equal(dst, want.reshape(64, 128))
+
+
+# scatter_gather/scatter.md: a partial scatter keeps dst's other elements; duplicates keep the last
+# write in row-major order; an index outside dst raises
+def scatter_partial_kernel(src: pl.Tensor[[4, 16], pl.DT_INT16], indices: pl.Tensor[[4, 16], pl.DT_INT16],
+                           dst: pl.Tensor[[8, 16], pl.DT_INT16]):
+    g_src = pl.make_tile_group(type=pl.TileType(shape=[4, 16], dtype=pl.DT_INT16, target_memory=pl.MemorySpace.Vec),
+                               addrs=0x0000, mutex_ids=[0])
+    g_idx = pl.make_tile_group(type=pl.TileType(shape=[4, 16], dtype=pl.DT_INT16, target_memory=pl.MemorySpace.Vec),
+                               addrs=0x1000, mutex_ids=[1])
+    g_dst = pl.make_tile_group(type=pl.TileType(shape=[8, 16], dtype=pl.DT_INT16, target_memory=pl.MemorySpace.Vec),
+                               addrs=0x2000, mutex_ids=[2])
+    with pl.section_vector():
+        s, i, d = g_src.current(), g_idx.current(), g_dst.current()
+        pl.load(d, dst, [0, 0])
+        pl.load(s, src, [0, 0])
+        pl.load(i, indices, [0, 0])
+        pl.scatter(d, s, i)
+        pl.store(dst, d, [0, 0])
+
+
+def test_scatter_keeps_other_elements_and_the_last_duplicate(backend):
+    src = (np.arange(64).reshape(4, 16) + 100).astype(np.int16)
+    idx = np.random.default_rng(5).integers(0, 128, (4, 16)).astype(np.int16)
+    idx[3, 15] = idx[0, 0]  # a duplicate: the later (row-major) write wins
+    dst0 = np.full((8, 16), -7, np.int16)
+    want = dst0.reshape(-1).copy()
+    for k, v in zip(idx.reshape(-1), src.reshape(-1)):
+        want[k] = v
+    dst = run(scatter_partial_kernel, backend, src, idx, dst0)[2]
+    np.testing.assert_array_equal(dst, want.reshape(8, 16))
+    idx[2, 3] = 128
+    with pytest.raises(pl.KernelRuntimeError, match=r"pl.scatter: index 128 at \(2, 3\) is outside dst's 8x16"):
+        run(scatter_partial_kernel, backend, src, idx, dst0)

@@ -1,11 +1,15 @@
-"""Index- and pattern-driven selection on Vec tiles (API.md A5 "Also"): ``pl.gather`` and
-``pl.gathermask``, following their official pages (whose kernels and measured rows are tests in
+"""Index- and pattern-driven selection on Vec tiles (API.md A5 "Also"): ``pl.gather``, ``pl.scatter``
+and ``pl.gathermask``, following their official pages (whose kernels and measured rows are tests in
 ``tests/pro/test_official_tile_pages_math.py``).
 
 * ``gather(out, src, idx, tmp, *, cmp_mode=0, offset=0)``: ``out[r, c] = src_flat[idx[r, c] + offset]``
   over ``out``'s valid window, ``src_flat`` being ``src``'s physical elements in row-major order.  The
   hardware leaves an index outside ``src`` undefined; here it is a ``KernelRuntimeError``.  ``tmp`` is
   the hardware's scratch (never read here); ``cmp_mode`` other than 0 is not implemented.
+* ``scatter(out, src, idx)``: ``out_flat[idx[r, c]] = src[r, c]`` over ``src``'s valid window (its
+  inverse); other elements of ``out`` keep their values; a repeated index keeps the last write in
+  row-major order (the hardware leaves conflicts undefined); an index outside ``out`` raises.  Data
+  and index widths pair as the hardware's: 32/64-bit data with INT32/UINT32, 8/16-bit with INT16/UINT16.
 * ``gathermask(out, src, *, pattern_mode)``: ``out[:, j]`` is ``src[:, j*g + k]`` with ``(g, k)`` the
   pattern's group and kept column (1/2: every 2nd column from 0/1; 3..6: every 4th from 0..3; 7: all).
 """
@@ -58,6 +62,43 @@ class Gather:
                             f"{src_rows}x{src_cols} elements")
         flat = s.read(int(where.max()) // src_cols + 1 if where.size else 0, src_cols).reshape(-1)
         d.write(flat[where], rows, cols)
+
+
+def _scatter_index_types(dtype: dt.DataType):
+    return (dt.DT_INT32, dt.DT_UINT32) if dtype.bits() >= 32 else (dt.DT_INT16, dt.DT_UINT16)
+
+
+@op("scatter", [Out("dst"), In("src"), In("idx")], "V")
+class Scatter:
+    """pl.scatter(dst, src, idx): dst_flat[idx[r, c]] = src[r, c] over src's valid window (dst's physical
+    elements, row-major); other dst elements keep their values."""
+
+    @staticmethod
+    def check(c, a):
+        _vec(c, a, ("dst", "src", "idx"))
+        c.same_dtype(dst=a["dst"], src=a["src"])
+        c.dtype_in("idx", a["idx"], _scatter_index_types(a["src"].dtype))
+        if a["dst"].decl is a["src"].decl:
+            c.fail("scatter cannot work in place")
+
+    @staticmethod
+    def run(ctx, a):
+        d, s, idx = ctx.tile(a["dst"]), ctx.tile(a["src"]), ctx.tile(a["idx"])
+        rows, cols = window(ctx, s, idx)
+        where = idx.read(rows, cols).astype(np.int64)
+        dst_rows, dst_cols = d.shape
+        bad = (where < 0) | (where >= dst_rows * dst_cols)
+        if bad.any():
+            r, col = (int(v[0]) for v in np.nonzero(bad))
+            raise ctx.error(f"pl.scatter: index {int(where[r, col])} at ({r}, {col}) is outside dst's "
+                            f"{dst_rows}x{dst_cols} elements")
+        values = s.read(rows, cols)
+        if not where.size:
+            return
+        span = int(where.max()) // dst_cols + 1  # the rows of dst the op writes: kept values elsewhere
+        flat = d.read_unreported(span, dst_cols).reshape(-1)
+        flat[where.reshape(-1)] = values.reshape(-1)  # numpy assigns in order: the last duplicate wins
+        d.write(flat.reshape(span, dst_cols), span, dst_cols)
 
 
 @op("gathermask", [Out("dst"), In("src"), Arg("pattern_mode", kw_only=True)], "V")

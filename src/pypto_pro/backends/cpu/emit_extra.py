@@ -1,7 +1,7 @@
 """C++ emission of the less common tile ops (``include/pto/extra.h``) and the kernel log.
 
 Registered on the op table by :mod:`.emit` (``OPS[name].extras["cpp"]``): ``fillpad`` (every mode and
-pad), ``transpose``, ``fill_index``, ``gather``, ``gathermask``, ``philox`` (``include/pto/random.h``),
+pad), ``transpose``, ``fill_index``, ``gather``, ``scatter``, ``gathermask``, ``philox`` (``include/pto/random.h``),
 ``partadd/partmax/partmin/partmul``, ``add_relu_cast``, ``sub_relu_cast``, ``mul_cast``, ``printf``,
 ``pto_assert``, ``dump_data`` and ``sync_all`` (every mode, with or without workspaces: the interpreter's
 barrier, which ignores both).
@@ -63,6 +63,8 @@ _register("fill_index", _fill_index)
 _register("transpose", lambda g, s: f"pto::transpose(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});")
 _register("gather", lambda g, s: f"pto::gather(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
                                  f"{g.tile(s.args['idx'])}, (int64_t)({g.scalar(s.args['offset'])}));")
+_register("scatter", lambda g, s: f"pto::scatter(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                                  f"{g.tile(s.args['idx'])});")
 _register("gathermask", lambda g, s: f"pto::gathermask(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
                                      f"{PATTERNS[s.args['pattern_mode']][0]}, {PATTERNS[s.args['pattern_mode']][1]});")
 _register("philox", lambda g, s: f"pto::philox(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "

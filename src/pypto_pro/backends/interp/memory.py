@@ -117,6 +117,13 @@ class TileView:
         else:
             self._typed[self.offsets[:r, :c]] = values
 
+    def read_unreported(self, rows: int, cols: int) -> np.ndarray:
+        """Like :meth:`read`, without reporting the access: for ops that rewrite only some elements of
+        a window and must keep the others (``scatter``), whose write then covers the window."""
+        if self.grid is not None:
+            return self.grid[:rows, :cols].copy()
+        return self._typed[self.offsets[:rows, :cols]]
+
     def discard(self) -> None:
         """Refill every byte of the tile with the never-written pattern (no access is reported)."""
         self._typed.view(np.uint8)[:] = UNINIT_BYTE

@@ -75,6 +75,25 @@ inline void gather(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<I>& i
       d.at(r, c) = s.at((int)(k / s.cols), (int)(k % s.cols));
     }
 }
+// scatter: d's physical element idx[r, c] (row-major) = s[r, c] over s's valid window, in row-major
+// order (a repeated index keeps the last write); other elements keep their values.
+template <class T, class I> inline void scatter(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<I>& idx) {
+  int vr, vc;
+  window(C, s, vr, vc, idx);
+  const int64_t n = (int64_t)d.rows * d.cols;
+  for (int r = 0; r < vr; ++r)
+    for (int c = 0; c < vc; ++c) {
+      const int64_t k = (int64_t)idx.at(r, c);
+      if (k < 0 || k >= n)
+        fail(C, "pl.scatter: index %lld at (%d, %d) is outside dst's %dx%d elements", (long long)k, r, c, d.rows,
+             d.cols);
+    }
+  for (int r = 0; r < vr; ++r)
+    for (int c = 0; c < vc; ++c) {
+      const int64_t k = (int64_t)idx.at(r, c);
+      d.at((int)(k / d.cols), (int)(k % d.cols)) = s.at(r, c);
+    }
+}
 // gathermask: d[r, j] = s[r, j * group + first] over d's valid window.
 template <class T> inline void gathermask(Core& C, const Tile<T>& d, const Tile<T>& s, int group, int first) {
   const int vr = d.vr, vc = d.vc;
