@@ -7,13 +7,19 @@ from pypto_pro.dtypes import (DT_BF16, DT_BOOL, DT_FP8, DT_FP8E4M3FN, DT_FP8E5M2
 from pypto_pro.errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelMemoryError,  # noqa: F401
                               KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError,
                               KernelUninitError, KernelValueError)
+from pypto_pro.dtypes import DT_FP4E1M2 as DT_FP4_E1M2X2  # noqa: F401 (the official packed-pair names)
+from pypto_pro.dtypes import DT_FP4E2M1, DT_FP8E8M0  # noqa: F401
+from pypto_pro.dtypes import DT_FP4E2M1 as DT_FP4_E2M1X2  # noqa: F401
+from pypto_pro.dtypes import DT_FP8E4M3FN as DT_FP8E4M3  # noqa: F401
 from pypto_pro.ir.types import RoundMode as CastMode  # noqa: F401
 
 from . import frontend  # noqa: F401
+from .datatype import CachePolicy, LogBaseType, OpType, OutType, ReduceMode, ScatterMode, bytes_of  # noqa: F401
 from .element import Element  # noqa: F401
-from .frontend.control import (cond, get_conv_tile_shapes, get_cube_tile_shapes, get_vec_tile_shapes,  # noqa: F401
-                               is_loop_begin, is_loop_end, loop, loop_unroll, set_conv_tile_shapes,
-                               set_cube_tile_shapes, set_matrix_size, set_vec_tile_shapes)
+from .frontend.control import (cond, function, get_conv_tile_shapes, get_cube_tile_shapes,  # noqa: F401
+                               get_vec_tile_shapes, is_loop_begin, is_loop_end, loop, loop_unroll,
+                               set_conv_tile_shapes, set_cube_tile_shapes, set_matrix_size, set_semantic_label,
+                               set_vec_tile_shapes)
 from .frontend.jit import jit  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _NOT_IMPLEMENTED

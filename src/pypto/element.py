@@ -15,7 +15,12 @@ from pypto_pro.errors import KernelTypeError
 class Element:
     """``pypto.Element(pypto.DT_FP32, 3)``: ``.dtype`` and ``.value`` (read-only)."""
 
-    dtype: dt.DataType
+    _dtype: dt.DataType
+
+    @property
+    def dtype(self) -> dt.DataType:
+        """The declared dtype (read-only, as officially)."""
+        return self._dtype
 
     def __new__(cls, dtype: dt.DataType, value):
         if not isinstance(dtype, dt.DataType):
@@ -57,5 +62,5 @@ def _element(cls, dtype: dt.DataType, value):
     """An instance of ``cls`` (an Element over a Python number type) holding ``value``."""
     number_type = float if cls is _FloatElement else int
     obj = number_type.__new__(cls, value)
-    obj.dtype = dtype
+    obj._dtype = dtype
     return obj

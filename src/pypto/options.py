@@ -44,6 +44,10 @@ def _pos_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
 
 
+def _non_negative(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+
+
 def _any(v) -> bool:
     return True
 
@@ -61,8 +65,8 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
     "host": {
         "compile_stage": (CompStage.ALL_COMPLETE, _stage, "honoured"),
         "compile_monitor_enable": (0, _int_in(0, 2), "honoured"),
-        "compile_timeout": (600, _pos_number, "honoured"),
-        "compile_timeout_stage": (600, _pos_number, "default-only"),
+        "compile_timeout": (600, _non_negative, "honoured"),  # 0: no limit (the official page)
+        "compile_timeout_stage": (0, _non_negative, "default-only"),
         "compile_monitor_print_interval": (60, _pos_number, "default-only"),
     },
     "codegen": {
@@ -72,11 +76,11 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
     "pass": {
         "vec_nbuffer_setting": ({}, _any, "default-only"),
         "cube_l1_reuse_setting": ({}, _any, "default-only"),
-        "cube_nbuffer_setting": ({}, _any, "default-only"),
-        "sg_set_scope": (-1, _any, "default-only"),
+        "cube_nbuffer_setting": ({"DEFAULT": 1}, _any, "default-only"),
+        "sg_set_scope": ((-1, False, False), _any, "default-only"),
         "auto_mix_partition": (False, _any, "default-only"),
         "sg_set_ooo_scope": (-1, _any, "default-only"),
-        "ooo_sched_mode": (0, _any, "default-only"),
+        "ooo_sched_mode": ("", _any, "default-only"),
         "sg_set_tunevf_mode": (0, _any, "default-only"),
         "enable_slice": (False, _any, "default-only"),
     },
@@ -88,7 +92,7 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
         "valid_shape_optimize": (False, _is_bool, "default-only"),
         "ready_on_host_tensors": ([], _any, "default-only"),
         "device_sched_parallelism": (1, _int_in(1, 8), "default-only"),
-        "launch_sched_aicpu_num": (0, _any, "default-only"),
+        "launch_sched_aicpu_num": (7, _any, "default-only"),
         "launch_early_mode": (0, _any, "default-only"),
     },
     "verify": {
@@ -105,6 +109,10 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
         "dump_pass_graph": (False, _is_bool, "honoured"),
     },
 }
+
+#: values of "default-only" keys that also mean "no change" (the official examples pass them)
+_ALSO_NEUTRAL: Dict[str, Tuple[Any, ...]] = {"sg_set_scope": (-1,), "cube_nbuffer_setting": ({},),
+                                             "ooo_sched_mode": (0,)}
 
 GROUPS = tuple(SPEC)
 _GLOBAL: Dict[str, Dict[str, Any]] = {g: {} for g in GROUPS}
@@ -125,11 +133,18 @@ def validate(group: str, options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         default, ok, status = spec[key]
         if not ok(value):
             raise ValueError(f"{group}_options[{key!r}] = {value!r} is not a valid value")
-        if status == "default-only" and value != default:
+        if status == "default-only" and not any(_same_value(value, v) for v in (default,) + _ALSO_NEUTRAL.get(key, ())):
             raise NotImplementedError(
                 f"{group}_options[{key!r}] = {value!r}: this NPU scheduling/codegen knob has no counterpart in the "
                 f"portable implementation (only its default {default!r} is accepted)")
     return dict(options)
+
+
+def _same_value(value, default) -> bool:
+    """``value`` is ``default`` (a list and a tuple of the same items count as equal)."""
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return list(value) == list(default)
+    return value == default
 
 
 _version = [0]

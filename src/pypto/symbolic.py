@@ -52,8 +52,8 @@ class SymbolicScalar:
     def __init__(self, expr: Union[ir.Expr, str, int, "SymbolicScalar", None] = None, value: Optional[int] = None):
         if expr is None:
             expr = f"sym{next(_anonymous)}"
-        if value is not None:  # SymbolicScalar("n", 10): a symbol whose value is known is that immediate
-            expr = value
+        if value is not None and not isinstance(expr, int):  # SymbolicScalar("n", 10): that immediate
+            expr = value  # (an int first argument wins: SymbolicScalar(5, 7) is 5, as officially)
         if isinstance(expr, SymbolicScalar):  # a copy
             expr = expr.expr
         if isinstance(expr, str):
@@ -88,6 +88,8 @@ class SymbolicScalar:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
+        if isinstance(self.expr, ir.Const):  # an immediate (comparisons of immediates fold) is known now
+            return bool(self.expr.value)
         from .frontend.tracer import current_recorder
 
         return current_recorder().branch(self)

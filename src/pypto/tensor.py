@@ -120,6 +120,11 @@ class Tensor:
         return list(self._need_node().shape)
 
     @property
+    def id(self) -> int:  # noqa: A003 - the official attribute name
+        """A number unique to this tensor value in the process (the official read-only ``id``)."""
+        return self._need_node().uid
+
+    @property
     def dtype(self) -> DataType:
         return self.node.dtype if self.node is not None else self.ann_dtype
 
@@ -178,8 +183,12 @@ class Tensor:
     # method forms ----------------------------------------------------------------
     def where(self, condition, y) -> "Tensor":
         """``x.where(condition, y)`` (torch's method): ``condition ? x : y``.  Not ``pypto.where(x, ...)``,
-        which the generic method forwarding below would make of it."""
+        which the generic method forwarding below would make of it (so would it ``assemble``'s)."""
         return _ops().where(condition, self, y)
+
+    def assemble(self, src, offsets) -> None:
+        """``out.assemble(src, offsets)``: ``pypto.assemble(src, offsets, out)`` (``out`` is the destination)."""
+        _ops().assemble(src, offsets, self)
 
     def __getattr__(self, name: str):
         fn = getattr(_ops(), name, None)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 import linecache
 import textwrap
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from pypto_pro.errors import KernelSyntaxError, KernelTypeError, SourceLoc
+from pypto_pro.errors import KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc
 
 from ..graph import Loop
 from ..symbolic import SymbolicScalar, is_static, to_expr
@@ -169,7 +170,7 @@ def loop_unroll(start, stop=None, step=1, **kw) -> Iterator[Tuple[SymbolicScalar
 
 def _loop_info(i) -> Loop:
     if not isinstance(i, SymbolicScalar):
-        raise KernelSyntaxError("is_loop_begin/is_loop_end take the index of a pypto.loop")
+        raise KernelValueError("is_loop_begin/is_loop_end take the index of a pypto.loop")
     return current_recorder().loop_of(i.expr)
 
 
@@ -272,6 +273,22 @@ def set_matrix_size(size: Sequence[int]) -> None:
     inputs of ``matmul``).  GM tensors are ND here (NZ raises), so the validated sizes change nothing."""
     if len(size) != 3 or not all(is_static(v) and v > 0 for v in size):
         raise KernelTypeError(f"pypto.set_matrix_size takes [m, k, n] positive ints, got {list(size)}")
+
+
+def set_semantic_label(label: str) -> None:
+    """``pypto.set_semantic_label(label)``: names the following ops in the NPU's profiles; results do
+    not depend on it, so it is checked (a str) and has no effect here."""
+    if not isinstance(label, str):
+        raise KernelTypeError(f"pypto.set_semantic_label takes a str, got {label!r}")
+
+
+@contextlib.contextmanager
+def function(name: str, *tensors: Any):
+    """``with pypto.function(name, *tensors):`` groups the body into a named function of the official
+    graph; record mode records the body inline, so it only checks its arguments."""
+    if not isinstance(name, str):
+        raise KernelTypeError(f"pypto.function takes a name (str) first, got {name!r}")
+    yield
 
 
 def set_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pypto_pro
 from pypto_pro.dtypes import DT_INT64, DataType
-from pypto_pro.errors import KernelError, KernelSyntaxError, SourceLoc
+from pypto_pro.errors import KernelError, KernelSyntaxError, KernelValueError, SourceLoc
 from pypto_pro.ir import nodes as ir
 
 from ..graph import Branch, Buffer, Graph, Loop, Node, Store
@@ -149,7 +149,7 @@ class Recorder:
         for loop, _ in reversed(self.loops):
             if loop.var is var:
                 return loop
-        raise KernelSyntaxError("is_loop_begin/is_loop_end need the index of an enclosing pypto.loop")
+        raise KernelValueError("is_loop_begin/is_loop_end need the index of an enclosing pypto.loop")
 
     def branch(self, cond) -> bool:
         """Decide a runtime ``if``: the rest of the enclosing scope is recorded into the taken branch."""

@@ -23,6 +23,7 @@ from typing import Any, List, Optional, Sequence
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 
+from ..datatype import SCATTER_MODE_REDUCE, ScatterMode
 from ..frontend.tracer import current_recorder
 from ..graph import Buffer, Node, full_leaf
 from ..symbolic import format_dims, is_static
@@ -77,6 +78,8 @@ def index_select(x, dim: int, index) -> Tensor:
 def _scatter_node(xn: Node, dim: int, index, src, reduce: Optional[str], what: str) -> Node:
     """``x`` with ``src[i][j]`` written at ``[index[i][j]][j]`` (dim=0), N-D alike; ``src`` a tensor at
     least as large as ``index`` (cast to ``x``'s dtype) or a scalar."""
+    if isinstance(reduce, ScatterMode):
+        reduce = SCATTER_MODE_REDUCE[reduce]
     if reduce is not None and reduce not in SCATTER_REDUCE:
         raise KernelTypeError(f"{what}: reduce must be None, 'add' or 'multiply', got {reduce!r}")
     idx = _index(index, what)

@@ -74,6 +74,8 @@ def getitem(x, key) -> Tensor:
     for s in sizes:
         if is_static(s) and s <= 0:
             raise KernelTypeError(f"empty slice {keys!r}")
+    if len(drop) == n.ndim:  # x[i, j]: one element, as a [1] tensor (tensors here are at least 1-D)
+        drop = drop[:-1]
     return out(_slice_leaf(_leaf(x), starts, sizes, drop))
 
 
@@ -98,7 +100,29 @@ def setitem(x, key, value) -> None:
     n = node_of(x, "assignment target")
     if n.op != "gm":
         raise KernelTypeError("only kernel parameters, pypto.tensor(...) buffers and their views can be assigned to")
-    _store(node_of(getitem(x, key)), value, "assignment")
+    keys = key if isinstance(key, tuple) else (key,)
+    region = getitem(x, tuple(_axis_kept(k) for k in keys))  # a[2, 3] = 5 writes a [1, 1] region
+    dst = node_of(region)
+    if key != slice(None) and not is_scalar(value) and _fits_inside(node_of(value, "assignment value"), dst):
+        assemble(value, [0] * dst.ndim, region)
+        return
+    _store(dst, value, "assignment")
+
+
+def _axis_kept(k):
+    """An int subscript as the length-1 slice at that index (``-1`` is the last element)."""
+    if not is_scalar(k) or isinstance(k, (bool, float)):
+        return k
+    return slice(k, None if is_static(k) and k == -1 else k + 1)
+
+
+def _fits_inside(val: Node, dst: Node) -> bool:
+    """``x[slices] = v`` with a ``v`` that does not broadcast to the region but fits inside it (fixed
+    dims, same rank): the official subscript assembles ``v`` at the region's start."""
+    if val.ndim != dst.ndim or not all(is_static(d) for d in list(val.shape) + list(dst.shape)):
+        return False
+    broadcasts = all(v == d or v == 1 for v, d in zip(val.shape, dst.shape))
+    return not broadcasts and all(v <= d for v, d in zip(val.shape, dst.shape))
 
 
 def _store(dst: Node, value, what: str) -> None:
