@@ -27,6 +27,16 @@ INDEX_TYPES = (dt.DT_INT16, dt.DT_UINT16, dt.DT_INT32, dt.DT_UINT32)
 PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}
 
 
+def _check_flat(ctx, op: str, where: np.ndarray, shape, role: str) -> None:
+    """Every flat index of ``where`` addresses one of the ``shape`` tile's physical elements."""
+    rows, cols = shape
+    bad = (where < 0) | (where >= rows * cols)
+    if bad.any():
+        r, col = (int(v[0]) for v in np.nonzero(bad))
+        raise ctx.error(f"pl.{op}: index {int(where[r, col])} at ({r}, {col}) is outside {role}'s {rows}x{cols} "
+                        "elements")
+
+
 def _vec(c, a, names):
     for n in names:
         c.space(n, a[n], MemorySpace.Vec)
@@ -54,12 +64,8 @@ class Gather:
         d, s, idx = ctx.tile(a["dst"]), ctx.tile(a["src"]), ctx.tile(a["idx"])
         rows, cols = window(ctx, d, idx)
         where = idx.read(rows, cols).astype(np.int64) + int(ctx.scalar(a["offset"]))
-        src_rows, src_cols = s.shape
-        bad = (where < 0) | (where >= src_rows * src_cols)
-        if bad.any():
-            r, col = (int(v[0]) for v in np.nonzero(bad))
-            raise ctx.error(f"pl.gather: index {int(where[r, col])} at ({r}, {col}) is outside src's "
-                            f"{src_rows}x{src_cols} elements")
+        _check_flat(ctx, "gather", where, s.shape, "src")
+        src_cols = s.shape[1]
         flat = s.read(int(where.max()) // src_cols + 1 if where.size else 0, src_cols).reshape(-1)
         d.write(flat[where], rows, cols)
 
@@ -86,12 +92,8 @@ class Scatter:
         d, s, idx = ctx.tile(a["dst"]), ctx.tile(a["src"]), ctx.tile(a["idx"])
         rows, cols = window(ctx, s, idx)
         where = idx.read(rows, cols).astype(np.int64)
-        dst_rows, dst_cols = d.shape
-        bad = (where < 0) | (where >= dst_rows * dst_cols)
-        if bad.any():
-            r, col = (int(v[0]) for v in np.nonzero(bad))
-            raise ctx.error(f"pl.scatter: index {int(where[r, col])} at ({r}, {col}) is outside dst's "
-                            f"{dst_rows}x{dst_cols} elements")
+        _check_flat(ctx, "scatter", where, d.shape, "dst")
+        dst_cols = d.shape[1]
         values = s.read(rows, cols)
         if not where.size:
             return
