@@ -9,6 +9,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from pypto_pro import dtypes as dt
 from pypto_pro.dtypes import DataType
 from pypto_pro.errors import KernelTypeError, KernelValueError
+from pypto_pro.ops.gather import PATTERNS as GATHER_PATTERNS
 
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
@@ -376,7 +377,7 @@ def pad(x, padding: Sequence[int], mode: str = "constant", value=0) -> Tensor:
         raise NotImplementedError(f"pypto.pad(mode={mode!r}): only mode='constant'")
     n = node_of(x)
     if not n.dtype.is_float() and isinstance(value, float):
-        raise KernelValueError(f"pypto.pad: a {n.dtype.name} tensor is padded with an int value, got {value!r}")
+        raise KernelValueError(f"pypto.pad: a {n.dtype.name} tensor takes an int padding value, got {value!r}")
     amounts = _pad_amounts(padding, n.ndim)
     shape, starts, sizes, dst_starts = [], [], [], []
     for size, (lo, hi) in zip(n.shape, amounts):
@@ -450,19 +451,15 @@ def deinterleave(x, other=None) -> Tuple[Tensor, Tensor]:
     return pairs[..., 0], pairs[..., 1]
 
 
-#: gathermask pattern -> (group size, kept position) along the last dim; 7 keeps everything
-_GATHER_PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3)}
-
-
 def gathermask(x, pattern_mode: int) -> Tensor:
     """``pypto.gathermask(self, pattern_mode)``: the last dim's elements kept by a built-in pattern:
     1/2 the first/second of every 2, 3..6 the first..fourth of every 4, 7 all of them."""
     n = node_of(x)
     if pattern_mode == 7:
         return clone(x)
-    if isinstance(pattern_mode, bool) or pattern_mode not in _GATHER_PATTERNS:
+    if isinstance(pattern_mode, bool) or pattern_mode not in GATHER_PATTERNS:
         raise KernelValueError(f"pypto.gathermask: pattern_mode must be an int in 1..7, got {pattern_mode!r}")
-    group, kept = _GATHER_PATTERNS[pattern_mode]
+    group, kept = GATHER_PATTERNS[pattern_mode]  # the tile op's table (group, kept column)
     last = _static(n.shape[-1], "pypto.gathermask")
     if last % group:
         raise KernelTypeError(f"pypto.gathermask: pattern_mode {pattern_mode} needs a last dim divisible by {group}, "
