@@ -1,5 +1,6 @@
 """Runtime control flow and tiling settings used inside kernels: ``pypto.loop``, ``is_loop_begin/end``,
-``pypto.cond``, ``set_vec_tile_shapes``, ``set_cube_tile_shapes``, ``set_matrix_size``."""
+``pypto.cond``, ``set_vec_tile_shapes``, ``set_cube_tile_shapes``, ``set_matrix_size``, and the
+annotations ``set_semantic_label`` / ``with pypto.function(...)``."""
 from __future__ import annotations
 
 import ast
