@@ -23,7 +23,7 @@ demo: venv
 # the tile-level suite runs a second time on the numpy reference interpreter, the oracle.
 test: venv
 	$(PY) -m pytest -q -n 2 tests
-	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 tests/pro
+	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

@@ -20,7 +20,9 @@ from pypto_pro.backends import cpu
 BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.skipif(not cpu.available(), reason="no C++ compiler")),
             "sim"]
 
-pytestmark = pytest.mark.usefixtures("private_build_dir")  # tests/conftest.py
+# tests/conftest.py: a private build dir; the backends are chosen here, so `make test` skips the module in
+# its PYPTO_BACKEND=interp rerun (marker every_backend)
+pytestmark = [pytest.mark.usefixtures("private_build_dir"), pytest.mark.every_backend]
 
 M, N = 64, 128  # module constants of the fused_mul_add_relu / mul_add_dst / partadd pages
 ALPHA = 2.0  # module constant of the axpy page

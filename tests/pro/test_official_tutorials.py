@@ -29,7 +29,9 @@ from pypto_pro.runtime.platform import get_platform_info
 BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.skipif(not cpu.available(), reason="no C++ compiler")),
             "sim"]
 
-pytestmark = pytest.mark.usefixtures("private_build_dir")  # tests/conftest.py
+# tests/conftest.py: a private build dir; the backends are chosen here, so `make test` skips the module in
+# its PYPTO_BACKEND=interp rerun (marker every_backend)
+pytestmark = [pytest.mark.usefixtures("private_build_dir"), pytest.mark.every_backend]
 
 
 @pytest.fixture(params=BACKENDS)
