@@ -146,46 +146,26 @@ def test_arange_page():
     assert y3.tolist() == [0, 1, 2, 3]
 
 
-# --------------------------------------------------------------------------------------- pypto-argmax.md
+# --------------------------------------------------------------------------------------- pypto-argmax.md / pypto-argmin.md
 @pytest.mark.both_backends
-def test_argmax_page():
-    @pypto.frontend.jit
-    def argmax_page(x: pypto.Tensor(), m: pypto.Tensor(), y: pypto.Tensor(), d0: pypto.Tensor(), d1: pypto.Tensor()):
+@pytest.mark.parametrize("op, last, dim0, dim1", [("argmax", 2, [1, 1, 1], [2, 2]), ("argmin", 0, [0, 0, 0], [0, 0])])
+def test_argmax_argmin_pages(op, last, dim0, dim1):
+    def body(x: pypto.Tensor(), m: pypto.Tensor(), y: pypto.Tensor(), d0: pypto.Tensor(), d1: pypto.Tensor()):
         pypto.set_vec_tile_shapes(4, 16)
-        r = pypto.argmax(x, -1, True)
+        r = getattr(pypto, op)(x, -1, True)
         assert r.dtype == pypto.DT_INT32
         y[:] = r
-        d0[:] = pypto.argmax(m, 0)
-        d1[:] = pypto.argmax(m, -1)
+        d0[:] = getattr(pypto, op)(m, 0)
+        d1[:] = getattr(pypto, op)(m, -1)
 
+    body.__name__ = f"{op}_page"
     x = torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])
     m = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     y = torch.empty(2, 1, dtype=torch.int32)
     d0, d1 = torch.empty(3, dtype=torch.int32), torch.empty(2, dtype=torch.int32)
-    argmax_page(x, m, y, d0, d1)
-    assert y.tolist() == [[2], [2]]
-    assert d0.tolist() == [1, 1, 1] and d1.tolist() == [2, 2]
-
-
-# --------------------------------------------------------------------------------------- pypto-argmin.md
-@pytest.mark.both_backends
-def test_argmin_page():
-    @pypto.frontend.jit
-    def argmin_page(x: pypto.Tensor(), m: pypto.Tensor(), y: pypto.Tensor(), d0: pypto.Tensor(), d1: pypto.Tensor()):
-        pypto.set_vec_tile_shapes(4, 16)
-        r = pypto.argmin(x, -1, True)
-        assert r.dtype == pypto.DT_INT32
-        y[:] = r
-        d0[:] = pypto.argmin(m, 0)
-        d1[:] = pypto.argmin(m, -1)
-
-    x = torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])
-    m = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    y = torch.empty(2, 1, dtype=torch.int32)
-    d0, d1 = torch.empty(3, dtype=torch.int32), torch.empty(2, dtype=torch.int32)
-    argmin_page(x, m, y, d0, d1)
-    assert y.tolist() == [[0], [0]]
-    assert d0.tolist() == [0, 0, 0] and d1.tolist() == [0, 0]
+    pypto.frontend.jit(body)(x, m, y, d0, d1)
+    assert y.tolist() == [[last], [last]]
+    assert d0.tolist() == dim0 and d1.tolist() == dim1
 
 
 # --------------------------------------------------------------------------------------- pypto-argsort.md
