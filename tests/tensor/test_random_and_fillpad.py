@@ -168,14 +168,22 @@ def test_argument_errors(call, error, match):
         k(torch.empty(4, 4))
 
 
-def test_symbolic_shapes_are_not_implemented():
-    @pypto.frontend.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, 8], F32), y: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
-        pypto.set_vec_tile_shapes(4, 8)
-        y[:] = x + pypto.uniform([x.shape[0], 8], [1], [0, 1], [1], F32)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dynamic_shapes_draw_the_static_stream(backend):
+    """A DYNAMIC dim (an INT64 flat index) gives the rows of the static draw, compiling once."""
+    @pypto.frontend.jit(backend=backend)
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 16], F32), u: pypto.Tensor([pypto.DYNAMIC, 16], F32),
+          n: pypto.Tensor([pypto.DYNAMIC, 16], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        u[:] = x + pypto.uniform([x.shape[0], 16], [1234], [0, 1], [1], F32)
+        n[:] = pypto.normal([x.shape[0], 16], [1234], [0, 1], [3], F32)
 
-    with pytest.raises(NotImplementedError, match="static"):
-        k(torch.zeros(4, 8), torch.empty(4, 8))
+    want_u, want_n = draw(backend, (7, 16), tile=(4, 16))
+    for rows in (7, 3):
+        u, n = torch.empty(rows, 16), torch.empty(rows, 16)
+        k(torch.zeros(rows, 16), u, n)
+        assert torch.equal(u, want_u[:rows]) and torch.equal(n, want_n[:rows])
+    assert k.compile_count == 1
 
 
 # ============================================================================ fillpad

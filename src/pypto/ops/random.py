@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from .bitwise import bitwise_and
 from .core import out
 from .elementwise import add, cast, eq, log, maximum, mul, sqrt, sub, where
+from .math import remainder
 from .trig import cos, sin
 
 #: the values of ``alg`` that select Philox (1, and 3 = "auto_select", which picks it)
@@ -49,7 +50,7 @@ def normal(shape: Sequence[Any], key: Sequence[int], counter: Sequence[int], alg
     BF16) of standard normal samples (Box-Muller over the Philox stream; see the module docstring)."""
     dims, seed, ctr = _arguments("normal", shape, key, counter, alg, dtype)
     index = _flat_index(dims)
-    odd = bitwise_and(index, 1)
+    odd = bitwise_and(index, 1) if index.dtype == dt.DT_INT32 else remainder(index, 2)  # no 64-bit bit ops
     first = sub(index, odd)
     u1 = maximum(_uniform_of(_words(first, seed, ctr), dt.DT_FP32), _U1_FLOOR)
     u2 = _uniform_of(_words(add(first, 1), seed, ctr), dt.DT_FP32)
@@ -86,17 +87,15 @@ def _int_list(what: str, name: str, value, length: int) -> List[int]:
 
 
 def _flat_index(dims: List[Any]) -> Tensor:
-    """The row-major flat index of every element of a ``dims`` tensor (INT32; more elements than
-    INT32 holds raise)."""
+    """The row-major flat index of every element of a ``dims`` tensor: INT32 where the element count
+    is fixed and below 2**31, INT64 otherwise (DYNAMIC dims)."""
     total = 1
     for d in dims:
         total = total * d
-    if not is_static(total) or total >= _INT32_LIMIT:
-        raise NotImplementedError(f"pypto.uniform/normal with {total} elements: the flat element index is INT32, "
-                                  f"so the shape must be static and hold fewer than 2**31 elements")
+    dtype = dt.DT_INT32 if is_static(total) and total < _INT32_LIMIT else dt.DT_INT64
     index, stride = None, 1
     for axis in reversed(range(len(dims))):
-        along = out(Node("iota", (), tuple(dims), dt.DT_INT32, {"axis": axis}))
+        along = out(Node("iota", (), tuple(dims), dtype, {"axis": axis}))
         term = along if stride == 1 else mul(along, stride)
         index = term if index is None else add(index, term)
         stride *= dims[axis]
