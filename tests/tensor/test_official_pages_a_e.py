@@ -355,21 +355,24 @@ def test_axpy_page_bf16():
     assert torch.equal(y, want)
 
 
-# --------------------------------------------------------------------------------------- pypto-bitwise_and.md
+# --------------------------------------------------------------------------------------- pypto-bitwise_and/or/xor.md
 @pytest.mark.both_backends
-def test_bitwise_and_page():
-    @pypto.frontend.jit
-    def bitwise_and_page(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor(), out_s: pypto.Tensor()):
+@pytest.mark.parametrize("op, scalar, want, want_s", [("bitwise_and", 6, [0, 5], [2, 4]),
+                                                      ("bitwise_or", 8, [3, 7], [10, 13]),
+                                                      ("bitwise_xor", 7, [3, 2], [5, 2])])
+def test_bitwise_and_or_xor_pages(op, scalar, want, want_s):
+    def body(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor(), out_s: pypto.Tensor()):
         pypto.set_vec_tile_shapes(16)
-        out[:] = pypto.bitwise_and(a, b)
-        out_s[:] = pypto.bitwise_and(a, 6)  # an int operand
+        out[:] = getattr(pypto, op)(a, b)
+        out_s[:] = getattr(pypto, op)(a, scalar)  # an int operand
 
+    body.__name__ = f"{op}_page"
     a = torch.tensor([2, 5], dtype=torch.int16)
     b = torch.tensor([1, 7], dtype=torch.int16)
     out, out_s = torch.empty(2, dtype=torch.int16), torch.empty(2, dtype=torch.int16)
-    bitwise_and_page(a, b, out, out_s)
-    assert out.tolist() == [0, 5]
-    assert out_s.tolist() == [2, 4]
+    pypto.frontend.jit(body)(a, b, out, out_s)
+    assert out.tolist() == want
+    assert out_s.tolist() == want_s
 
 
 # --------------------------------------------------------------------------------------- pypto-bitwise_left_shift.md
@@ -406,23 +409,6 @@ def test_bitwise_not_page():
     assert out.tolist() == [-3, -6]
 
 
-# --------------------------------------------------------------------------------------- pypto-bitwise_or.md
-@pytest.mark.both_backends
-def test_bitwise_or_page():
-    @pypto.frontend.jit
-    def bitwise_or_page(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor(), out_s: pypto.Tensor()):
-        pypto.set_vec_tile_shapes(16)
-        out[:] = pypto.bitwise_or(a, b)
-        out_s[:] = pypto.bitwise_or(a, 8)
-
-    a = torch.tensor([2, 5], dtype=torch.int16)
-    b = torch.tensor([1, 7], dtype=torch.int16)
-    out, out_s = torch.empty(2, dtype=torch.int16), torch.empty(2, dtype=torch.int16)
-    bitwise_or_page(a, b, out, out_s)
-    assert out.tolist() == [3, 7]
-    assert out_s.tolist() == [10, 13]
-
-
 # --------------------------------------------------------------------------------------- pypto-bitwise_right_shift.md
 @pytest.mark.both_backends
 def test_bitwise_right_shift_page():
@@ -441,23 +427,6 @@ def test_bitwise_right_shift_page():
     assert out.tolist() == [[0, 1, 1]]
     assert out_s.tolist() == [[0, 1, 1]]
     assert out_i.tolist() == [[32, 16, 8]]
-
-
-# --------------------------------------------------------------------------------------- pypto-bitwise_xor.md
-@pytest.mark.both_backends
-def test_bitwise_xor_page():
-    @pypto.frontend.jit
-    def bitwise_xor_page(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor(), out_s: pypto.Tensor()):
-        pypto.set_vec_tile_shapes(16)
-        out[:] = pypto.bitwise_xor(a, b)
-        out_s[:] = pypto.bitwise_xor(a, 7)
-
-    a = torch.tensor([2, 5], dtype=torch.int16)
-    b = torch.tensor([1, 7], dtype=torch.int16)
-    out, out_s = torch.empty(2, dtype=torch.int16), torch.empty(2, dtype=torch.int16)
-    bitwise_xor_page(a, b, out, out_s)
-    assert out.tolist() == [3, 2]
-    assert out_s.tolist() == [5, 2]
 
 
 # --------------------------------------------------------------------------------------- pypto-cast.md
