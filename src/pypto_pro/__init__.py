@@ -2,7 +2,8 @@
 
 ``import pypto_pro.language as pl`` for the kernel language; errors are importable from here.
 """
-from .errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelMemoryError,  # noqa: F401
+from .errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelLaunchValueError,  # noqa: F401
+                     KernelMemoryError,
                      KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError, KernelUninitError,
                      KernelValueError, SourceLoc)
 

@@ -71,6 +71,11 @@ class KernelLaunchError(KernelError, TypeError):
     """The arguments of a launch do not match the kernel's signature."""
 
 
+class KernelLaunchValueError(KernelLaunchError, ValueError):
+    """A launch argument of the right kind with an illegal value (the official API raises
+    ``ValueError`` here, e.g. a TilingData array of the wrong length)."""
+
+
 class KernelRuntimeError(KernelError):
     """A failure while the kernel runs: out-of-bounds access, failed strict assertion, ..."""
 
@@ -89,6 +94,6 @@ class KernelUninitError(KernelRuntimeError):
 
 __all__ = [
     "SourceLoc", "KernelError", "KernelSyntaxError", "KernelTypeError", "KernelValueError", "KernelMemoryError",
-    "KernelLaunchError", "KernelRuntimeError", "KernelRaceError", "KernelDeadlockError",
+    "KernelLaunchError", "KernelLaunchValueError", "KernelRuntimeError", "KernelRaceError", "KernelDeadlockError",
     "KernelUninitError",
 ]

@@ -486,7 +486,7 @@ def with_array_tiling(x: pl.Tensor[[8], pl.DT_INT64], t: ArrTiling):
 """
 
 
-def test_tiling_array_field_is_not_implemented_by_name(tmp_path):
+def test_tiling_array_field_from_a_module_with_future_annotations(tmp_path):
     path = tmp_path / "array_tiling.py"
     path.write_text(ARRAY_TILING)
     spec = importlib.util.spec_from_file_location("array_tiling", path)
@@ -494,8 +494,11 @@ def test_tiling_array_field_is_not_implemented_by_name(tmp_path):
     sys.modules["array_tiling"] = mod
     try:
         spec.loader.exec_module(mod)
-        with pytest.raises(NotImplementedError, match=r"ArrTiling.opkind' of type 'int\[8\]'"):
-            mod.with_array_tiling(np.zeros(8, np.int64), mod.ArrTiling(3, None))
+        x = np.zeros(8, np.int64)
+        mod.with_array_tiling(x, mod.ArrTiling(3, [0] * 8))
+        assert x[0] == 3
+        with pytest.raises(ValueError, match=r"'t.opkind': expected a list of 8 values"):
+            mod.with_array_tiling(x, mod.ArrTiling(3, None))
     finally:
         del sys.modules["array_tiling"]
 

@@ -324,8 +324,9 @@ def test_runtime_valid_shape_outside_the_tile(rows):
 # NotImplementedError names the feature
 # ----------------------------------------------------------------------------------------------
 @pl.jit
-def uses_make_tensor(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    y = pl.make_tensor(x, [4, 64])  # noqa: F841
+def uses_ssbuf_load(x: pl.Tensor[[8, 32], pl.DT_FP32]):
+    with pl.section_vector():
+        pl.ssbuf_load(x)
 
 
 @pl.jit
@@ -336,14 +337,14 @@ def uses_matmul_mx(x: pl.Tensor[[8, 32], pl.DT_FP32]):
 
 
 @pl.jit
-def uses_sort32(x: pl.Tensor[[8, 32], pl.DT_FP32]):
+def uses_quant(x: pl.Tensor[[8, 32], pl.DT_FP32]):
     t = pl.make_tile(pl.TileType([8, 32], FP32), addr=0)
     with pl.section_vector():
-        pl.sort32(t, t, t)
+        pl.quant(t, t)
 
 
-@pytest.mark.parametrize("kernel,feature", [(uses_make_tensor, "make_tensor"), (uses_matmul_mx, "matmul_mx"),
-                                            (uses_sort32, "sort32")], ids=["make_tensor", "matmul_mx", "sort32"])
+@pytest.mark.parametrize("kernel,feature", [(uses_ssbuf_load, "ssbuf_load"), (uses_matmul_mx, "matmul_mx"),
+                                            (uses_quant, "quant")], ids=["ssbuf_load", "matmul_mx", "quant"])
 def test_not_implemented_features_are_named(kernel, feature):
     with pytest.raises(NotImplementedError, match=feature):
         kernel(GOOD.copy())
@@ -358,8 +359,10 @@ def test_vector_function_is_not_implemented():
 
 
 def test_jit_options_not_implemented_or_invalid():
-    with pytest.raises(NotImplementedError, match="tiling_key"):
-        pl.jit(tiling_key=object())
+    with pytest.raises(NotImplementedError, match="datatype"):
+        pl.jit(datatype={"T": pl.DT_FP16})
+    with pytest.raises(NotImplementedError, match="pipeline"):
+        pl.jit(pipeline=object())
     with pytest.raises(TypeError):
         pl.jit(no_such_option=1)
 
@@ -368,10 +371,3 @@ def test_ops_cannot_be_called_outside_a_kernel():
     with pytest.raises(KernelSyntaxError, match="inside a @pl.jit kernel"):
         pl.add(None, None, None)
 
-
-def test_tiling_key_helpers_import_and_raise_not_implemented():
-    """The official tiling_key page imports TilingKeyField: the import works, using it names the feature."""
-    from pypto_pro.runtime.tilingkey import TilingKeyField
-
-    with pytest.raises(NotImplementedError, match="tiling_key"):
-        TilingKeyField("mode", 2)

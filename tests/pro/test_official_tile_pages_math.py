@@ -9,8 +9,9 @@ because the device's results are not correctly rounded either), checks the whole
 numpy reference of the op's documented semantics, and -- on ``sim`` in strict mode -- that the launch
 reports no race, deadlock or uninitialised read.
 
-Not here: the pages of ops that raise NotImplementedError (scatter_gather/*, sorting/*, vector_mask/*,
-set_stride) and the FP16 column-sum precision note of sum.md, which shows no kernel.
+Not here: sorting/* and scatter_gather/gatherb, histogram (tests/pro/test_official_tile_pages_sorting.py),
+the pages of ops that raise NotImplementedError (vector_mask/*, set_stride) and the FP16 column-sum
+precision note of sum.md, which shows no kernel.
 """
 import functools
 import re

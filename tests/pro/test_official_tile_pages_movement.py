@@ -10,7 +10,8 @@ uninitialised read for these official kernels.  None of these pages prints measu
 quantitative statements of the page text (clamped subview extents, tile-unit offsets, ...) are checked
 instead.  Pages whose 调用示例 is only a fragment get a small kernel around the fragment; phase.md's
 three wrong uses must hang or race on ``sim``.  Pages whose kernel needs a feature we do not implement
-(MX matmul, pl.Ptr / make_tensor / addptr / make_ptr, SSBUF, structs, quant, the VF API) have no test.
+(MX matmul, SSBUF, structs, quant, the VF API) have no test; the pl.Ptr / make_tensor / addptr / make_ptr
+pages are in test_gm_views.py.
 """
 import functools
 

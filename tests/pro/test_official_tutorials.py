@@ -11,8 +11,8 @@ Each kernel body is kept as on its page; only the decorator is replaced by ``pl.
 and NPU tensors become torch CPU tensors.  Results are checked with the page's own golden (torch) where the page
 has one.  On ``sim`` the strict simulator must not report a race, deadlock or uninitialised read.
 Pages that only show fragments get the smallest kernel around the fragment (marked "assembled").  Kernels that
-need a feature we document as not implemented (pl.Ptr / make_tensor, TilingData arrays, tiling_key=, the VF
-API, NZ GM tensors) are skipped with the reason.
+need a feature we document as not implemented (the VF API, NZ GM tensors) are skipped with the reason; the
+kernels with pl.Ptr / pl.make_tensor / TilingData arrays are in test_gm_views.py.
 """
 import functools
 import glob
@@ -858,128 +858,8 @@ def test_tail_block_set_validshape_minimal(backend, rows, cols):
     assert torch.equal(out, expected)
 
 
-# tail_block_handling.md / TilingData.md (完整可执行示例, add_dynrank_kernel), adapted: the page's pl.Ptr inputs,
-# pl.make_tensor views and int[N] TilingData arrays are not implemented (docs/language.md), so the tensors are
-# DYNAMIC pl.Tensor parameters and the TilingData carries the folded [M, N] and opkind as scalars; the kernel body
-# (four tail classes by nested ifs, load_tile/store_tile, runtime op selection) is the page's
-@dataclass
-class AddTilingScalars:
-    m: int
-    n: int
-    opkind: int
-
-
-def tail_dynrank_adapted_kernel(
-    x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-    y: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-    z: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-    tiling: AddTilingScalars,
-):
-    # (adapted) the page folds tiling.shape[0..3] into [M, N] and views x/y/z with pl.make_tensor
-    N = tiling.n
-    M = tiling.m
-
-    tensor_x = x
-    tensor_y = y
-    tensor_z = z
-
-    tile_type = pl.TileType(shape=[TILE_M, TILE_N], dtype=pl.DT_FP16,
-                            target_memory=pl.MemorySpace.Vec, valid_shape=[-1, -1])
-    a_db = pl.make_tile_group(type=tile_type, addrs=0x0000,  mutex_ids=[0, 1])  # noqa: E241
-    b_db = pl.make_tile_group(type=tile_type, addrs=0x10000, mutex_ids=[2, 3])
-    c_db = pl.make_tile_group(type=tile_type, addrs=0x20000, mutex_ids=[30, 31])
-
-    with pl.section_vector():
-        num_cores = pl.get_block_num()
-        core_id = pl.get_block_idx()
-
-        m_tiles = (M + TILE_M - 1) // TILE_M
-        n_tiles = (N + TILE_N - 1) // TILE_N
-        total_tiles = m_tiles * n_tiles
-
-        for idx in pl.range(core_id, total_tiles, num_cores):
-            i = idx // n_tiles
-            j = idx % n_tiles
-            tile_a = a_db.next()
-            tile_b = b_db.next()
-            tile_c = c_db.next()
-
-            rem_r = M - i * TILE_M
-            rem_c = N - j * TILE_N
-            if rem_r >= TILE_M:
-                if rem_c >= TILE_N:
-                    pl.set_validshape(tile_a, [TILE_M, TILE_N])
-                    pl.set_validshape(tile_b, [TILE_M, TILE_N])
-                    pl.set_validshape(tile_c, [TILE_M, TILE_N])
-                else:
-                    pl.set_validshape(tile_a, [TILE_M, rem_c])
-                    pl.set_validshape(tile_b, [TILE_M, rem_c])
-                    pl.set_validshape(tile_c, [TILE_M, rem_c])
-            else:
-                if rem_c >= TILE_N:
-                    pl.set_validshape(tile_a, [rem_r, TILE_N])
-                    pl.set_validshape(tile_b, [rem_r, TILE_N])
-                    pl.set_validshape(tile_c, [rem_r, TILE_N])
-                else:
-                    pl.set_validshape(tile_a, [rem_r, rem_c])
-                    pl.set_validshape(tile_b, [rem_r, rem_c])
-                    pl.set_validshape(tile_c, [rem_r, rem_c])
-
-            pl.load_tile(tile_a, tensor_x, [i, j])
-            pl.load_tile(tile_b, tensor_y, [i, j])
-
-            if tiling.opkind == 0:
-                pl.add(tile_c, tile_a, tile_b)
-            elif tiling.opkind == 1:
-                pl.sub(tile_c, tile_a, tile_b)
-            else:
-                pl.mul(tile_c, tile_a, tile_b)
-
-            pl.store_tile(tensor_z, tile_c, [i, j])
-
-
-OP_CASES = {0: lambda a, b: a + b, 1: lambda a, b: a - b, 2: lambda a, b: a * b}
-
-
-@pytest.mark.parametrize("shape,opkind", [([200, 300], 0), ([2, 3, 513], 1), ([513, 257], 2)],
-                         ids=["200x300_add", "2x3x513_sub", "513x257_mul"])
-def test_tail_block_dynrank_adapted(backend, shape, opkind):
-    torch.manual_seed(0)
-    x = torch.rand(shape, dtype=torch.float16)
-    y = torch.rand(shape, dtype=torch.float16)
-    z = torch.empty(shape, dtype=torch.float16)
-    n = shape[-1]
-    m = x.numel() // n
-    tiling = AddTilingScalars(m=m, n=n, opkind=opkind)
-    total_tiles = -(-m // TILE_M) * -(-n // TILE_N)
-    num_cores = min(32, total_tiles)
-    on(tail_dynrank_adapted_kernel, backend, auto_mutex=True)[None, num_cores](
-        x.view(m, n), y.view(m, n), z.view(m, n), tiling)
-    z_ref = OP_CASES[opkind](x.float(), y.float()).half()
-    torch.testing.assert_close(z, z_ref, atol=1e-2, rtol=1e-2)
-
-
-def test_tilingdata_dynrank_verbatim_needs_ptr_and_arrays():
-    """TilingData.md / tail_block_handling.md add_dynrank_kernel as written: pl.Ptr, pl.make_tensor and int[N]
-    TilingData fields are documented as not implemented (docs/language.md)."""
-    try:
-        @dataclass
-        class AddTiling:
-            shape: "int[4]"
-            opkind: "int[8]"
-
-        def add_dynrank_kernel(
-            x: pl.Ptr[pl.DT_FP16],
-            y: pl.Ptr[pl.DT_FP16],
-            z: pl.Ptr[pl.DT_FP16],
-            tiling: AddTiling,
-        ):
-            n = tiling.shape[3]
-            m = tiling.shape[0] * tiling.shape[1] * tiling.shape[2]
-            tensor_x = pl.make_tensor(x, [m, n], [n, 1])  # noqa: F841
-    except NotImplementedError as e:
-        pytest.skip(f"not implemented (documented): {e}")
-    pytest.fail("pl.Ptr is implemented now: replace this placeholder by the page's kernel and check it")
+# tail_block_handling.md / TilingData.md (完整可执行示例, add_dynrank_kernel: pl.Ptr inputs, pl.make_tensor views,
+# int[N] TilingData arrays) is tested verbatim in tests/pro/test_gm_views.py.
 
 
 # TilingData.md (一个最小的纯标量示例, same kernel in the programming_guide/ copy)
@@ -1013,21 +893,31 @@ def test_tilingdata_scalar_loop_bound(backend, n_iters):
     assert not z[n_iters:].any()
 
 
-# tiling_key.md (速查): the page's import works and its key declaration raises NotImplementedError naming
-# tiling_key (documented as not implemented: docs/language.md, README "Not implemented yet")
-def test_tiling_key_quick_reference_not_implemented():
-    from pypto_pro.runtime.tilingkey import TilingKeyField
+# tiling_key.md (速查), as on the page: the key field is a compile-time constant in the body
+from pypto_pro.runtime.tilingkey import TilingKeyField  # noqa: E402
 
-    with pytest.raises(NotImplementedError, match="tiling_key"):
-        class MyKey:
-            UseFastPath = TilingKeyField(bits=1, values=[0, 1])
 
-    def kernel(x: pl.Tensor[[8, 16], pl.DT_FP16]):
-        for i in pl.range(0, 8):
-            pass
+class MyKey:
+    UseFastPath = TilingKeyField(bits=1, values=[0, 1])
 
-    with pytest.raises(NotImplementedError, match="tiling_key"):
-        pl.jit(kernel, auto_mutex=True, tiling_key=object())
+    def is_valid(self, key):
+        (use_fast_path,) = key
+        return use_fast_path in (0, 1)
+
+
+def tiling_key_quick_reference_kernel(x: pl.Ptr[pl.DT_FP16]):
+    if UseFastPath == 1:       # 编译期常量  # noqa: F821
+        pass
+    for i in pl.range(0, 8):
+        pass
+
+
+@pytest.mark.parametrize("use_fast_path", [0, 1])
+def test_tiling_key_quick_reference(backend, use_fast_path):
+    x = torch.zeros(16, dtype=torch.float16)
+    kernel = on(tiling_key_quick_reference_kernel, backend, auto_mutex=True, tiling_key=MyKey)
+    kernel[None, 1, {"UseFastPath": use_fast_path}](x)
+    assert not x.any()
 
 
 # =====================================================================================================

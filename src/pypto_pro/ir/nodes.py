@@ -284,6 +284,31 @@ class TensorParam:
 
 
 @dataclass(eq=False)
+class PtrParam(TensorParam):
+    """A raw GM pointer parameter ``pl.Ptr[dtype]``: the argument's bytes as a flat run of ``dtype``
+    elements, ``dims == [extent]`` (a DYNAMIC dim).  Kernels address it only through views
+    (:class:`TensorView`, ``pl.make_tensor``)."""
+
+
+@dataclass(eq=False)
+class TensorView(TensorParam):
+    """A GM tensor view made in the kernel (``pl.make_tensor``): ``dims`` and ``strides`` (in elements of
+    ``dtype``) over the memory of the root parameter ``base`` (a tensor or pointer parameter), starting
+    ``byte_offset`` bytes after its data pointer.  Dims, strides and the offset are ints or Vars
+    assigned where the view was made.  ``index`` is ``base.index``: what the view writes, ``base`` is
+    written."""
+
+    base: Optional[TensorParam] = None
+    byte_offset: Union[int, "Var"] = 0
+    strides: List[Union[int, "Var"]] = field(default_factory=list)
+    made_at: Optional[SourceLoc] = None
+
+    def describe(self) -> str:
+        line = f" at line {self.made_at.lineno}" if self.made_at else ""
+        return f"tensor view '{self.name}' (pl.make_tensor{line}) of '{self.base.name}'"
+
+
+@dataclass(eq=False)
 class ScalarParam:
     """A scalar kernel parameter, bound to ``var`` at launch."""
 

@@ -10,7 +10,8 @@ from .. import ops as _ops  # noqa: F401  (registers the op table)
 from ..dtypes import (DT_BF16, DT_BOOL, DT_FP4, DT_FP4E1M2, DT_FP4E2M1, DT_FP8, DT_FP8E4M3FN, DT_FP8E5M2,  # noqa
                       DT_FP8E8M0, DT_FP16, DT_FP32, DT_HF4, DT_HF8, DT_INT4, DT_INT8, DT_INT16, DT_INT32, DT_INT64,
                       DT_UINT4, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DataType)
-from ..errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelMemoryError,  # noqa: F401
+from ..errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelLaunchValueError,  # noqa: F401
+                      KernelMemoryError,
                       KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError, KernelUninitError,
                       KernelValueError)
 from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCoreSyncMode, DcciDst,  # noqa: F401
@@ -18,7 +19,7 @@ from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCore
                         SyncCoreType, TilePad, TileType)
 from ..runtime.jit import JitKernel, jit  # noqa: F401
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
-from .intrinsics import (const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
+from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
                          get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, max, min, range,
                          section_cube, section_vector, vector_function)
 from .intrinsics import NOT_IMPLEMENTED_STUBS

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+import re
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..dtypes import DataType
 from ..ir.types import Layout
@@ -75,11 +76,25 @@ class Tile:
         return TileAnnotation(shape, dtype)
 
 
-class Ptr:
-    """Raw pointer parameter ``pl.Ptr[dtype]`` (not implemented yet)."""
+class PtrAnnotation:
+    """The value of ``pl.Ptr[dtype]``."""
 
-    def __class_getitem__(cls, item):
-        raise NotImplementedError("pl.Ptr parameters (raw pointers) are not implemented yet")
+    def __init__(self, dtype: DataType):
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"pl.Ptr[{self.dtype!r}]"
+
+
+class Ptr:
+    """Raw GM pointer parameter ``pl.Ptr[dtype]``: the launch passes any contiguous tensor or array,
+    whose bytes the kernel sees as a flat run of ``dtype`` elements; ``pl.addptr`` moves it,
+    ``pl.make_ptr`` retypes it and ``pl.make_tensor`` makes a tensor view of it to load and store."""
+
+    def __class_getitem__(cls, item) -> PtrAnnotation:
+        if not isinstance(item, DataType):
+            raise TypeError(f"pl.Ptr[dtype] needs a pl.DT_* element type, got {item!r}")
+        return PtrAnnotation(item)
 
 
 class Scalar:
@@ -110,17 +125,60 @@ def _field_hints(cls) -> Dict[str, Any]:
         return hints
 
 
-def tiling_fields(cls) -> List[Tuple[str, DataType]]:
-    """(name, dtype) of each field of a TilingData dataclass: int -> INT64, float -> FP32, bool, pl.DT_*."""
+#: ``int[N]`` / ``float[N]`` / ``bool[N]``: a TilingData array field (a string annotation, since
+#: ``int[4]`` does not evaluate in Python)
+_ARRAY_FIELD = re.compile(r"^\s*(int|float|bool)\s*\[\s*([^\]]*?)\s*\]\s*$")
+#: the longest array field the official TilingData accepts
+MAX_ARRAY_FIELD = 2048
+
+
+class TilingField(NamedTuple):
+    """One field of a TilingData dataclass; ``length`` is N for a ``T[N]`` array field, else None."""
+
+    name: str
+    dtype: DataType
+    length: Optional[int]
+
+
+def _array_field(cls, name: str, annotation) -> Optional[Tuple[DataType, int]]:
+    """(element dtype, N) of a ``T[N]`` annotation string, None for anything else; a malformed N raises."""
+    m = _ARRAY_FIELD.match(annotation) if isinstance(annotation, str) else None
+    if m is None:
+        return None
+    length = m.group(2)
+    if not length.isdigit() or not 1 <= int(length) <= MAX_ARRAY_FIELD:
+        raise TypeError(f"TilingData field '{cls.__name__}.{name}': the length of {annotation!r} must be an int "
+                        f"literal in 1..{MAX_ARRAY_FIELD}")
+    return scalar_annotation_dtype({"int": int, "float": float, "bool": bool}[m.group(1)]), int(length)
+
+
+def tiling_fields(cls) -> List[TilingField]:
+    """The fields of a TilingData dataclass: scalars ``int`` -> INT64, ``float`` -> FP32, ``bool``,
+    ``pl.DT_*``, and fixed-length arrays ``T[N]`` (T one of int/float/bool, 1 <= N <= 2048)."""
     hints = _field_hints(cls)
     fields = []
     for f in dataclasses.fields(cls):
-        dtype = scalar_annotation_dtype(hints.get(f.name, f.type))
-        if dtype is None:
-            raise NotImplementedError(f"TilingData field '{cls.__name__}.{f.name}' of type {f.type!r} (array fields "
-                                      f"T[N] are not implemented yet; use int, float, bool or a pl.DT_* scalar)")
-        fields.append((f.name, dtype))
+        annotation = hints.get(f.name, f.type)
+        dtype = scalar_annotation_dtype(annotation)
+        array = None if dtype is not None else _array_field(cls, f.name, annotation)
+        if dtype is None and array is None:
+            raise TypeError(f"TilingData field '{cls.__name__}.{f.name}' has type {f.type!r}; fields must be int, "
+                            f"float, bool, a pl.DT_* scalar or an array T[N] of int/float/bool")
+        fields.append(TilingField(f.name, *(array or (dtype, None))))
     return fields
+
+
+def tiling_slots(cls) -> List[Tuple[str, DataType, str, Optional[int]]]:
+    """The scalar slots a TilingData argument flattens to, in order: (label, dtype, field, element);
+    an array field ``shape: int[4]`` gives ``shape[0]`` .. ``shape[3]`` (element 0..3), a scalar
+    field one slot (element None).  Slot k is the kernel's scalar parameter at index ``index + k``."""
+    slots = []
+    for f in tiling_fields(cls):
+        if f.length is None:
+            slots.append((f.name, f.dtype, f.name, None))
+        else:
+            slots.extend((f"{f.name}[{j}]", f.dtype, f.name, j) for j in range(f.length))
+    return slots
 
 
 def is_tiling_annotation(annotation) -> bool:

@@ -89,13 +89,20 @@ def constexpr(cond):
 
 
 @_intrinsic
-def make_tensor(*args, **kwargs):
-    """make_tensor(ptr_or_tensor, shape, stride=None, dtype=None): a GM view (not implemented yet)."""
+def make_tensor(ptr, shape, stride=None, dtype=None):
+    """make_tensor(ptr, shape, stride=None, dtype=None): a GM tensor view of ``shape`` over the memory of
+    ``ptr`` (a ``pl.Ptr`` value or a GM tensor); element ``[i0, i1, ...]`` is ``sum(ik * stride[k])``
+    elements of ``dtype`` (default: ptr's) past ptr; ``stride`` defaults to row-major.  No copy."""
 
 
 @_intrinsic
-def make_ptr(*args, **kwargs):
-    """make_ptr(tensor, dtype=None): a raw pointer (not implemented yet)."""
+def make_ptr(ptr, dtype=None):
+    """make_ptr(ptr, dtype=None): the same address as pointer ``ptr``, addressing ``dtype`` elements."""
+
+
+@_intrinsic
+def addptr(ptr, offset):
+    """addptr(ptr, offset): pointer ``ptr`` moved by ``offset`` elements of its dtype."""
 
 
 def inline(fn):
@@ -126,9 +133,7 @@ def _not_implemented(name: str, family: str):
 
 #: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
 NOT_IMPLEMENTED = {
-    "gather/sort family": ("gatherb", "sort32", "mrgsort", "mrgsort2", "histogram"),
     "quantisation": ("quant", "dequant"),
-    "vector mask control": ("set_mask_count", "set_mask_norm", "set_vec_mask", "reset_mask"),
     "scalar buffer and strides": ("ssbuf_load", "ssbuf_store", "set_stride"),
     "Reg/VF API": ("Vf", "RegTensor", "MaskReg"),
     "SIMT API": ("simt",),

@@ -16,7 +16,7 @@ import enum
 import inspect
 import textwrap
 import types
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -28,8 +28,8 @@ from ..ir.layout import footprint_elems
 from ..ir.optable import CheckCtx, OpDef
 from ..ir.types import Layout, MemorySpace, TileType, default_layout
 from . import intrinsics
-from .annotations import (DYNAMIC, STATIC, TensorAnnotation, closure_vars, is_tiling_annotation,
-                          parameter_annotations, scalar_annotation_dtype, tiling_fields)
+from .annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
+                          parameter_annotations, scalar_annotation_dtype, tiling_slots)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Pow: "**"}
@@ -59,12 +59,38 @@ class TensorHandle:
         self.param = param
 
 
+class PtrValue:
+    """A raw pointer in a kernel: ``byte_offset`` (an int or a Var) bytes past the data of ``root`` (a
+    ``pl.Ptr`` parameter), addressing ``dtype`` elements.  ``pl.addptr`` and ``pl.make_ptr`` make new
+    values; ``pl.make_tensor`` turns one into a GM tensor view."""
+
+    def __init__(self, root: ir.PtrParam, dtype: dt.DataType, byte_offset):
+        self.root = root
+        self.dtype = dtype
+        self.byte_offset = byte_offset
+
+
 class TilingHandle:
-    """A TilingData parameter: its fields are runtime scalars."""
+    """A TilingData parameter: its fields are runtime scalars (arrays: :class:`TilingArray`)."""
 
     def __init__(self, type_name: str):
         self.type_name = type_name
-        self.fields: Dict[str, ir.Var] = {}
+        self.fields: Dict[str, Union[ir.Var, "TilingArray"]] = {}
+
+
+class TilingArray:
+    """A ``T[N]`` TilingData field: ``a[k]`` (k a compile-time int) is element k's runtime scalar;
+    ``len(a)`` and iteration work as on a list."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.elements: List[ir.Var] = []
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    def __iter__(self):
+        return iter(self.elements)
 
 
 class BoundMethod:
@@ -91,6 +117,17 @@ class Conflict:
 def _resolved(value):
     """A PendingVar that has been assigned stands for its Var."""
     return value.var if isinstance(value, PendingVar) and value.var is not None else value
+
+
+def _what(value) -> str:
+    """A short description of a kernel value for error messages."""
+    if is_scalar(value):
+        return ir.describe_value(value)
+    if isinstance(value, TensorHandle):
+        return f"tensor '{value.param.name}'"
+    if isinstance(value, ir.TileRef):
+        return f"tile {value!r}"
+    return type(value).__name__
 
 
 class _Return(Exception):
@@ -209,8 +246,10 @@ def function_source(fn) -> tuple:
 class KernelParser:
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
-    def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]]):
+    def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
+                 key_fields: Optional[Dict[str, int]] = None):
         self.fn = fn
+        self.key_fields = dict(key_fields or {})  # the launch's tiling-key fields: compile-time names
         self.name = name
         self.arch = arch
         self.auto_mutex = auto_mutex
@@ -221,6 +260,7 @@ class KernelParser:
         self.section: Optional[str] = None
         self.sections_seen: set = set()
         self.sides_outside: Dict[str, ir.Stmt] = {}
+        self.views = 0  # pl.make_tensor views made so far (numbers their names)
         self.runtime_depth = 0
         self.loop_depth = 0
         self.unroll_depth = 0
@@ -246,6 +286,12 @@ class KernelParser:
         fdef, filename, first, lines = function_source(self.fn)
         self.scope = Scope(self.fn.__globals__, closure_vars(self.fn), filename, first, lines)
         params = self._parse_params(fdef)
+        for key_name in self.key_fields:
+            clash = ("a kernel parameter" if key_name in inspect.signature(self.fn).parameters else
+                     "a module-level name" if key_name in self.fn.__globals__ else None)
+            if clash:
+                raise self.err(KernelSyntaxError, f"tiling-key field '{key_name}' is also {clash}; rename one of "
+                               f"them", fdef)
         self.blocks.append([])
         try:
             self.visit_body(fdef.body)
@@ -289,20 +335,31 @@ class KernelParser:
                         dims.append(d)
                 param = ir.TensorParam(pname, index, ann.dtype, dims, ann.layout, tuple(ann.dims))
                 self.scope.vars[pname] = TensorHandle(param)
+            elif isinstance(ann, PtrAnnotation):
+                if ann.dtype.np_dtype is None:
+                    raise self.not_implemented(f"parameter '{pname}': pl.Ptr[{ann.dtype.name}] (a sub-byte or "
+                                               f"storage-only element type)", node)
+                param = ir.PtrParam(pname, index, ann.dtype, [ir.Var(f"{pname}_extent", dt.DT_INT64)],
+                                    declared=(DYNAMIC,))
+                self.scope.vars[pname] = PtrValue(param, ann.dtype, 0)
             elif is_tiling_annotation(ann):
                 handle = TilingHandle(ann.__name__)
-                for k, (field, fdt) in enumerate(tiling_fields(ann)):
-                    var = ir.Var(f"{pname}_{field}", fdt)
-                    handle.fields[field] = var
-                    params.append(ir.ScalarParam(f"{pname}.{field}", index + k, var))
+                for k, (label, fdt, field, element) in enumerate(tiling_slots(ann)):
+                    var = ir.Var(f"{pname}_{field}" + ("" if element is None else f"_{element}"), fdt)
+                    if element is None:
+                        handle.fields[field] = var
+                    else:
+                        handle.fields.setdefault(field, TilingArray(f"{pname}.{field}"))
+                        handle.fields[field].elements.append(var)
+                    params.append(ir.ScalarParam(f"{pname}.{label}", index + k, var))
                 self.scope.vars[pname] = handle
                 continue
             else:
                 sdt = scalar_annotation_dtype(ann)
                 if sdt is None:
                     raise self.err(KernelSyntaxError,
-                                   f"parameter '{pname}' needs an annotation: pl.Tensor[[...], dtype], int, float, "
-                                   f"bool or a pl.DT_* scalar type (got {ann!r})", node)
+                                   f"parameter '{pname}' needs an annotation: pl.Tensor[[...], dtype], pl.Ptr[dtype], "
+                                   f"int, float, bool or a pl.DT_* scalar type (got {ann!r})", node)
                 if sdt.name in dt.STORAGE_ONLY:
                     raise self.err(KernelSyntaxError, f"parameter '{pname}': {sdt.name} cannot be a scalar", node)
                 param = ir.ScalarParam(pname, index, ir.Var(pname, sdt))
@@ -357,6 +414,8 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, f"'{name}' is bound to different tiles or compile-time values in "
                                f"the branches of a runtime if; it cannot be used after it", node)
             return v
+        if name in self.key_fields:
+            return self.key_fields[name]
         if name in scope.closure:
             return scope.closure[name]
         if name in scope.globals:
@@ -721,6 +780,14 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, "tensors cannot be sliced at tile level; load a tile with offsets",
                                node)
             return self.call_op(self.op_named("getval"), [obj, self.scalar_index(obj, index, node)], {}, node)
+        if isinstance(obj, TilingArray):
+            if is_runtime(index):
+                raise self.not_implemented(f"TilingData array element {obj.name}[i] at a runtime index (use a "
+                                           f"compile-time index)", node)
+            self.require_int(index, f"a TilingData array index {obj.name}[i]", node)
+            if not -len(obj) <= index < len(obj):
+                raise self.err(KernelSyntaxError, f"index {index} is outside {obj.name} (length {len(obj)})", node)
+            return obj.elements[index]
         if isinstance(obj, GroupHandle):
             if is_runtime(index) or not is_scalar(index):
                 raise self.err(KernelSyntaxError, "a tile group index g[i] must be a compile-time int", node)
@@ -1110,11 +1177,77 @@ class KernelParser:
     def call_not_implemented(self, func, node):
         raise self.not_implemented(func.__pto_feature__, node)
 
-    def intrinsic_make_tensor(self, node, *args, **kwargs):
-        raise NotImplementedError("pl.make_tensor (GM tensor views) is not implemented yet")
+    # ------------------------------------------------------------------ raw pointers and GM views
+    def _index_value(self, value, what: str, node, minimum: int = 0):
+        """An int >= ``minimum`` as is; a runtime integer as a fresh Var holding its value now (a pointer
+        or view keeps the value it was made with, as in Python); anything else raises."""
+        if not is_scalar(value) or isinstance(value, bool):
+            raise self.err(KernelTypeError, f"{what} must be an int or a runtime integer, got {value!r}", node)
+        self.require_int(value, what, node)
+        if not is_runtime(value):
+            if value < minimum:
+                raise self.err(KernelValueError, f"{what} must be >= {minimum}, got {value}", node)
+            return int(value)
+        return self.new_var("ptr_view", value, node)
 
-    def intrinsic_make_ptr(self, node, *args, **kwargs):
-        raise NotImplementedError("pl.make_ptr (raw pointers) is not implemented yet")
+    def _pointer(self, ptr, what: str, node) -> "PtrValue":
+        if not isinstance(ptr, PtrValue):
+            raise self.err(KernelTypeError, f"{what} takes a pl.Ptr pointer (a pl.Ptr[...] parameter, pl.addptr or "
+                           f"pl.make_ptr), got {_what(ptr)}", node)
+        return ptr
+
+    def intrinsic_addptr(self, node, ptr, offset):
+        p = self._pointer(ptr, "pl.addptr", node)
+        if not is_scalar(offset) or isinstance(offset, bool) or not ir.is_integral(offset):
+            raise self.err(KernelTypeError, f"pl.addptr: the offset must be an integer (elements), got {offset!r}",
+                           node)
+        moved = self.binop("+", p.byte_offset, self.binop("*", offset, p.dtype.nbytes, node), node)
+        return PtrValue(p.root, p.dtype, self._index_value(moved, "pl.addptr: the offset", node,
+                                                            minimum=-(1 << 62)))
+
+    def intrinsic_make_ptr(self, node, ptr, dtype=None):
+        p = self._pointer(ptr, "pl.make_ptr", node)
+        if dtype is None:
+            return PtrValue(p.root, p.dtype, p.byte_offset)
+        if not isinstance(dtype, dt.DataType) or dtype.np_dtype is None:
+            raise self.err(KernelTypeError, f"pl.make_ptr: dtype must be a pl.DT_* type with whole-byte elements, "
+                           f"got {dtype!r}", node)
+        return PtrValue(p.root, dtype, p.byte_offset)
+
+    def intrinsic_make_tensor(self, node, ptr, shape, stride=None, dtype=None):
+        if isinstance(ptr, PtrValue):
+            root, byte_offset, src_dtype = ptr.root, ptr.byte_offset, ptr.dtype
+        elif isinstance(ptr, TensorHandle):
+            p = ptr.param
+            root = p.base if isinstance(p, ir.TensorView) else p
+            byte_offset = p.byte_offset if isinstance(p, ir.TensorView) else 0
+            src_dtype = p.dtype
+        else:
+            raise self.err(KernelTypeError, f"pl.make_tensor takes a pl.Ptr pointer or a GM tensor, got "
+                           f"{_what(ptr)}", node)
+        if dtype is None:
+            dtype = src_dtype
+        if not isinstance(dtype, dt.DataType) or dtype.np_dtype is None:
+            raise self.err(KernelTypeError, f"pl.make_tensor: dtype must be a pl.DT_* type with whole-byte "
+                           f"elements, got {dtype!r}", node)
+        if not isinstance(shape, (list, tuple)) or not shape:
+            raise self.err(KernelTypeError, f"pl.make_tensor: shape must be a non-empty list, got {shape!r}", node)
+        dims = [self._index_value(d, f"pl.make_tensor: shape[{i}]", node, minimum=1) for i, d in enumerate(shape)]
+        if stride is None:
+            strides, step = [], 1
+            for d in reversed(dims):
+                strides.insert(0, step)
+                step = self._index_value(self.binop("*", step, d, node), "pl.make_tensor: a row-major stride", node)
+        else:
+            if not isinstance(stride, (list, tuple)) or len(stride) != len(shape):
+                raise self.err(KernelTypeError, f"pl.make_tensor: stride must be a list of {len(shape)} entries (one "
+                               f"per axis of shape), got {stride!r}", node)
+            strides = [self._index_value(s, f"pl.make_tensor: stride[{i}]", node) for i, s in enumerate(stride)]
+        self.views += 1
+        view = ir.TensorView(f"{root.name}_view{self.views}", root.index, dtype, dims, Layout.ND,
+                             tuple(DYNAMIC for _ in dims), base=root, byte_offset=byte_offset, strides=strides,
+                             made_at=self.loc(node))
+        return TensorHandle(view)
 
     def _check_placement(self, ttype: TileType, addr, size: int, what: str, node) -> int:
         if is_runtime(addr) or not isinstance(addr, int) or isinstance(addr, bool):
@@ -1256,6 +1389,9 @@ class KernelParser:
         return GroupHandle(group)
 
 
-def parse_kernel(fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]]) -> ir.KernelIR:
-    """Parse ``fn`` into tile IR for one specialization (the values of its STATIC dims)."""
-    return KernelParser(fn, name=name, arch=arch, auto_mutex=auto_mutex, static_dims=static_dims).parse()
+def parse_kernel(fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
+                 key_fields: Optional[Dict[str, int]] = None) -> ir.KernelIR:
+    """Parse ``fn`` into tile IR for one specialization (the values of its STATIC dims and, for a kernel
+    with a tiling key, the key's field values: compile-time names in the body)."""
+    return KernelParser(fn, name=name, arch=arch, auto_mutex=auto_mutex, static_dims=static_dims,
+                        key_fields=key_fields).parse()

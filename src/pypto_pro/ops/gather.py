@@ -1,6 +1,7 @@
-"""Index- and pattern-driven selection on Vec tiles (API.md A5 "Also"): ``pl.gather``, ``pl.scatter``
-and ``pl.gathermask``, following their official pages (whose kernels and measured rows are tests in
-``tests/pro/test_official_tile_pages_math.py``).
+"""Index- and pattern-driven selection on Vec tiles (API.md A5 "Also"): ``pl.gather``, ``pl.scatter``,
+``pl.gathermask``, ``pl.gatherb`` and ``pl.histogram``, following their official pages (whose kernels
+and measured rows are tests in ``tests/pro/test_official_tile_pages_math.py`` and, for gatherb and
+histogram, ``tests/pro/test_official_tile_pages_sorting.py``).
 
 * ``gather(out, src, idx, tmp, *, cmp_mode=0, offset=0)``: ``out[r, c] = src_flat[idx[r, c] + offset]``
   over ``out``'s valid window, ``src_flat`` being ``src``'s physical elements in row-major order.  The
@@ -12,6 +13,21 @@ and ``pl.gathermask``, following their official pages (whose kernels and measure
   and index widths pair as the hardware's: 32/64-bit data with INT32/UINT32, 8/16-bit with INT16/UINT16.
 * ``gathermask(out, src, *, pattern_mode)``: ``out[:, j]`` is ``src[:, j*g + k]`` with ``(g, k)`` the
   pattern's group and kept column (1/2: every 2nd column from 0/1; 3..6: every 4th from 0..3; 7: all).
+* ``gatherb(out, src, offsets)`` (8/16/32-bit data, UINT32 offsets, row-major out and src):
+  ``out[r, 32*c/e : 32*(c+1)/e]`` (``e`` = element bytes) is the 32 bytes of src starting at byte
+  ``offsets[r, c]``, src's bytes being its physical elements in row-major order.  **Decision:** any byte
+  offset whose block lies inside src works (the bytes are copied as they are, even across elements); a
+  block reaching past src's last byte raises ``KernelRuntimeError`` (undefined on hardware), as does a
+  valid width of out that is not a whole number of 32-byte blocks.  The simulator counts the rows of
+  src the blocks touch as read.
+* ``histogram(dst, src, idx, *, is_msb)`` (UINT16/UINT32 src, UINT8 idx, UINT32 dst with at least 256
+  columns): for each row of src's valid window, ``dst[r, b]`` is the number of its elements whose
+  selected byte is ``<= b`` -- the cumulative histogram, as the page's printed rows show (``dst[r, 255]``
+  counts every element that passed the filter).  ``is_msb=True`` selects the top byte (bits 15-8 or
+  31-24), no filter, idx not read.  ``is_msb=False`` selects bits 7-0 of the elements whose upper bytes
+  match idx: UINT16 keeps row ``r``'s elements with top byte ``idx[r, 0]`` (idx ``[rows, 1]``, DN on the
+  page); UINT32 keeps those with bits 31-24 = ``idx[0, 0]``, 23-16 = ``idx[1, 0]`` and 15-8 =
+  ``idx[2, 0]`` (idx has 3 rows), one filter for every row.  Columns of dst past 255 are not written.
 """
 from __future__ import annotations
 
@@ -19,7 +35,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..ir.optable import Arg, In, Out, op
-from ..ir.types import MemorySpace
+from ..ir.types import Layout, MemorySpace
 from .common import window
 
 INDEX_TYPES = (dt.DT_INT16, dt.DT_UINT16, dt.DT_INT32, dt.DT_UINT32)
@@ -128,3 +144,120 @@ class GatherMask:
             raise ctx.error(f"pl.gathermask(pattern_mode={a['pattern_mode']}): dst's valid window {rows}x{cols} "
                             f"needs {rows}x{need} of src, which is {s.shape[0]}x{s.shape[1]}")
         d.write(s.read(rows, need)[:, first::group], rows, cols)
+
+
+GATHERB_BLOCK = 32
+#: "b8, b16, b32": every 1-, 2- or 4-byte dtype (the bytes are moved, never interpreted)
+GATHERB_TYPES = tuple(d for d in dt.ALL_DTYPES if d.bits() in (8, 16, 32))
+
+
+def _row_major(c, a, names):
+    for n in names:
+        if a[n].layout != Layout.ND:
+            c.fail(f"'{n}' must be a row-major (pl.ND) tile, got layout {a[n].layout.name}")
+
+
+@op("gatherb", [Out("out"), In("src"), In("offsets")], "V")
+class GatherB:
+    """pl.gatherb(out, src, offsets): out's row r, block c (32 bytes) = the 32 bytes of src at byte
+    offsets[r, c] (src's physical elements, row-major)."""
+
+    @staticmethod
+    def check(c, a):
+        _vec(c, a, ("out", "src", "offsets"))
+        _row_major(c, a, ("out", "src"))
+        c.dtype_in("src", a["src"], GATHERB_TYPES)
+        c.same_dtype(out=a["out"], src=a["src"])
+        c.dtype_in("offsets", a["offsets"], (dt.DT_UINT32,))
+        if a["out"].decl is a["src"].decl:
+            c.fail("gatherb cannot work in place")
+
+    @staticmethod
+    def run(ctx, a):
+        d, s, off = ctx.tile(a["out"]), ctx.tile(a["src"]), ctx.tile(a["offsets"])
+        es = s.dtype.nbytes
+        per = GATHERB_BLOCK // es
+        rows, cols = d.valid
+        if rows <= 0 or cols <= 0:
+            return
+        if cols % per:
+            raise ctx.error(f"pl.gatherb: out's valid width {cols} is not a whole number of 32-byte blocks "
+                            f"({per} {s.dtype.name} elements each)")
+        nb = cols // per
+        if rows > off.shape[0] or nb > off.shape[1]:
+            raise ctx.error(f"pl.gatherb: offsets ({off.shape[0]}x{off.shape[1]}) is smaller than the "
+                            f"{rows}x{nb} blocks of out's valid window")
+        where = off.read(rows, nb).astype(np.int64)
+        src_rows, src_cols = s.shape
+        total = src_rows * src_cols * es
+        bad = where + GATHERB_BLOCK > total
+        if bad.any():
+            r, col = (int(v[0]) for v in np.nonzero(bad))
+            raise ctx.error(f"pl.gatherb: the 32-byte block at byte offset {int(where[r, col])} (offsets[{r}, {col}]) "
+                            f"reaches past src's {total} bytes")
+        row_bytes = src_cols * es
+        touched = np.zeros(src_rows + 1, np.int64)  # +1 at each block's first row, -1 after its last
+        np.add.at(touched, where.reshape(-1) // row_bytes, 1)
+        np.add.at(touched, (where.reshape(-1) + GATHERB_BLOCK - 1) // row_bytes + 1, -1)
+        used = np.cumsum(touched[:-1]) > 0
+        data = np.zeros(total, np.uint8)
+        r0 = None
+        for r in range(src_rows + 1):  # read each run of touched rows once (the simulator sees exactly those)
+            if r < src_rows and used[r]:
+                r0 = r if r0 is None else r0
+            elif r0 is not None:
+                part = s.sub(r0, r, 0, src_cols, (r - r0, src_cols)).read()
+                data[r0 * row_bytes:r * row_bytes] = np.ascontiguousarray(part).view(np.uint8).reshape(-1)
+                r0 = None
+        blocks = data[where[:, :, None] + np.arange(GATHERB_BLOCK)]
+        d.write(np.ascontiguousarray(blocks).view(s.dtype.require_numpy()).reshape(rows, cols), rows, cols)
+
+
+HIST_BINS = 256
+
+
+@op("histogram", [Out("dst"), In("src"), In("idx"), Arg("is_msb", kw_only=True)], "V")
+class Histogram:
+    """pl.histogram(dst, src, idx, *, is_msb): dst[r, b] = how many elements of src's row r have their
+    selected byte <= b (top byte, or the low byte of the elements whose upper bytes match idx)."""
+
+    @staticmethod
+    def check(c, a):
+        _vec(c, a, ("dst", "src", "idx"))
+        _row_major(c, a, ("dst", "src"))
+        c.dtype_in("dst", a["dst"], (dt.DT_UINT32,))
+        c.dtype_in("src", a["src"], (dt.DT_UINT16, dt.DT_UINT32))
+        c.dtype_in("idx", a["idx"], (dt.DT_UINT8,))
+        if not isinstance(a["is_msb"], (bool, np.bool_)):
+            c.fail(f"is_msb must be a compile-time bool, got {a['is_msb']!r}")
+        shape = a["dst"].static_shape
+        if shape is not None and shape[1] < HIST_BINS:
+            c.fail(f"'dst' needs at least {HIST_BINS} columns (one per byte value), got shape {list(shape)}")
+
+    @staticmethod
+    def run(ctx, a):
+        d, s, ix = ctx.tile(a["dst"]), ctx.tile(a["src"]), ctx.tile(a["idx"])
+        rows, cols = s.valid
+        if rows <= 0:
+            return
+        if rows > d.shape[0] or d.shape[1] < HIST_BINS:
+            raise ctx.error(f"pl.histogram: dst ({d.shape[0]}x{d.shape[1]}) cannot hold {rows}x{HIST_BINS} bins")
+        msb = bool(a["is_msb"])
+        wide = s.dtype == dt.DT_UINT32
+        need = 0 if msb else (3 if wide else rows)
+        if need > ix.shape[0]:
+            raise ctx.error(f"pl.histogram: idx has {ix.shape[0]} rows; {need} are needed")
+        v = s.read(rows, cols).astype(np.int64) if cols > 0 else np.zeros((rows, 0), np.int64)
+        top = v >> (24 if wide else 8)
+        if msb:
+            byte, keep = top, np.ones(v.shape, bool)
+        else:
+            byte = v & 0xFF
+            f = ix.read(need, 1)[:, 0].astype(np.int64)
+            if wide:
+                keep = (top == f[0]) & (((v >> 16) & 0xFF) == f[1]) & (((v >> 8) & 0xFF) == f[2])
+            else:
+                keep = top == f[:, None]
+        flat = (byte + HIST_BINS * np.arange(rows)[:, None])[keep]
+        counts = np.bincount(flat, minlength=rows * HIST_BINS).reshape(rows, HIST_BINS)
+        d.write(np.cumsum(counts, axis=1).astype(np.uint32), rows, HIST_BINS)

@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import KernelLaunchError
+from ..errors import KernelLaunchError, KernelLaunchValueError
 from ..ir import nodes as ir
 from ..ir.nodes import ScalarParam, Var
 
@@ -60,12 +60,14 @@ class ParamSpec:
     A TilingData parameter (always the last one) is flattened: field k is the scalar at index
     ``index + k``, the numbering the parser gives its per-field scalar parameters."""
 
-    def __init__(self, name: str, index: int, tensor=None, scalar: dt.DataType = None, tiling=None):
+    def __init__(self, name: str, index: int, tensor=None, scalar: dt.DataType = None, tiling=None,
+                 pointer: dt.DataType = None):
         self.name = name
         self.index = index
         self.tensor = tensor
-        self.dtype = tensor.dtype if tensor is not None else scalar
+        self.dtype = tensor.dtype if tensor is not None else pointer if pointer is not None else scalar
         self.tiling = tiling  # the dataclass, for TilingData parameters
+        self.pointer = pointer  # the element type, for pl.Ptr parameters
 
 
 def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any]
@@ -111,6 +113,8 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
                     static_dims.append(arr.shape[i])
             static.append((p.name, tuple(static_dims)))
             tensors[p.index] = arr
+        elif p.pointer is not None:
+            tensors[p.index] = bind_pointer(kernel_name, p, value)
         elif p.tiling is not None:
             scalars.update(bind_tiling(kernel_name, p, value))
         else:
@@ -133,17 +137,43 @@ def element_strides(arr: np.ndarray, what: str, kernel_name: str) -> List[int]:
     return strides
 
 
+def bind_pointer(kernel_name: str, p: ParamSpec, value) -> np.ndarray:
+    """The memory of a ``pl.Ptr[dtype]`` argument: any C-contiguous tensor or array, its bytes seen as a
+    flat run of ``dtype`` elements (a view, no copy)."""
+    what = f"argument '{p.name}'"
+    try:
+        arr = as_numpy(value, what)
+    except KernelLaunchError as e:
+        raise e.attach(kernel=kernel_name)
+    if not arr.flags.c_contiguous:
+        raise KernelLaunchError(f"{what}: a pl.Ptr argument must be contiguous memory, got a strided view of shape "
+                                f"{list(arr.shape)} (pass .contiguous() / np.ascontiguousarray)", kernel=kernel_name)
+    size = p.pointer.nbytes
+    if arr.nbytes % size:
+        raise KernelLaunchError(f"{what}: {arr.nbytes} bytes are not a whole number of {p.pointer.name} elements "
+                                f"({size} bytes each)", kernel=kernel_name)
+    return arr.reshape(-1).view(np.uint8).view(p.pointer.np_dtype)
+
+
 def bind_tiling(kernel_name: str, p: ParamSpec, value) -> Dict[int, Any]:
     """The checked field values of a TilingData argument, keyed by their flattened scalar index."""
-    from ..language.annotations import tiling_fields
+    from ..language.annotations import tiling_fields, tiling_slots
 
     if not isinstance(value, p.tiling):
         raise KernelLaunchError(f"argument '{p.name}': expected a {p.tiling.__name__} instance, got "
                                 f"{type(value).__name__}", kernel=kernel_name)
+    for f in tiling_fields(p.tiling):
+        if f.length is not None:
+            items = getattr(value, f.name)
+            if not isinstance(items, (list, tuple)) or len(items) != f.length:
+                got = f"{len(items)} elements" if isinstance(items, (list, tuple)) else type(items).__name__
+                raise KernelLaunchValueError(f"argument '{p.name}.{f.name}': expected a list of {f.length} values "
+                                        f"(declared {f.dtype.name}[{f.length}]), got {got}", kernel=kernel_name)
     out = {}
-    for k, (field, dtype) in enumerate(tiling_fields(p.tiling)):
-        spec = ParamSpec(f"{p.name}.{field}", p.index + k, scalar=dtype)
-        out[p.index + k] = check_scalar(kernel_name, spec, getattr(value, field))
+    for k, (label, dtype, field, element) in enumerate(tiling_slots(p.tiling)):
+        spec = ParamSpec(f"{p.name}.{label}", p.index + k, scalar=dtype)
+        item = getattr(value, field)
+        out[p.index + k] = check_scalar(kernel_name, spec, item if element is None else item[element])
     return out
 
 

@@ -2,7 +2,8 @@
 
 ``kernel[stream, block_dim](*args)``, ``kernel[block_dim](*args)`` and ``kernel(*args)`` (block_dim 1)
 all bind and check the arguments, fetch or build the variant for the STATIC dims, and run it on
-the selected backend.  Launches are synchronous on every backend: results are ready on return.
+the selected backend.  A kernel with a tiling key (``@pl.jit(tiling_key=Schema)``) is launched with
+``kernel[stream, block_dim, {field: value}](*args)``; each key is its own variant.  Launches are synchronous on every backend: results are ready on return.
 """
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from ..backends import get_runner
 from ..errors import KernelLaunchError, KernelSyntaxError
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
-from ..language.annotations import (TensorAnnotation, is_tiling_annotation, parameter_annotations,
+from ..language.annotations import (PtrAnnotation, TensorAnnotation, is_tiling_annotation, parameter_annotations,
                                     scalar_annotation_dtype)
 from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
 from .fastpath import arg_key, frozen_launcher, launch_environment
+from .tilingkey import TilingKeySchema
 
 #: the largest block_dim a launch accepts: the hardware's blockDim field (larger is not clamped but
 #: rejected; the runtime would otherwise try to create that many blocks)
@@ -96,8 +98,10 @@ class JitKernel:
     __pto_jit__ = True
 
     def __init__(self, fn: Callable, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
-                 backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None):
+                 backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None, tiling_key=None):
         self.fn = fn
+        #: the ``tiling_key=`` schema, checked now (launches then name a key: ``kernel[stream, n, {...}]``)
+        self.tiling_key = TilingKeySchema(tiling_key) if tiling_key is not None else None
         #: options of the simulator backend (``{"strict": False}``; see docs/simulator.md)
         self.sim_options = dict(sim_options or {})
         self.name = name or fn.__name__
@@ -125,19 +129,36 @@ class JitKernel:
             key = (None, key)
         if len(key) == 1:
             key = (None, key[0])
-        if len(key) > 2:
-            raise NotImplementedError("tiling_key / datatype launch arguments (kernel[stream, block_dim, {...}])")
-        stream, block_dim = key
+        if len(key) > 4:
+            raise KernelLaunchError(f"launch with kernel[stream, block_dim] or kernel[stream, block_dim, tiling_key"
+                                    f"(, datatype)], got {len(key)} items", kernel=self.name)
+        if len(key) == 4:
+            raise NotImplementedError("datatype launch arguments (kernel[stream, block_dim, tiling_key, datatype])")
+        stream, block_dim = key[:2]
+        if len(key) == 3 and self.tiling_key is None:
+            raise KernelLaunchError("a tiling key was given at launch, but the kernel has no @pl.jit(tiling_key=...) "
+                                    "schema", kernel=self.name)
+        tiling = self._tiling(key[2] if len(key) == 3 else None)
 
         def launcher(*args):
-            return self.launch(args, block_dim=block_dim, stream=stream)
+            return self.launch(args, block_dim=block_dim, stream=stream, tiling=tiling)
 
         return launcher
 
     def __call__(self, *args, **kwargs):
         if kwargs:
             raise KernelLaunchError("kernels take positional arguments only", kernel=self.name)
-        return self.launch(args, block_dim=1)
+        return self.launch(args, block_dim=1, tiling=self._tiling(None))
+
+    def _tiling(self, key) -> Optional[Tuple[int, Dict[str, int]]]:
+        """(packed key, field values) of a launch's tiling key; None for a kernel without a schema."""
+        if self.tiling_key is None:
+            return None
+        if key is None:
+            raise KernelLaunchError(f"the kernel has a tiling key: launch it with kernel[stream, block_dim, "
+                                    f"{{{', '.join(repr(n) + ': ...' for n in self.tiling_key.names)}}}](...)",
+                                    kernel=self.name)
+        return self.tiling_key.resolve(key, self.name)
 
     # ------------------------------------------------------------------ compile + run
     @property
@@ -166,6 +187,8 @@ class JitKernel:
                 ann = hints.get(pname)
                 if isinstance(ann, TensorAnnotation):
                     specs.append(ParamSpec(pname, i, tensor=ann))
+                elif isinstance(ann, PtrAnnotation):
+                    specs.append(ParamSpec(pname, i, pointer=ann.dtype))
                 elif is_tiling_annotation(ann):
                     if i != len(inspect.signature(self.fn).parameters) - 1:
                         raise KernelSyntaxError(f"the TilingData parameter '{pname}' must be the last parameter",
@@ -175,16 +198,17 @@ class JitKernel:
                     sdt = scalar_annotation_dtype(ann)
                     if sdt is None:
                         raise KernelSyntaxError(
-                            f"parameter '{pname}' needs an annotation: pl.Tensor[[...], dtype], int, float, bool or "
-                            f"a pl.DT_* scalar type (got {ann!r})", kernel=self.name)
+                            f"parameter '{pname}' needs an annotation: pl.Tensor[[...], dtype], pl.Ptr[dtype], int, "
+                            f"float, bool or a pl.DT_* scalar type (got {ann!r})", kernel=self.name)
                     specs.append(ParamSpec(pname, i, scalar=sdt))
             self._signature = specs
         return self._signature
 
-    def compile(self, static_shapes: Dict[str, List[int]], key: Tuple = ()) -> KernelIR:
-        """The parsed and checked kernel for one STATIC-dims signature (cached)."""
+    def compile(self, static_shapes: Dict[str, List[int]], key: Tuple = (),
+                tiling: Optional[Tuple[int, Dict[str, int]]] = None) -> KernelIR:
+        """The parsed and checked kernel for one STATIC-dims signature and tiling key (cached)."""
         arch = self.arch
-        cache_key = (arch.name, key)
+        cache_key = (arch.name, key, tiling[0] if tiling else None)
         with self._lock:
             kir = self._variants.get(cache_key)
             if kir is None:
@@ -192,20 +216,21 @@ class JitKernel:
 
                 start = time.perf_counter()
                 kir = parse_kernel(self.fn, name=self.name, arch=arch, auto_mutex=self.auto_mutex,
-                                   static_dims=static_shapes)
+                                   static_dims=static_shapes, key_fields=tiling[1] if tiling else None)
                 self._variants[cache_key] = kir
                 static = ", ".join(f"{name}={list(dims)}" for name, dims in key if dims) or "none"
                 logger.info("parsed kernel %s for arch %s (STATIC dims: %s): %s kernel in %.1f ms",
                             self.name, arch.name, static, kir.kind, (time.perf_counter() - start) * 1e3)
         return kir
 
-    def launch(self, args, *, block_dim=1, stream=None) -> None:
+    def launch(self, args, *, block_dim=1, stream=None,
+               tiling: Optional[Tuple[int, Dict[str, int]]] = None) -> None:
         if type(block_dim) is not int or not 1 <= block_dim <= MAX_BLOCK_DIM:
             raise KernelLaunchError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}] (the hardware's blockDim "
                                     f"limit), got {block_dim!r}", kernel=self.name)
         key = arg_key(args)
         if key is not None:  # a changed $PYPTO_BACKEND / arch / thread count must not reuse a cpu launcher
-            key = (launch_environment(), key)
+            key = (launch_environment(), key, tiling[0] if tiling else None)
         fast = self._fast.get(key) if key is not None else None
         if fast is not None:  # a frozen launcher for exactly these argument types and shapes
             fast(args, block_dim)
@@ -214,7 +239,7 @@ class JitKernel:
         specs = self.signature()
         tensors, scalars, static_key = bind_arguments(self.name, specs, args)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
-        kir = self.compile(shapes, static_key)
+        kir = self.compile(shapes, static_key, tiling)
         check_writeable(kir, tensors)
         values = runtime_scalars(kir.params, tensors, scalars)
         backend = self.selected_backend()
@@ -223,7 +248,7 @@ class JitKernel:
             if compiled is not None:
                 args_buf, err = compiled.pack(tensors, values)
                 compiled.call(args_buf, err, block_dim)
-                if key is not None:
+                if key is not None and not any(p.pointer is not None for p in specs):
                     with self._lock:
                         if len(self._fast) > 256:
                             self._fast.clear()
@@ -233,13 +258,14 @@ class JitKernel:
             backend = "interp"
         self.last_report = get_runner(backend)(kir, tensors, values, block_dim, jit=self)
 
-    def ir_text(self, *args) -> str:
-        """The tile IR of the variant these example arguments select (or the only compiled one)."""
+    def ir_text(self, *args, tiling_key: Optional[Dict[str, int]] = None) -> str:
+        """The tile IR of the variant these example arguments (and tiling key) select, or of the only
+        compiled one."""
         if args:
             specs = self.signature()
             tensors, _, key = bind_arguments(self.name, specs, args)
             shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
-            return format_kernel(self.compile(shapes, key))
+            return format_kernel(self.compile(shapes, key, self._tiling(tiling_key)))
         if not self._variants:
             raise KernelLaunchError("the kernel has not been compiled yet; pass example arguments", kernel=self.name)
         return format_kernel(next(iter(self._variants.values())))
@@ -252,7 +278,7 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
 
     ``sim_options`` configures the simulator backend, e.g. ``{"strict": False}`` to collect hazards into
     ``kernel.last_report.hazards`` instead of raising (docs/simulator.md)."""
-    for feature, value in (("pipeline=", pipeline), ("tiling_key=", tiling_key), ("datatype=", datatype)):
+    for feature, value in (("pipeline=", pipeline), ("datatype=", datatype)):
         if value is not None:
             raise NotImplementedError(f"@pl.jit({feature}...)")
     if compile_timeout is not None and (not isinstance(compile_timeout, (int, float)) or compile_timeout <= 0):
@@ -261,6 +287,7 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
     def wrap(fn: Callable) -> JitKernel:
         if not callable(fn):
             raise TypeError("@pl.jit decorates a function")
-        return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend, sim_options=sim_options)
+        return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend, sim_options=sim_options,
+                         tiling_key=tiling_key)
 
     return wrap(target) if target is not None else wrap

@@ -99,6 +99,11 @@ def _ident(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
 
+def _c_string(text: str) -> str:
+    """A C++ string literal of ``text``."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 def float_literal(v: float) -> str:
     if math.isnan(v):
         return "(double)NAN"
@@ -126,6 +131,7 @@ class KernelCodegen:
         self._tmp = 0
         self.fuse = fusion.enabled()
         self.fused_groups = 0
+        self.views: Dict[str, ir.TensorView] = {}  # the pl.make_tensor views the body uses, by name
 
     # ------------------------------------------------------------------ names
     def var(self, v: ir.Var, core: str = "C") -> str:
@@ -149,6 +155,13 @@ class KernelCodegen:
         return f"{prefix}{self._tmp}_"
 
     def tensor(self, p: ir.TensorParam) -> str:
+        """The C++ expression of a GM tensor: a parameter's ``g_<name>``, or a view filled and checked now."""
+        if isinstance(p, ir.TensorView):
+            store = self.views.setdefault(p.name, p)
+            vals = [self.expr(v)[0] for v in (*p.dims, *p.strides)]
+            n = len(p.dims)
+            return (f"vs_{_ident(store.name)}.at(C, {self.tensor(p.base)}, {self.expr(p.byte_offset)[0]}, "
+                    f"{{{', '.join(vals[:n])}}}, {{{', '.join(vals[n:])}}})")
         return f"g_{_ident(p.name)}"
 
     # ------------------------------------------------------------------ expressions
@@ -531,6 +544,12 @@ class KernelCodegen:
                     raise CpuNotImplemented(k.name, f"tensor parameter '{p.name}' of dtype {p.dtype.name}")
                 out.append(f"  const auto {self.tensor(p)} = pto::gm<{c_type(p.dtype)}>(C, "
                            f"{self.tensor_slots[p.index]}, {p.ndim}, \"{p.name}\");")
+        for v in self.views.values():
+            if v.dtype.name not in C_TYPES:
+                raise CpuNotImplemented(k.name, f"{v.describe()} of dtype {v.dtype.name}")
+            store = f"vs_{_ident(v.name)}"
+            out.append(f"  pto::GmView<{c_type(v.dtype)}, {v.ndim}> {store}{{}};")
+            out.append(f"  {store}.name = \"{v.name}\", {store}.what = {_c_string(v.describe())};")
         declared = set()
         for p in k.params:
             if isinstance(p, ir.ScalarParam):

@@ -305,6 +305,9 @@ for _op in ["sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "set_mm_layout
         [f"bar_{p}" for p in ("m", "mte1", "mte2", "mte3", "fix", "all", "v")]:
     _register(_op, _nop)
 
+for _op in ("set_vec_mask", "set_mask_count", "set_mask_norm", "reset_mask"):
+    _register(_op, lambda g, s: f"/* pl.{s.op.name}: tile ops set the vector mask themselves (no effect) */")
+
 _register("set_cross_core", lambda g, s: f"pto::set_cross_core(C, {int(s.args['sync_mode'])}, "
                                          f"{g.scalar(s.args['event_id'])});")
 _register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args['sync_mode'])}, "

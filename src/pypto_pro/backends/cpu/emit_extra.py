@@ -1,7 +1,8 @@
 """C++ emission of the less common tile ops (``include/pto/extra.h``) and the kernel log.
 
 Registered on the op table by :mod:`.emit` (``OPS[name].extras["cpp"]``): ``fillpad`` (every mode and
-pad), ``transpose``, ``fill_index``, ``gather``, ``scatter``, ``gathermask``, ``philox`` (``include/pto/random.h``),
+pad), ``transpose``, ``fill_index``, ``gather``, ``scatter``, ``gathermask``, ``gatherb``, ``histogram``,
+``sort32``, ``mrgsort``, ``mrgsort2`` (``include/pto/sort.h``), ``philox`` (``include/pto/random.h``),
 ``partadd/partmax/partmin/partmul``, ``add_relu_cast``, ``sub_relu_cast``, ``mul_cast``, ``printf``,
 ``pto_assert``, ``dump_data`` and ``sync_all`` (every mode, with or without workspaces: the interpreter's
 barrier, which ignores both).
@@ -27,7 +28,7 @@ from ...ir.types import MemorySpace, RoundMode, TilePad
 from ...ops.scalar import _FMT, _condition_source, _format
 from ...ops.gather import PATTERNS
 from ...ops.sync import used_cores_of
-from .codegen import KernelCodegen
+from .codegen import KernelCodegen, c_type
 
 M = MemorySpace
 
@@ -67,6 +68,32 @@ _register("scatter", lambda g, s: f"pto::scatter(C, {g.tile(s.args['dst'])}, {g.
                                   f"{g.tile(s.args['idx'])});")
 _register("gathermask", lambda g, s: f"pto::gathermask(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
                                      f"{PATTERNS[s.args['pattern_mode']][0]}, {PATTERNS[s.args['pattern_mode']][1]});")
+_register("gatherb", lambda g, s: f"pto::gatherb(C, {g.tile(s.args['out'])}, {g.tile(s.args['src'])}, "
+                                  f"{g.tile(s.args['offsets'])}, \"{s.args['src'].dtype.name}\");")
+_register("histogram", lambda g, s: f"pto::histogram(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                                    f"{g.tile(s.args['idx'])}, {'true' if s.args['is_msb'] else 'false'});")
+
+
+# ------------------------------------------------------------------ sorting (include/pto/sort.h)
+_register("sort32", lambda g, s: f"pto::sort32(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                                 f"{g.tile(s.args['idx'])}, {'false' if s.args['tmp'] is None else 'true'}, "
+                                 f"\"{s.args['src'].dtype.name}\");")
+_register("mrgsort", lambda g, s: f"pto::mrgsort(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
+                                  f"{int(s.args['block_len'])});")
+
+
+def _mrgsort2(g: KernelCodegen, s: ir.OpStmt) -> str:
+    a = s.args
+    srcs = [a["src0"], a["src1"]] + list(a["extra_srcs"])
+    return "\n".join([
+        "{",
+        f"  const pto::Tile<{c_type(a['dst'].dtype)}> s_[] = {{{', '.join(g.tile(t) for t in srcs)}}};",
+        f"  pto::mrgsort2(C, {g.tile(a['dst'])}, s_, {len(srcs)}, {'true' if a['exhausted'] else 'false'}, "
+        f"\"{a['dst'].dtype.name}\");",
+        "}"])
+
+
+_register("mrgsort2", _mrgsort2)
 _register("philox", lambda g, s: f"pto::philox(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
                                  f"UINT64_C({s.args['key']}), UINT64_C({s.args['counter']}));")
 

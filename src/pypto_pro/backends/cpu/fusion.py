@@ -184,7 +184,11 @@ def gm_axes(order, ndim: int) -> Tuple[int, int]:
 
 def _gm_access_ok(s: ir.OpStmt, ref, param: ir.TensorParam) -> Optional[ir.TileDecl]:
     """The tile of a load/store that can read/write GM from the fused loop: a whole ND tile of the GM
-    dtype, rows and columns along ascending tensor axes, offsets that cannot fail."""
+    dtype, rows and columns along ascending tensor axes, offsets that cannot fail, not a
+    ``pl.make_tensor`` view (checking one can fail, and the fused loop's checks run before any op's site
+    is set)."""
+    if isinstance(param, ir.TensorView):
+        return None
     t = _decl(ref)
     a0, a1 = gm_axes(s.args["order"], param.ndim)
     if (t is None or t.layout != Layout.ND or t.dtype.name not in DTYPES or param.dtype.name != t.dtype.name

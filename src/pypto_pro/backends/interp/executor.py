@@ -21,6 +21,7 @@ from ...ir.layout import element_offsets
 from ...ir.optable import Wait
 from ...ir.types import MemorySpace
 from ...ops.sync import _nop as _no_effect  # the reference semantics of in-core flags, barriers, mutexes
+from .gmview import view_array
 from .memory import CoreMemory, TileView
 
 _BREAK = "break"
@@ -90,6 +91,8 @@ class ExecCtx:
         return self.interp.eval(value, self.core) if isinstance(value, ir.Expr) else value
 
     def tensor(self, param: ir.TensorParam) -> np.ndarray:
+        if isinstance(param, ir.TensorView):
+            return view_array(param, self.launch.tensors[param.index], self.scalar, self.error)
         return self.launch.tensors[param.index]
 
     def tile(self, ref: ir.TileRef, core: Optional[CoreState] = None) -> TileView:
@@ -107,7 +110,8 @@ class ExecCtx:
         """Report a GM access (numpy ``index`` into ``param``'s array) to the launch observer, if any."""
         observer = self.interp.observer
         if observer is not None:
-            observer.on_gm(self.core, param, index, write, atomic)
+            observer.on_gm(self.core, param, index, write, atomic,
+                           self.tensor(param) if isinstance(param, ir.TensorView) else None)
 
     def set_valid(self, decl: ir.TileDecl, rows: int, cols: int, core: Optional[CoreState] = None) -> None:
         (core or self.core).valid[decl.uid] = [rows, cols]

@@ -58,7 +58,8 @@ PARAMS: Dict[str, CostParams] = {
 
 #: vector ops that take several passes per element (transcendentals, division, reductions)
 _VEC_FACTOR = {"exp": 4, "log": 4, "sqrt": 4, "rsqrt": 4, "recip": 2, "div": 4, "sum": 2, "argmax": 2,
-               "argmin": 2, "transpose": 2, "sort32": 8, "mrgsort": 8, "philox": 10, "gather": 2}
+               "argmin": 2, "transpose": 2, "sort32": 8, "mrgsort": 8, "mrgsort2": 8, "philox": 10, "gather": 2,
+               "gatherb": 2, "histogram": 4}
 
 
 def _bytes(accs: Sequence[Access], *, write=None, gm=None) -> int:

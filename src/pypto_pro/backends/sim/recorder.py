@@ -325,10 +325,15 @@ class Recorder:
         mem.written[lo:hi] = False
         mem.full = {(a, b) for a, b in mem.full if b <= lo or a >= hi}
 
-    def on_gm(self, core, param: ir.TensorParam, index: Tuple, write: bool, atomic: bool) -> None:
-        """GM access hook (``ExecCtx.note_gm``): ``index`` is a numpy index of ints and slices."""
+    def on_gm(self, core, param: ir.TensorParam, index: Tuple, write: bool, atomic: bool,
+              view: Optional[np.ndarray] = None) -> None:
+        """GM access hook (``ExecCtx.note_gm``): ``index`` is a numpy index of ints and slices into
+        ``param``'s array (``view``, the array a ``pl.make_tensor`` view denotes now, for views)."""
         ins = self.cur
         if ins is None:
+            return
+        if view is not None:
+            self._on_view(ins, param, view, index, write, atomic)
             return
         found = self._gm.get(param.index)
         if found is None:
@@ -351,6 +356,29 @@ class Recorder:
         cols = hi[-1] - lo[-1] if lo else 1
         acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
                      rows, cols, "GM", param.dtype.name, True)
+        _add_access(ins, acc)
+        if write and not atomic:
+            self._gm_writes.append((acc, arr, index))
+
+
+    def _on_view(self, ins, view: ir.TensorView, arr: np.ndarray, index: Tuple, write: bool, atomic: bool) -> None:
+        """A view's access, recorded as the byte runs it touches in its root argument's memory (one
+        region per root), so that accesses through different views of one pointer meet."""
+        root = self.interp.launch.tensors[view.index]
+        base = root.__array_interface__["data"][0]
+        region = ("G", base, (root.nbytes,), (1,), 1)
+        window = arr[tuple(ix if type(ix) is slice else slice(int(ix), int(ix) + 1) for ix in index)]
+        start = window.__array_interface__["data"][0] - base
+        starts = np.full((), start, np.int64)
+        for n, st in zip(window.shape, window.strides):
+            starts = np.add.outer(starts, np.arange(n, dtype=np.int64) * st)
+        runs = _byte_runs(starts.reshape(-1), window.itemsize)
+        rows = window.shape[-2] if window.ndim >= 2 else 1
+        cols = window.shape[-1] if window.ndim else 1
+        acc = Access(region, (runs[0][0],), (runs[-1][1],), write, atomic, view.name, window.nbytes, rows, cols,
+                     "GM", view.dtype.name, True)
+        if len(runs) > 1:
+            acc.runs = runs
         _add_access(ins, acc)
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))

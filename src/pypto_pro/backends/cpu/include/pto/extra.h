@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cast.h"
 #include "memory.h"
@@ -103,6 +104,74 @@ template <class T> inline void gathermask(Core& C, const Tile<T>& d, const Tile<
          need, s.rows, s.cols);
   for (int r = 0; r < vr; ++r)
     for (int j = 0; j < vc; ++j) d.at(r, j) = s.at(r, j * group + first);
+}
+// gatherb: block c (32 bytes) of d's row r = the 32 bytes of s (physical elements, row-major) at byte
+// offset off[r, c]; a block reaching past s's last byte fails.  Reads everything before writing.
+template <class T, class I> inline void gatherb(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<I>& off,
+                                                const char* dtype) {
+  constexpr int es = (int)sizeof(T), per = 32 / es;
+  const int vr = d.vr, vc = d.vc;
+  if (vr <= 0 || vc <= 0) return;
+  if (vc % per)
+    fail(C, "pl.gatherb: out's valid width %d is not a whole number of 32-byte blocks (%d %s elements each)", vc, per,
+         dtype);
+  const int nb = vc / per;
+  if (vr > off.rows || nb > off.cols)
+    fail(C, "pl.gatherb: offsets (%dx%d) is smaller than the %dx%d blocks of out's valid window", off.rows, off.cols,
+         vr, nb);
+  const int64_t total = (int64_t)s.rows * s.cols * es;
+  for (int r = 0; r < vr; ++r)
+    for (int c = 0; c < nb; ++c) {
+      const int64_t o = (int64_t)off.at(r, c);
+      if (o + 32 > total)
+        fail(C, "pl.gatherb: the 32-byte block at byte offset %lld (offsets[%d, %d]) reaches past src's %lld bytes",
+             (long long)o, r, c, (long long)total);
+    }
+  std::vector<unsigned char> out((size_t)vr * vc * es);
+  for (int r = 0; r < vr; ++r)
+    for (int c = 0; c < nb; ++c) {
+      const int64_t o = (int64_t)off.at(r, c);
+      unsigned char* q = out.data() + ((size_t)r * vc + (size_t)c * per) * es;
+      for (int i = 0; i < 32; ++i) {
+        const int64_t b = o + i, k = b / es;
+        q[i] = ((const unsigned char*)&s.at((int)(k / s.cols), (int)(k % s.cols)))[b % es];
+      }
+    }
+  for (int r = 0; r < vr; ++r)
+    for (int c = 0; c < vc; ++c) std::memcpy((void*)&d.at(r, c), out.data() + ((size_t)r * vc + c) * es, es);
+}
+// histogram: d[r, b] = how many elements of s's valid row r have their selected byte <= b (ops/gather.py):
+// is_msb selects the top byte; otherwise the low byte of the elements whose upper bytes match idx
+// (uint16: idx[r, 0]; uint32: idx[0..2, 0] for bits 31-24, 23-16, 15-8).
+template <class T> inline void histogram(Core& C, const Tile<uint32_t>& d, const Tile<T>& s, const Tile<uint8_t>& ix,
+                                         bool msb) {
+  constexpr bool wide = sizeof(T) == 4;
+  const int rows = s.vr, cols = s.vc;
+  if (rows <= 0) return;
+  if (rows > d.rows || d.cols < 256)
+    fail(C, "pl.histogram: dst (%dx%d) cannot hold %dx256 bins", d.rows, d.cols, rows);
+  const int need = msb ? 0 : (wide ? 3 : rows);
+  if (need > ix.rows) fail(C, "pl.histogram: idx has %d rows; %d are needed", ix.rows, need);
+  uint32_t f[3] = {0, 0, 0};
+  if (!msb && wide)
+    for (int i = 0; i < 3; ++i) f[i] = ix.at(i, 0);
+  std::vector<uint32_t> cum((size_t)rows * 256, 0);
+  for (int r = 0; r < rows; ++r) {
+    uint32_t* h = cum.data() + (size_t)r * 256;
+    const uint32_t fr = (!msb && !wide) ? (uint32_t)ix.at(r, 0) : 0;
+    for (int c = 0; c < cols; ++c) {
+      const uint32_t v = (uint32_t)s.at(r, c);
+      const uint32_t top = wide ? v >> 24 : v >> 8;
+      if (msb) {
+        ++h[top];
+      } else if (wide ? (top == f[0] && ((v >> 16) & 0xFF) == f[1] && ((v >> 8) & 0xFF) == f[2]) : top == fr) {
+        ++h[v & 0xFF];
+      }
+    }
+    for (int b = 1; b < 256; ++b) h[b] += h[b - 1];
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int b = 0; b < 256; ++b) d.at(r, b) = cum[(size_t)r * 256 + b];
 }
 
 // ---------------------------------------------------------------- fill_index

@@ -1,6 +1,7 @@
 // PyPTO CPU backend: GM <-> tile movement, tile <-> tile moves, the fixpipe, matmul, scalar access.
 // Every GM access is bounds-checked once per op (ops/movement.py gm_window) before any element moves.
 #pragma once
+#include <initializer_list>
 #include <new>
 
 #include "cast.h"
@@ -28,15 +29,62 @@ template <class T> inline Gm<T> gm(const Core& C, int64_t off, int32_t nd, const
   return g;
 }
 
-struct GmWin {
-  int64_t base, st0, st1;
-};
-
 inline void shape_str(char* buf, size_t n, int nd, const int64_t* shape) {
   size_t k = (size_t)std::snprintf(buf, n, "[");
   for (int i = 0; i < nd && k < n; ++i) k += (size_t)std::snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)shape[i]);
   if (k < n) std::snprintf(buf + k, n - k, "]");
 }
+
+// A GM tensor view made in the kernel (pl.make_tensor): rank N, shape and element strides over the
+// memory of a root argument, starting `off` bytes past its data.  at() fills and checks it at each use
+// (the values may differ per core and per iteration): every element it can address lies inside the
+// root's bytes, as on the interpreter.
+template <class T, int N> struct GmView {
+  int64_t shape[N], stride[N];
+  Gm<T> g;
+  const char* name;
+  const char* what;  // "tensor view 'x' (pl.make_tensor at line L) of 'root'"
+  template <class U>
+  const Gm<T>& at(Core& C, const Gm<U>& root, int64_t off, std::initializer_list<int64_t> dims,
+                  std::initializer_list<int64_t> strides) {
+    int64_t span = 0, need = 1;  // the root's bytes; the view's elements from its first to its last
+    bool empty = false;
+    for (int i = 0; i < root.nd; ++i) empty = empty || root.shape[i] == 0, span += (root.shape[i] - 1) * root.stride[i];
+    span = empty ? 0 : (span + 1) * (int64_t)sizeof(U);
+    int i = 0;
+    for (int64_t d : dims) {
+      if (d < 1) fail(C, "%s has dim %d of size %lld; every dim must be >= 1", what, i, (long long)d);
+      shape[i++] = d;
+    }
+    i = 0;
+    for (int64_t s : strides) {
+      if (s < 0) fail(C, "%s has stride %lld on axis %d; strides must be >= 0 elements", what, (long long)s, i);
+      stride[i] = s, need += (shape[i] - 1) * s, ++i;
+    }
+    need *= (int64_t)sizeof(T);
+    if (off % (int64_t)sizeof(T))
+      fail(C, "%s starts %lld bytes into '%s', not a whole number of %d-byte elements", what, (long long)off,
+           root.name, (int)sizeof(T));
+    if (off < 0 || off + need > span) {
+      char sh[160], st[160];
+      shape_str(sh, sizeof sh, N, shape);
+      shape_str(st, sizeof st, N, stride);
+      fail(C, "%s (shape %s, strides %s) spans bytes [%lld, %lld) of '%s', which holds %lld bytes", what, sh, st,
+           (long long)off, (long long)(off + need), root.name, (long long)span);
+    }
+    g.p = (T*)((char*)root.p + off);
+    g.nd = N;
+    g.shape = shape;
+    g.stride = stride;
+    g.name = name;
+    return g;
+  }
+};
+
+struct GmWin {
+  int64_t base, st0, st1;
+};
+
 
 // The rows x cols window at `offs` along axes (a0, a1) (a0 < 0: a 1-D tensor), bounds-checked.
 template <class T>

@@ -8,5 +8,6 @@
 #include "sync.h"
 #include "scalar.h"
 #include "extra.h"
+#include "sort.h"
 #include "random.h"
 #include "fuse.h"
