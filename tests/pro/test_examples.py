@@ -1,5 +1,6 @@
 """Every tile-level example (examples/pro/*.py) runs and reports success from its main()."""
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +10,10 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "pro").glo
 
 
 def load(path: Path):
+    """Import an example as a module (registered in sys.modules, as dataclasses with string annotations need)."""
     spec = importlib.util.spec_from_file_location(f"example_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
