@@ -1,17 +1,11 @@
 """Every tile-level example runs clean under the simulator, with the results it checks itself."""
-import importlib.util
 import pathlib
 
 import pytest
 
+from pro.test_examples import load as _load  # tests/ is on sys.path (rootdir-relative packages)
+
 EXAMPLES = sorted((pathlib.Path(__file__).parents[2] / "examples" / "pro").glob("*.py"))
-
-
-def _load(path):
-    spec = importlib.util.spec_from_file_location(f"example_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _kernels(module):
