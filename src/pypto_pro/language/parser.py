@@ -1234,10 +1234,10 @@ class KernelParser:
             raise self.err(KernelTypeError, f"pl.make_tensor: shape must be a non-empty list, got {shape!r}", node)
         dims = [self._index_value(d, f"pl.make_tensor: shape[{i}]", node, minimum=1) for i, d in enumerate(shape)]
         if stride is None:
-            strides, step = [], 1
-            for d in reversed(dims):
-                strides.insert(0, step)
-                step = self._index_value(self.binop("*", step, d, node), "pl.make_tensor: a row-major stride", node)
+            strides = [1]  # row-major: each axis steps over the product of the dims after it
+            for d in reversed(dims[1:]):
+                strides.insert(0, self._index_value(self.binop("*", strides[0], d, node),
+                                                    "pl.make_tensor: a row-major stride", node))
         else:
             if not isinstance(stride, (list, tuple)) or len(stride) != len(shape):
                 raise self.err(KernelTypeError, f"pl.make_tensor: stride must be a list of {len(shape)} entries (one "
