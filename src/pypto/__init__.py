@@ -14,12 +14,14 @@ from pypto_pro.dtypes import DT_FP8E4M3FN as DT_FP8E4M3  # noqa: F401
 from pypto_pro.ir.types import RoundMode as CastMode  # noqa: F401
 
 from . import frontend  # noqa: F401
+from . import experimental  # noqa: F401 (pypto.experimental.*)
+from . import distributed  # noqa: F401 (pypto.distributed.*: NotImplementedError)
 from .datatype import CachePolicy, LogBaseType, OpType, OutType, ReduceMode, ScatterMode, bytes_of  # noqa: F401
 from .element import Element  # noqa: F401
-from .frontend.control import (cond, function, get_conv_tile_shapes, get_cube_tile_shapes,  # noqa: F401
-                               get_vec_tile_shapes, is_loop_begin, is_loop_end, loop, loop_unroll,
-                               set_conv_tile_shapes, set_cube_tile_shapes, set_matrix_size, set_semantic_label,
-                               set_vec_tile_shapes)
+from .frontend.control import (cond, function, get_conv_tile_shapes, get_convbp_input_tile_shapes,  # noqa: F401
+                               get_cube_tile_shapes, get_vec_tile_shapes, is_loop_begin, is_loop_end, loop,
+                               loop_unroll, set_conv_tile_shapes, set_convbp_input_tile_shapes,
+                               set_cube_tile_shapes, set_matrix_size, set_semantic_label, set_vec_tile_shapes)
 from .frontend.jit import jit  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _NOT_IMPLEMENTED

@@ -174,11 +174,13 @@ def get_options(group: str) -> Dict[str, Any]:
 
 def reset_options() -> None:
     """Forget every ``set_*_options`` call and the tile shapes set outside kernels."""
+    from .experimental import reset as reset_experimental
     from .frontend.control import TILE_SHAPES
 
     for g in GROUPS:
         _GLOBAL[g].clear()
     TILE_SHAPES.reset()
+    reset_experimental()
     _version[0] += 1
 
 

@@ -292,10 +292,23 @@ def function(name: str, *tensors: Any):
     yield
 
 
+_CONV_TILES = ("the NPU's L1/L0 convolution tiles (pypto_impl TileL1Info/TileL0Info objects); pypto.conv and "
+               "pypto.conv_backward_input are composed from matmul here and tile with set_vec/cube_tile_shapes")
+
+
 def set_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:
-    """Tiles of convolution ops, which the portable tensor level does not implement."""
-    raise NotImplementedError("pypto.set_conv_tile_shapes (convolution ops)")
+    """The NPU's convolution tiles: not offered (:data:`_CONV_TILES`), raises ``NotImplementedError``."""
+    raise NotImplementedError(f"pypto.set_conv_tile_shapes ({_CONV_TILES})")
 
 
 def get_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:
-    raise NotImplementedError("pypto.get_conv_tile_shapes (convolution ops)")
+    raise NotImplementedError(f"pypto.get_conv_tile_shapes ({_CONV_TILES})")
+
+
+def set_convbp_input_tile_shapes(*args: Any, **kwargs: Any) -> None:
+    """The NPU's conv_backward_input tiles: not offered (:data:`_CONV_TILES`), raises ``NotImplementedError``."""
+    raise NotImplementedError(f"pypto.set_convbp_input_tile_shapes ({_CONV_TILES})")
+
+
+def get_convbp_input_tile_shapes(*args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError(f"pypto.get_convbp_input_tile_shapes ({_CONV_TILES})")

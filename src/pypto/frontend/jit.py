@@ -16,7 +16,7 @@ import numpy as np
 
 from pypto_pro import dtypes as dt
 from pypto_pro.arch import resolve_arch
-from pypto_pro.errors import KernelError, KernelLaunchError, KernelSyntaxError
+from pypto_pro.errors import KernelError, KernelLaunchError, KernelRuntimeError, KernelSyntaxError
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, declared_str, element_strides, is_torch_tensor
 from pypto_pro.runtime.fastpath import launch_environment
@@ -224,7 +224,9 @@ class JitFunction:
             raise KernelError(f"compilation took longer than compile_timeout={host['compile_timeout']} s",
                               kernel=self.name)
         self.compile_count += 1
-        return Compiled(graph, program, dyn_vars)
+        entry = Compiled(graph, program, dyn_vars)
+        entry.assumptions = list(getattr(session, "assumptions", ()))  # pypto.experimental.assume_divisible
+        return entry
 
     def _monitor(self, host, stage: str, t0: float) -> None:
         if host["compile_monitor_enable"]:
@@ -278,6 +280,8 @@ class JitFunction:
             return None
         user = {t.index: a for t, a in tensors}
         dyn = self._dim_values(entry, user)
+        if options["debug"]["runtime_debug_mode"] == 4:
+            self._check_assumptions(entry, dyn)
         self._check_workspace(entry.program, user, dyn, options)
         if options["verify"]["enable_pass_verify"]:
             from .verify import verify_run
@@ -317,6 +321,21 @@ class JitFunction:
                 raise KernelLaunchError(f"dynamic dim '{var.name}' is {dyn[var.uid]} on one argument but {size} on "
                                         f"axis {axis} of argument {i}", kernel=self.name)
         return dyn
+
+    def _check_assumptions(self, entry: Compiled, dyn: Dict[int, int]) -> None:
+        """``runtime_debug_mode=4``: every ``pypto.experimental.assume_divisible(expr, d)`` of the kernel
+        holds for this launch's sizes (``KernelRuntimeError`` otherwise)."""
+        from ..lower.program import eval_expr
+
+        for expr, divisor in getattr(entry, "assumptions", ()):
+            try:
+                value = int(eval_expr(expr, dyn))
+            except (KeyError, TypeError):
+                raise NotImplementedError("runtime_debug_mode=4 check of pypto.experimental.assume_divisible on an "
+                                          "expression of loop indices (only sizes are checked, at launch)") from None
+            if value % divisor:
+                raise KernelRuntimeError(f"pypto.experimental.assume_divisible: {value} is not a multiple of {divisor}",
+                                         kernel=self.name)
 
     def _check_workspace(self, program: LoweredProgram, user, dyn, options) -> None:
         limit = options["runtime"]["max_workspace_kb"]

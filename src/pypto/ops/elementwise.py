@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 import ml_dtypes
+import numpy as np
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
@@ -16,7 +17,7 @@ from pypto_pro.ir.types import RoundMode
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote, stored_target
+from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote, same_dim, stored_target
 
 #: unary tile ops (``fn`` -> tile op name) available directly
 UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu")
@@ -272,3 +273,32 @@ def axpy_(y, x, alpha=1.0) -> Tensor:
     else:
         setitem(y, slice(None), add(y, mul(x, alpha)))
     return y
+
+
+_AXPY_DTYPES = (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16)
+
+
+def axpy(y, x, alpha=1.0) -> Tensor:
+    """Official ``pypto.axpy(y, x, alpha=1.0)``: ``y = alpha * x + y`` in place, returns ``y`` (the
+    :func:`axpy_` update, with the official page's checks).  ``y`` and ``x`` are FP32/FP16/BF16 of the
+    same dtype, or an FP32 ``y`` with an FP16 ``x``; both have the same number of dims (1-4); ``x``
+    broadcasts to ``y``'s shape, ``y`` never broadcasts; ``alpha`` an int or float, converted to ``y``'s
+    dtype first (the page's rule: 0.1 acts as FP16's 0.0999755859375 for an FP16 ``y``).  ``y`` is updated
+    in FP32 and rounded once to its dtype (the page: BF16 is computed in FP32)."""
+    what = "pypto.axpy"
+    yn = stored_target(y, what)
+    xn = node_of(x, f"{what} x")
+    if yn.dtype not in _AXPY_DTYPES or xn.dtype not in _AXPY_DTYPES:
+        raise KernelTypeError(f"{what}: y and x must be FP32, FP16 or BF16, got {yn.dtype.name} and {xn.dtype.name}")
+    if xn.dtype != yn.dtype and not (yn.dtype == dt.DT_FP32 and xn.dtype == dt.DT_FP16):
+        raise KernelTypeError(f"{what}: mixed dtypes only as FP32 y with FP16 x, got {yn.dtype.name} y with "
+                              f"{xn.dtype.name} x")
+    if not 1 <= yn.ndim <= 4 or xn.ndim != yn.ndim:
+        raise KernelTypeError(f"{what}: y and x need the same number of dims (1-4), got {yn.ndim} and {xn.ndim}")
+    shape = broadcast_shape(xn.shape, yn.shape, what)
+    if any(not same_dim(a, b) for a, b in zip(shape, yn.shape)):
+        raise KernelTypeError(f"{what}: y does not broadcast; x of shape {list(xn.shape)} does not fit y of shape "
+                              f"{list(yn.shape)}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise KernelTypeError(f"{what}: alpha must be an int or float, got {alpha!r}")
+    return axpy_(y, x, float(np.asarray(alpha, dtype=yn.dtype.require_numpy())))

@@ -225,6 +225,39 @@ def index_add_(x, dim: int, index, source, *, alpha=1) -> Tensor:
     return x
 
 
+_UB_DTYPES = (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16, dt.DT_INT16, dt.DT_INT32)
+
+
+def _check_ub(x, index, source, what: str) -> None:
+    """The official ``index_add__ub`` / ``index_add_ub`` operand rules on top of ``index_add``'s: ``x``
+    FP32/FP16/BF16/INT16/INT32 of 1-5 dims, ``source`` of the same dtype and dims, a 1-D INT32/INT64
+    ``index``."""
+    xn, sn = node_of(x, f"{what} input"), node_of(source, f"{what} source")
+    if xn.dtype not in _UB_DTYPES:
+        raise KernelTypeError(f"{what}: input must be FP32, FP16, BF16, INT16 or INT32, got {xn.dtype.name}")
+    if not 1 <= xn.ndim <= 5:
+        raise KernelTypeError(f"{what}: input must have 1-5 dims, got {xn.ndim}")
+    if sn.dtype != xn.dtype:
+        raise KernelTypeError(f"{what}: source must have input's dtype {xn.dtype.name}, got {sn.dtype.name}")
+    if node_of(index, f"{what} index").ndim != 1:
+        raise KernelTypeError(f"{what}: the index must be 1-D")
+
+
+def index_add__ub(x, dim: int, index, source, *, alpha=1) -> Tensor:
+    """Official ``pypto.index_add__ub``: the NPU's UB-resident variant of :func:`index_add_` (its extra
+    constraints are tiling rules of the NPU's buffer: the indexed dim uncut); here it is
+    :func:`index_add_` with the page's operand checks (:func:`_check_ub`).  In place, returns ``x``."""
+    _check_ub(x, index, source, "pypto.index_add__ub")
+    return index_add_(x, dim, index, source, alpha=alpha)
+
+
+def index_add_ub(x, dim: int, index, source, *, alpha=1) -> Tensor:
+    """Official ``pypto.index_add_ub``: the out-of-place form of :func:`index_add__ub` (a new tensor,
+    as :func:`index_add`)."""
+    _check_ub(x, index, source, "pypto.index_add_ub")
+    return index_add(x, dim, index, source, alpha=alpha)
+
+
 def index_put_(x, indices, values, accumulate: bool = False) -> Tensor:
     """``x[indices] = values`` (``+=`` with ``accumulate``) in place for a tuple of 1-D INT32/INT64
     index tensors on the leading dims (one per dim, equal lengths or length 1); ``values`` (a scalar
@@ -297,5 +330,6 @@ def one_hot(x, num_classes: int = -1) -> Tensor:
     return out(materialize(Node("scatter", (zeros, pos), shape, dt.DT_INT64, attrs)))
 
 
-__all__ = ["gather", "index_select", "scatter", "scatter_", "index_add", "index_add_", "index_put_",
+__all__ = ["gather", "index_select", "scatter", "scatter_", "index_add", "index_add_", "index_add__ub",
+           "index_add_ub", "index_put_",
            "scatter_update", "one_hot"]

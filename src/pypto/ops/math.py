@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from pypto_pro import dtypes as dt
-from pypto_pro.errors import KernelTypeError
+from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.ir.types import RoundMode
 
 from ..symbolic import SymbolicScalar, is_static
@@ -93,6 +93,23 @@ def swiglu(gate, up) -> Tensor:
 
 def lrelu(x, negative_slope: float = 0.01) -> Tensor:
     return where(ge(x, 0), x, mul(x, negative_slope))
+
+
+def LReLU(input, negative_slope: float = 0.01) -> Tensor:  # noqa: N802,A002 - the official name
+    """Official ``pypto.LReLU(input, negative_slope=0.01)`` (the older page's spelling of :func:`lrelu`):
+    ``input`` where ``input >= 0``, else ``negative_slope * input``, with that page's checks: FP16, BF16
+    or FP32 input of 2-4 dims (``KernelTypeError``) and a finite ``negative_slope >= 0``
+    (``KernelValueError``).  The result is a new tensor (in place is not offered)."""
+    n = node_of(input, "pypto.LReLU input")
+    if n.dtype not in (dt.DT_FP16, dt.DT_BF16, dt.DT_FP32):
+        raise KernelTypeError(f"pypto.LReLU: input must be FP16, BF16 or FP32, got {n.dtype.name}")
+    if not 2 <= n.ndim <= 4:
+        raise KernelTypeError(f"pypto.LReLU: input must have 2-4 dims, got {n.ndim}")
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)):
+        raise KernelTypeError(f"pypto.LReLU: negative_slope must be a float, got {negative_slope!r}")
+    if not math.isfinite(negative_slope) or negative_slope < 0:
+        raise KernelValueError(f"pypto.LReLU: negative_slope must be a finite number >= 0, got {negative_slope!r}")
+    return lrelu(input, float(negative_slope))
 
 
 def prelu(x, weight) -> Tensor:

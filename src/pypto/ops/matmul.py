@@ -6,6 +6,7 @@ Operands are read from GM by the cube path (unstored operands are stored first);
 operands are free (the load reads them transposed)."""
 from __future__ import annotations
 
+import contextlib
 import struct
 from enum import IntEnum
 from typing import Optional
@@ -14,6 +15,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 from pypto_pro.ir.types import RoundMode as CastMode
 
+from ..frontend.tracer import current_recorder
 from ..graph import Node
 from ..symbolic import is_static
 from ..tensor import Tensor
@@ -154,6 +156,26 @@ def _bias_row(bias: Node, acc: dt.DataType, n) -> Optional[Node]:
     if not all(is_static(d) and d == 1 for d in bias.shape[:-1]):
         return None
     return node_of(reshape(out(materialize(bias)), [1, n]))
+
+
+#: the cube tiles of the composed ops (``conv``, ``transposed_batchmatmul``) when none are in scope
+DEFAULT_CUBE_TILES = {"m": (64, 64), "k": (64, 64), "n": (64, 64)}
+
+
+@contextlib.contextmanager
+def default_cube_tiles():
+    """Record the block with :data:`DEFAULT_CUBE_TILES` if no ``set_cube_tile_shapes`` is in scope (ops
+    whose official pages configure other tiles, or none, still lower their matmuls); the block must
+    store its matmul results itself (the tiles are taken when a value is stored)."""
+    rec = current_recorder()
+    if rec.cube_tile is not None:
+        yield
+        return
+    rec.cube_tile = dict(DEFAULT_CUBE_TILES)
+    try:
+        yield
+    finally:
+        rec.cube_tile = None
 
 
 def bmm(a, b, out_dtype: Optional[dt.DataType] = None) -> Tensor:
