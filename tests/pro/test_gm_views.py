@@ -541,3 +541,87 @@ def test_random_views_agree_with_numpy(off, rs, cs):
     else:
         assert all(isinstance(got, str) and "spans bytes" in got for got in outcomes)
         assert len(set(outcomes)) == 1, outcomes
+
+
+# =====================================================================================================
+# set_stride.md: re-striding a GM tensor in place (a gathering load of rows s elements apart)
+# =====================================================================================================
+N_LINES = 512
+LINE = 128
+N_PAIRS = 3
+
+
+def set_stride_basic_kernel(
+    x: pl.Tensor[[N_LINES, LINE], pl.DT_FP16],
+    strides: pl.Tensor[[1, 1], pl.DT_INT32],
+    out: pl.Tensor[[2, LINE], pl.DT_FP16],
+):
+    ub_type = pl.TileType(shape=[2, LINE], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    ub_db = pl.make_tile_group(type=ub_type, addrs=0x0000, mutex_ids=[0, 1])
+
+    with pl.section_vector():
+        s = strides[0, 0]
+        tile = ub_db.next()
+        pl.set_stride(x, [s, 1])
+        pl.load(tile, x, [0, 0])
+        pl.store(out, tile, [0, 0])
+
+
+# the page's loop fragment, in the page's kernel
+def set_stride_loop_kernel(
+    x: pl.Tensor[[N_LINES, LINE], pl.DT_FP16],
+    strides: pl.Tensor[[1, N_PAIRS], pl.DT_INT32],
+    out: pl.Tensor[[2 * N_PAIRS, LINE], pl.DT_FP16],
+):
+    ub_type = pl.TileType(shape=[2, LINE], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    ub_db = pl.make_tile_group(type=ub_type, addrs=0x0000, mutex_ids=[0, 1])
+    with pl.section_vector():
+        for i in pl.range(0, N_PAIRS, 1):
+            s = strides[0, i]
+            tile = ub_db.next()
+            pl.set_stride(x, [s, 1])
+            pl.load(tile, x, [i, 0])
+            pl.store(out, tile, [2 * i, 0])
+
+
+@pytest.mark.parametrize("s", [128, 256, 1024, N_LINES * LINE - LINE])
+def test_set_stride_page_kernel(backend, s):
+    """Rows 0 and s / LINE in one load; a stride as large as the tensor still reaches its last row."""
+    x = torch.randn(N_LINES, LINE).half()
+    out = torch.zeros(2, LINE).half()
+    on(set_stride_basic_kernel, backend, auto_mutex=True)[None, 1](x, torch.tensor([[s]], dtype=torch.int32), out)
+    flat = x.reshape(-1)
+    assert torch.equal(out, torch.stack([flat[:LINE], flat[s:s + LINE]]))
+
+
+def test_set_stride_in_a_loop(backend):
+    x = torch.randn(N_LINES, LINE).half()
+    out = torch.zeros(2 * N_PAIRS, LINE).half()
+    strides = [256, 384, 512]
+    on(set_stride_loop_kernel, backend, auto_mutex=True)[None, 1](x, torch.tensor([strides], dtype=torch.int32), out)
+    flat = x.reshape(-1)
+    want = [flat[(i + j) * s:(i + j) * s + LINE] for i, s in enumerate(strides) for j in (0, 1)]
+    assert torch.equal(out, torch.stack(want))
+
+
+def test_set_stride_rows_past_the_memory_are_not_addressable(backend):
+    """The tensor keeps its declared rows, but only those inside the argument's memory can be accessed."""
+    x = torch.randn(N_LINES, LINE).half()
+    with pytest.raises(KernelRuntimeError, match=r"exceeds tensor 'x_strided\d+' of shape \[1, 128\]") as e:
+        on(set_stride_basic_kernel, backend, auto_mutex=True)[None, 1](
+            x, torch.tensor([[N_LINES * LINE]], dtype=torch.int32), torch.zeros(2, LINE).half())
+    assert "pl.load(tile, x, [0, 0])" in str(e.value)
+
+
+def test_set_stride_argument_errors():
+    def not_a_name(x: pl.Tensor[[4, 8], pl.DT_FP32], y: pl.Tensor[[4, 8], pl.DT_FP32]):
+        pl.set_stride([x, y][0], [8, 1])
+
+    def wrong_length(x: pl.Tensor[[4, 8], pl.DT_FP32]):
+        pl.set_stride(x, [8])
+
+    x = np.zeros((4, 8), np.float32)
+    with pytest.raises(KernelTypeError, match="takes a GM tensor by its name"):
+        pl.jit(not_a_name, backend="interp")(x, x)
+    with pytest.raises(KernelTypeError, match="stride must be a list of 2 entries"):
+        pl.jit(wrong_length, backend="interp")(x)

@@ -10,8 +10,8 @@ numpy reference of the op's documented semantics, and -- on ``sim`` in strict mo
 reports no race, deadlock or uninitialised read.
 
 Not here: sorting/* and scatter_gather/gatherb, histogram (tests/pro/test_official_tile_pages_sorting.py),
-the pages of ops that raise NotImplementedError (vector_mask/*, set_stride) and the FP16 column-sum
-precision note of sum.md, which shows no kernel.
+the vector_mask/* pages (tests/pro/test_vector_mask.py), set_stride (tests/pro/test_gm_views.py) and the
+FP16 column-sum precision note of sum.md, which shows no kernel.
 """
 import functools
 import re

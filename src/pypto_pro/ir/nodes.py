@@ -302,10 +302,14 @@ class TensorView(TensorParam):
     byte_offset: Union[int, "Var"] = 0
     strides: List[Union[int, "Var"]] = field(default_factory=list)
     made_at: Optional[SourceLoc] = None
+    #: ``pl.set_stride``: the rows past the root's memory are not addressable (dims[0] shrinks to the
+    #: rows that fit at each use) instead of making the view invalid
+    clamp_rows: bool = False
 
     def describe(self) -> str:
         line = f" at line {self.made_at.lineno}" if self.made_at else ""
-        return f"tensor view '{self.name}' (pl.make_tensor{line}) of '{self.base.name}'"
+        made = "pl.set_stride" if self.clamp_rows else "pl.make_tensor"
+        return f"tensor view '{self.name}' ({made}{line}) of '{self.base.name}'"
 
 
 @dataclass(eq=False)

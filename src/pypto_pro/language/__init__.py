@@ -21,7 +21,7 @@ from ..runtime.jit import JitKernel, jit  # noqa: F401
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
 from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
                          get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, max, min, range,
-                         section_cube, section_vector, vector_function)
+                         section_cube, section_vector, set_stride, vector_function)
 from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .stubs import build_namespaces
 

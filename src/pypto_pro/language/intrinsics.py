@@ -101,6 +101,12 @@ def make_ptr(ptr, dtype=None):
 
 
 @_intrinsic
+def set_stride(tensor, stride):
+    """set_stride(tensor, stride): from here on, GM tensor ``tensor`` (a name) steps ``stride[k]`` elements
+    along axis k; its shape stays, but rows past the argument's memory are not addressable."""
+
+
+@_intrinsic
 def addptr(ptr, offset):
     """addptr(ptr, offset): pointer ``ptr`` moved by ``offset`` elements of its dtype."""
 
@@ -134,7 +140,7 @@ def _not_implemented(name: str, family: str):
 #: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
 NOT_IMPLEMENTED = {
     "quantisation": ("quant", "dequant"),
-    "scalar buffer and strides": ("ssbuf_load", "ssbuf_store", "set_stride"),
+    "scalar buffer": ("ssbuf_load", "ssbuf_store"),
     "Reg/VF API": ("Vf", "RegTensor", "MaskReg"),
     "SIMT API": ("simt",),
     "scalar structs and tuples": ("struct", "struct_array", "make_tuple"),

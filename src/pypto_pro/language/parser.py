@@ -1243,11 +1243,30 @@ class KernelParser:
                 raise self.err(KernelTypeError, f"pl.make_tensor: stride must be a list of {len(shape)} entries (one "
                                f"per axis of shape), got {stride!r}", node)
             strides = [self._index_value(s, f"pl.make_tensor: stride[{i}]", node) for i, s in enumerate(stride)]
+        return TensorHandle(self._view(root, dtype, dims, strides, byte_offset, node))
+
+    def _view(self, root: ir.TensorParam, dtype: dt.DataType, dims, strides, byte_offset, node,
+              clamp_rows: bool = False) -> ir.TensorView:
         self.views += 1
-        view = ir.TensorView(f"{root.name}_view{self.views}", root.index, dtype, dims, Layout.ND,
+        kind = "strided" if clamp_rows else "view"
+        return ir.TensorView(f"{root.name}_{kind}{self.views}", root.index, dtype, list(dims), Layout.ND,
                              tuple(DYNAMIC for _ in dims), base=root, byte_offset=byte_offset, strides=strides,
-                             made_at=self.loc(node))
-        return TensorHandle(view)
+                             made_at=self.loc(node), clamp_rows=clamp_rows)
+
+    def intrinsic_set_stride(self, node, tensor, stride):
+        target = node.args[0] if node.args else None
+        if not isinstance(tensor, TensorHandle) or not isinstance(target, ast.Name):
+            raise self.err(KernelTypeError, f"pl.set_stride takes a GM tensor by its name, got {_what(tensor)}", node)
+        p = tensor.param
+        if not isinstance(stride, (list, tuple)) or len(stride) != p.ndim:
+            raise self.err(KernelTypeError, f"pl.set_stride: stride must be a list of {p.ndim} entries (one per axis "
+                           f"of '{p.name}'), got {stride!r}", node)
+        strides = [self._index_value(s, f"pl.set_stride: stride[{i}]", node) for i, s in enumerate(stride)]
+        root = p.base if isinstance(p, ir.TensorView) else p
+        offset = p.byte_offset if isinstance(p, ir.TensorView) else 0
+        # in place: the name now denotes the re-strided tensor
+        self.assign_name(target.id, TensorHandle(self._view(root, p.dtype, p.dims, strides, offset, node,
+                                                            clamp_rows=True)), node)
 
     def _check_placement(self, ttype: TileType, addr, size: int, what: str, node) -> int:
         if is_runtime(addr) or not isinstance(addr, int) or isinstance(addr, bool):

@@ -549,7 +549,8 @@ class KernelCodegen:
                 raise CpuNotImplemented(k.name, f"{v.describe()} of dtype {v.dtype.name}")
             store = f"vs_{_ident(v.name)}"
             out.append(f"  pto::GmView<{c_type(v.dtype)}, {v.ndim}> {store}{{}};")
-            out.append(f"  {store}.name = \"{v.name}\", {store}.what = {_c_string(v.describe())};")
+            out.append(f"  {store}.name = \"{v.name}\", {store}.what = {_c_string(v.describe())}, "
+                       f"{store}.clamp_rows = {'true' if v.clamp_rows else 'false'};")
         declared = set()
         for p in k.params:
             if isinstance(p, ir.ScalarParam):

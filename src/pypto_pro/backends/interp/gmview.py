@@ -26,6 +26,16 @@ def root_bytes(root: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(first, shape=(span,), strides=(1,))
 
 
+def fitting_rows(dims, strides, offset: int, itemsize: int, size: int) -> int:
+    """How many of ``dims[0]`` rows (each ``strides[0]`` elements apart) lie inside ``size`` bytes
+    starting ``offset`` bytes in, the other axes whole (``pl.set_stride`` views)."""
+    rest = sum((d - 1) * s for d, s in zip(dims[1:], strides[1:])) + 1  # elements of one row's span
+    room = (size - offset) // itemsize - rest  # how far the first element of the last row may be
+    if room < 0:
+        return 0
+    return dims[0] if strides[0] == 0 else min(dims[0], room // strides[0] + 1)
+
+
 def view_layout(view: ir.TensorView, value: Callable) -> Tuple[list, list, int]:
     """(dims, element strides, byte offset) of ``view`` now; ``value`` evaluates an int or Var."""
     return ([int(value(d)) for d in view.dims], [int(value(s)) for s in view.strides], int(value(view.byte_offset)))
@@ -44,8 +54,13 @@ def view_array(view: ir.TensorView, root: np.ndarray, value: Callable, error: Ca
     if offset % itemsize:
         raise error(f"{what} starts {offset} bytes into '{view.base.name}', not a whole number of "
                     f"{view.dtype.name} elements ({itemsize} bytes)")
-    need = (sum((d - 1) * s for d, s in zip(dims, strides)) + 1) * itemsize
     data = root_bytes(root)
+    if view.clamp_rows:
+        dims[0] = fitting_rows(dims, strides, offset, itemsize, data.size)
+        if dims[0] < 1:
+            raise error(f"{what} (strides {strides}) has no row inside the {data.size} bytes of "
+                        f"'{view.base.name}' from byte {offset}")
+    need = (sum((d - 1) * s for d, s in zip(dims, strides)) + 1) * itemsize
     if offset < 0 or offset + need > data.size:
         raise error(f"{what} (shape {dims}, strides {strides}) spans bytes [{offset}, {offset + need}) of "
                     f"'{view.base.name}', which holds {data.size} bytes")

@@ -1,6 +1,7 @@
 // PyPTO CPU backend: GM <-> tile movement, tile <-> tile moves, the fixpipe, matmul, scalar access.
 // Every GM access is bounds-checked once per op (ops/movement.py gm_window) before any element moves.
 #pragma once
+#include <algorithm>
 #include <initializer_list>
 #include <new>
 
@@ -44,10 +45,11 @@ template <class T, int N> struct GmView {
   Gm<T> g;
   const char* name;
   const char* what;  // "tensor view 'x' (pl.make_tensor at line L) of 'root'"
+  bool clamp_rows = false;  // pl.set_stride: shape[0] shrinks to the rows inside the root's memory
   template <class U>
   const Gm<T>& at(Core& C, const Gm<U>& root, int64_t off, std::initializer_list<int64_t> dims,
                   std::initializer_list<int64_t> strides) {
-    int64_t span = 0, need = 1;  // the root's bytes; the view's elements from its first to its last
+    int64_t span = 0;  // the root's bytes
     bool empty = false;
     for (int i = 0; i < root.nd; ++i) empty = empty || root.shape[i] == 0, span += (root.shape[i] - 1) * root.stride[i];
     span = empty ? 0 : (span + 1) * (int64_t)sizeof(U);
@@ -59,12 +61,27 @@ template <class T, int N> struct GmView {
     i = 0;
     for (int64_t s : strides) {
       if (s < 0) fail(C, "%s has stride %lld on axis %d; strides must be >= 0 elements", what, (long long)s, i);
-      stride[i] = s, need += (shape[i] - 1) * s, ++i;
+      stride[i++] = s;
     }
-    need *= (int64_t)sizeof(T);
     if (off % (int64_t)sizeof(T))
       fail(C, "%s starts %lld bytes into '%s', not a whole number of %d-byte elements", what, (long long)off,
            root.name, (int)sizeof(T));
+    if (clamp_rows) {  // as interp/gmview.py fitting_rows
+      int64_t rest = 1;
+      for (int k = 1; k < N; ++k) rest += (shape[k] - 1) * stride[k];
+      const int64_t room = (span - off) / (int64_t)sizeof(T) - rest;
+      const int64_t rows = room < 0 ? 0 : stride[0] == 0 ? shape[0] : std::min(shape[0], room / stride[0] + 1);
+      if (rows < 1) {
+        char st[160];
+        shape_str(st, sizeof st, N, stride);
+        fail(C, "%s (strides %s) has no row inside the %lld bytes of '%s' from byte %lld", what, st, (long long)span,
+             root.name, (long long)off);
+      }
+      shape[0] = rows;
+    }
+    int64_t need = 1;  // the view's elements from its first to its last
+    for (int k = 0; k < N; ++k) need += (shape[k] - 1) * stride[k];
+    need *= (int64_t)sizeof(T);
     if (off < 0 || off + need > span) {
       char sh[160], st[160];
       shape_str(sh, sizeof sh, N, shape);
