@@ -220,6 +220,11 @@ class CheckCtx:
         if s is not None and tuple(s) != tuple(shape):
             self.fail(f"'{name}' must have shape {list(shape)}, got {list(s)}" + (f" ({why})" if why else ""))
 
+    def not_in_place(self, out: TileRef, src: TileRef) -> None:
+        """Ops that read src while writing out refuse one tile in both roles."""
+        if out.decl is src.decl:
+            self.fail(f"{self.op.name} cannot work in place")
+
     def is_tile(self, name: str, value) -> None:
         if not isinstance(value, TileRef):
             self.fail(f"'{name}' must be a tile, got {type(value).__name__}")

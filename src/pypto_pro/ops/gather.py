@@ -72,8 +72,7 @@ class Gather:
         c.same_dtype(tmp=a["tmp"], idx=a["idx"])
         if a["cmp_mode"] != 0:
             raise NotImplementedError(f"pl.gather(cmp_mode={a['cmp_mode']!r}): only cmp_mode=0 (no comparison)")
-        if a["dst"].decl is a["src"].decl:
-            c.fail("gather cannot work in place")
+        c.not_in_place(a["dst"], a["src"])
 
     @staticmethod
     def run(ctx, a):
@@ -100,8 +99,7 @@ class Scatter:
         _vec(c, a, ("dst", "src", "idx"))
         c.same_dtype(dst=a["dst"], src=a["src"])
         c.dtype_in("idx", a["idx"], _scatter_index_types(a["src"].dtype))
-        if a["dst"].decl is a["src"].decl:
-            c.fail("scatter cannot work in place")
+        c.not_in_place(a["dst"], a["src"])
 
     @staticmethod
     def run(ctx, a):
@@ -131,8 +129,7 @@ class GatherMask:
         mode = a["pattern_mode"]
         if isinstance(mode, bool) or mode not in PATTERNS:
             c.fail(f"pattern_mode must be a compile-time int in 1..7, got {mode!r}")
-        if a["dst"].decl is a["src"].decl:
-            c.fail("gathermask cannot work in place")
+        c.not_in_place(a["dst"], a["src"])
 
     @staticmethod
     def run(ctx, a):
@@ -169,8 +166,7 @@ class GatherB:
         c.dtype_in("src", a["src"], GATHERB_TYPES)
         c.same_dtype(out=a["out"], src=a["src"])
         c.dtype_in("offsets", a["offsets"], (dt.DT_UINT32,))
-        if a["out"].decl is a["src"].decl:
-            c.fail("gatherb cannot work in place")
+        c.not_in_place(a["out"], a["src"])
 
     @staticmethod
     def run(ctx, a):

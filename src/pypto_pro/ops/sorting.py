@@ -158,8 +158,7 @@ class Sort32:
         if a["tmp"] is not None:
             c.space("tmp", a["tmp"], MemorySpace.Vec)
             c.same_dtype(tmp=a["tmp"], src=a["src"])
-        if a["dst"].decl is a["src"].decl:
-            c.fail("sort32 cannot work in place")
+        c.not_in_place(a["dst"], a["src"])
 
     @staticmethod
     def run(ctx, a):
@@ -210,8 +209,7 @@ class MrgSort:
         if isinstance(bl, bool) or not isinstance(bl, int) or bl <= 0 or bl % rec:
             c.fail(f"block_len must be a compile-time positive int, a multiple of {rec} ({a['src'].dtype.name} "
                    f"elements per 8-byte record), got {bl!r}")
-        if a["dst"].decl is a["src"].decl:
-            c.fail("mrgsort cannot work in place")
+        c.not_in_place(a["dst"], a["src"])
 
     @staticmethod
     def run(ctx, a):

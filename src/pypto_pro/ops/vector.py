@@ -14,7 +14,7 @@ from ..ir.nodes import SubRef, TileRef
 from ..ir.optable import Arg, In, InOut, Out, op
 from ..ir.types import MemorySpace, RoundMode, TilePad
 from .casting import cast_values
-from .common import as_compute, operand, scalar_value, window, write_result
+from .common import operand, scalar_value, window, write_result
 
 V = MemorySpace.Vec
 INTS = (dt.DT_INT8, dt.DT_INT16, dt.DT_INT32, dt.DT_INT64, dt.DT_UINT8, dt.DT_UINT16, dt.DT_UINT32, dt.DT_UINT64)
@@ -679,8 +679,7 @@ class Transpose:
         s, d = a["src"].static_shape, a["dst"].static_shape
         if s is not None and d is not None and tuple(d) != (s[1], s[0]):
             c.fail(f"'dst' must have the swapped shape {[s[1], s[0]]} of src, got {list(d)}")
-        if a["dst"].decl is a["src"].decl:
-            c.fail("transpose cannot work in place")
+        c.not_in_place(a["dst"], a["src"])
 
     @staticmethod
     def run(ctx, a):
