@@ -30,6 +30,7 @@ from .options import (CompStage, RunMode, get_codegen_options, get_debug_options
                       set_codegen_options, set_debug_options, set_host_options, set_pass_options,
                       set_runtime_options, set_verify_options)
 from .options import set_global_options as set_options  # noqa: F401
+from .options import scoped_options as options  # noqa: F401,E402 (the attribute is the decorator, not the module)
 from .symbolic import SymbolicScalar  # noqa: F401
 from .symbolic import SymbolicScalar as symbolic_scalar  # noqa: F401 (the official alias)
 from .symbolic import sym_max as max  # noqa: F401,A001

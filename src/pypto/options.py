@@ -12,6 +12,7 @@ Unknown keys and ill-typed values raise ``ValueError``.
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any, Callable, Dict, Optional, Tuple
 
 
@@ -235,3 +236,40 @@ def set_global_options(**groups: Dict[str, Any]) -> None:
         if not name.endswith("_options"):
             raise ValueError(f"pypto.set_options takes <group>_options=dict arguments, got {name!r}")
         set_options(name[: -len("_options")], **(value or {}))
+
+
+class scoped_options:
+    """``@pypto.options(pass_options={...}, ...)`` on a function (the official tests decorate theirs) or
+    ``with pypto.options(...):``: the process-wide options of the named groups take these values while
+    the function or block runs, and are restored afterwards.  Validated like ``set_options``."""
+
+    def __init__(self, **groups: Dict[str, Any]):
+        self.groups = {}
+        for name, value in groups.items():
+            if not name.endswith("_options") or name[: -len("_options")] not in SPEC:
+                raise ValueError(f"pypto.options takes <group>_options=dict arguments "
+                                 f"({', '.join(g + '_options' for g in GROUPS)}), got {name!r}")
+            group = name[: -len("_options")]
+            self.groups[group] = validate(group, value)
+        self._saved: list = []
+
+    def __enter__(self) -> "scoped_options":
+        self._saved.append({g: dict(_GLOBAL[g]) for g in self.groups})
+        for g, values in self.groups.items():
+            _GLOBAL[g].update(values)
+        _version[0] += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for g, values in self._saved.pop().items():
+            _GLOBAL[g].clear()
+            _GLOBAL[g].update(values)
+        _version[0] += 1
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def with_options(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return with_options
+

@@ -6,7 +6,8 @@ Python ``if`` on a symbolic condition becomes a runtime branch (see :mod:`pypto.
 from __future__ import annotations
 
 import itertools
-from typing import Optional, Union
+import weakref
+from typing import Optional, Tuple, Union
 
 from pypto_pro.dtypes import DT_BOOL, DT_INDEX, DT_INT64
 from pypto_pro.errors import KernelTypeError, KernelValueError
@@ -141,18 +142,73 @@ class SymbolicScalar:
         return f"SymbolicScalar({self.expr!r})"
 
 
+#: value ranges [lo, hi] of loop indices with fixed bounds (``pypto.loop(4)``: [0, 3]), for bounds()
+_LOOP_RANGES: "weakref.WeakKeyDictionary[ir.Var, Tuple[int, int]]" = weakref.WeakKeyDictionary()
+
+
+def note_loop_range(var: ir.Var, start, stop, step) -> None:
+    """Record the values loop index ``var`` takes when start/stop/step are fixed and it runs at all
+    (and forget an earlier recording's range: the recorder hands out the same variables again)."""
+    _LOOP_RANGES.pop(var, None)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop, step)) and step != 0:
+        values = range(start, stop, step)
+        if len(values) > 0:
+            _LOOP_RANGES[var] = (min(values[0], values[-1]), max(values[0], values[-1]))
+
+
+def bounds(value) -> Optional[Tuple[int, int]]:
+    """[lo, hi] that an integer dim/offset expression provably stays in (interval arithmetic over the
+    loop indices' ranges), or None when unknown (a DYNAMIC dim, an index of a loop with runtime bounds)."""
+    e = to_expr(value) if isinstance(value, (SymbolicScalar, ir.Expr)) or is_static(value) else None
+    if isinstance(e, ir.Const):
+        return (e.value, e.value) if is_static(e.value) else None
+    if isinstance(e, ir.Var):
+        return _LOOP_RANGES.get(e)
+    if not isinstance(e, ir.BinOp) or e.op not in ("+", "-", "*", "//", "min", "max"):
+        return None
+    x, y = bounds(e.lhs), bounds(e.rhs)
+    if x is None or y is None:
+        return None
+    if e.op == "+":
+        return x[0] + y[0], x[1] + y[1]
+    if e.op == "-":
+        return x[0] - y[1], x[1] - y[0]
+    if e.op == "*":
+        corners = [p * q for p in x for q in y]
+        return min(corners), max(corners)
+    if e.op == "//":
+        return (x[0] // y[0], x[1] // y[0]) if y[0] == y[1] and y[0] > 0 else None
+    pick = min if e.op == "min" else max
+    return pick(x[0], y[0]), pick(x[1], y[1])
+
+
+def _proved_smaller(a, b):
+    """``(smaller, larger)`` of ``a`` and ``b`` where the loop ranges prove one never exceeds the other,
+    else ``None``."""
+    ba, bb = bounds(a), bounds(b)
+    if ba is not None and bb is not None:
+        if ba[1] <= bb[0]:
+            return a, b
+        if bb[1] <= ba[0]:
+            return b, a
+    return None
+
+
 def sym_min(a, b):
-    """``pypto.min(a, b)``: works on ints and SymbolicScalars."""
+    """``pypto.min(a, b)``: works on ints and SymbolicScalars; where the loop ranges prove one side
+    never larger, that side (so ``min(8, 32 - 8*i)`` over ``pypto.loop(4)`` is the immediate 8)."""
     if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
         return min(a, b)
-    return _wrap("min", a, b)
+    proved = _proved_smaller(a, b)
+    return SymbolicScalar(proved[0]) if proved else _wrap("min", a, b)
 
 
 def sym_max(a, b):
-    """``pypto.max(a, b)``: works on ints and SymbolicScalars."""
+    """``pypto.max(a, b)``: works on ints and SymbolicScalars; folds like :func:`sym_min`."""
     if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
         return max(a, b)
-    return _wrap("max", a, b)
+    proved = _proved_smaller(a, b)
+    return SymbolicScalar(proved[1]) if proved else _wrap("max", a, b)
 
 
 def is_static(d) -> bool:

@@ -457,6 +457,23 @@ def test_printf_output(capfd):
 
 
 @pl.jit
+def c_printer(n: int, z: int, m: pl.DT_INT32, h: pl.DT_INT16):
+    with pl.section_vector():
+        pl.printf("[%08.3d|%-6.3d|%#x|%#.0x|%.0d|%+u|% x]\n", n, -n, z, z, z, n, n)
+        pl.printf("[%x|%u|%x|%p|%#08x]\n", m, h, z - 1, n, n)
+
+
+def test_printf_follows_c_not_python(capfd):
+    """API.md A9's grammar is C's: '0' is ignored with a precision, '.0' prints nothing for 0, '#x' adds no
+    0x to 0, '+'/space only sign %d/%i, %u/%x of a narrower-than-64-bit value wrap at 32 bits (C's default
+    promotion to int), %p prints 0x like glibc.  Expected strings are what gcc's printf prints."""
+    c_printer(42, 0, -1, -2)
+    out = capfd.readouterr().out
+    assert "[     042|-042  |0|||42|2a]" in out
+    assert "[ffffffff|4294967294|ffffffffffffffff|0x2a|0x00002a]" in out
+
+
+@pl.jit
 def asserting(out: pl.Tensor[[2], pl.DT_INT64], x: int):
     with pl.section_vector():
         pl.pto_assert(x < 3, "x=%d", x)

@@ -246,8 +246,12 @@ def cross_wait_unmatched(x: pl.Tensor[[16, 64], pl.DT_FP32], y: pl.Tensor[[16, 6
 
 def test_cross_core_wait_without_set_is_a_deadlock():
     x, y = _data()
-    with pytest.raises(KernelDeadlockError, match="wait_cross_core"):
+    with pytest.raises(KernelDeadlockError, match="wait_cross_core") as info:
         cross_wait_unmatched(x, y)
+    # every blocked core's wait is placed at file:line with its source (API.md C2)
+    assert "test_planted_bugs.py:" in str(info.value)
+    assert "pl.system.wait_cross_core(pipe=P.MTE2, event_id=4)" in str(info.value)
+    assert info.value.loc is not None and info.value.loc.source_line.strip().startswith("pl.system.wait_cross_core")
 
 
 # ------------------------------------------------------------------ uninitialised read: the seed's Add
@@ -324,7 +328,7 @@ def test_cores_writing_different_values_to_one_gm_element_race():
 
 
 # ------------------------------------------------------------------ Acc phase flags (matmul -> fixpipe)
-def _phase_body(a, c, store_phase):
+def _phase_body(a, c, store_phase, first=pl.AccPhase.Partial):
     a_l1 = pl.make_tile(pl.TileType([32, 32], pl.DT_FP16, pl.MemorySpace.Mat), addr=0x0)
     a_l0 = pl.make_tile(pl.TileType([32, 32], pl.DT_FP16, pl.MemorySpace.Left), addr=0x0)
     b_l0 = pl.make_tile(pl.TileType([32, 32], pl.DT_FP16, pl.MemorySpace.Right), addr=0x0)
@@ -335,7 +339,7 @@ def _phase_body(a, c, store_phase):
         pl.move(a_l0, a_l1)
         pl.move(b_l0, a_l1)
         _sync(P.MTE1, P.M)
-        pl.matmul(acc, a_l0, b_l0, phase=pl.AccPhase.Partial)
+        pl.matmul(acc, a_l0, b_l0, phase=first)
         pl.matmul_acc(acc, acc, a_l0, b_l0, phase=pl.AccPhase.Final)
         pl.store(c, acc, [0, 0], phase=store_phase)
 
@@ -348,6 +352,29 @@ def phased(a: pl.Tensor[[32, 32], pl.DT_FP16], c: pl.Tensor[[32, 32], pl.DT_FP32
 @pl.jit(backend="sim")
 def half_phased(a: pl.Tensor[[32, 32], pl.DT_FP16], c: pl.Tensor[[32, 32], pl.DT_FP32]):
     _phase_body(a, c, None)
+
+
+@pl.jit(backend="sim")
+def early_final(a: pl.Tensor[[32, 32], pl.DT_FP16], c: pl.Tensor[[32, 32], pl.DT_FP32]):
+    _phase_body(a, c, pl.STPhase.Final, first=pl.AccPhase.Final)  # misuse: Final before the last write
+
+
+def test_final_phase_before_the_last_matmul_releases_the_store_too_early():
+    """The first Final hands the Acc tile to the fixpipe, which stores it before matmul_acc (earlier in the
+    program) adds to it: the syncs order the two against program order, which the simulator reports."""
+    a, c = np.ones((32, 32), np.float16), np.zeros((32, 32), np.float32)
+    with pytest.raises(KernelRaceError, match=r"opposite of program order(.|\n)*write by pl.matmul_acc on pipe M"
+                                              r"(.|\n)*read by pl.store on pipe FIX(.|\n)*phase=Final matmul"):
+        early_final(a, c)
+
+
+def test_phased_matmul_and_store_cost_what_unphased_ones_cost():
+    """phase= adds a flag handshake; the data still moves at the op's cost (docs/simulator.md)."""
+    a, c = np.ones((32, 32), np.float16), np.zeros((32, 32), np.float32)
+    phased(a, c)
+    costs = {ins.op: ins.end - ins.start for ins in phased.last_report.instructions}
+    assert costs["matmul"] == costs["matmul_acc"] > 1
+    assert costs["store"] > 32  # 4 KB through the fixpipe plus its latency
 
 
 def test_acc_phase_flags_order_matmul_and_store():

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from pypto_pro.errors import KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc
 
 from ..graph import Loop
-from ..symbolic import SymbolicScalar, is_static, to_expr
+from ..symbolic import SymbolicScalar, is_static, note_loop_range, to_expr
 from ..options import bump_version
 from .tracer import caller_location, current_recorder, recording
 
@@ -31,6 +31,7 @@ def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll
         raise KernelTypeError("pypto.loop unroll_list must hold positive ints")
     rec = current_recorder()
     var = rec.new_var(idx_name or name or "idx")
+    note_loop_range(var, start, stop, step)
     lp = Loop(var, to_expr(start), to_expr(stop), to_expr(step), [], name)
     where = caller_location()
     rec.push_loop(lp)

@@ -18,7 +18,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.arch import resolve_arch
 from pypto_pro.errors import KernelError, KernelLaunchError, KernelRuntimeError, KernelSyntaxError
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
-from pypto_pro.runtime.args import as_numpy, declared_str, element_strides, is_torch_tensor
+from pypto_pro.runtime.args import as_numpy, carried_as, declared_str, element_strides, is_torch_tensor
 from pypto_pro.runtime.fastpath import launch_environment
 from pypto_pro.runtime.jit import select_backend
 
@@ -106,7 +106,8 @@ class JitFunction:
                     raise KernelSyntaxError(f"parameter '{pname}': tensor parameters come before non-tensor ones",
                                             kernel=self.name)
                 try:
-                    arr = as_numpy(value, f"argument '{pname}'")
+                    arr = carried_as(as_numpy(value, f"argument '{pname}'"),
+                                     ann.ann_dtype if isinstance(ann, Tensor) else None)
                 except KernelError as e:
                     raise e.attach(kernel=self.name) from None
                 tensors.append((_TensorArg(pname, i, ann if isinstance(ann, Tensor) else None), arr))

@@ -15,12 +15,12 @@ from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.types import MemorySpace
 
 from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf
-from ..ops.core import same_dim
+from ..ops.core import dims_agree
 from ..symbolic import is_static, to_expr
 from .bounds import Bounds
 from .builder import Builder
 from .element_passes import ELEMENT_PASSES
-from .vector import (TC_ALIGN, ArgBest, Pass, Region, _add, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
+from .vector import (TC_ALIGN, ArgBest, Pass, Region, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce, reduce_alignment, row_alignment)
 
 _IDENTITY = {"sum": 0, "max": float("-inf"), "min": float("inf"), "prod": 1}
@@ -495,8 +495,7 @@ class Lowerer:
         tk = _round_up(cube_tile["k"][0], 16 if a.dtype.nbytes <= 2 else 8)
         tn = _round_up(cube_tile["n"][0], 16)
         shape = list(n.shape)
-        p = len(shape)
-        M, N, K = dim(shape[-2]), dim(shape[-1]), dim(a.shape[-1])
+        K = dim(a.shape[-1])
         first = len(b.tiles)
         with b.work("cube"):
             mat_a = b.tile(tm, tk, a.dtype, MemorySpace.Mat, name="ma")
@@ -570,7 +569,7 @@ def _stores_straight(dst: Node, value: Node) -> bool:
     and dtype, a plain (untransposed) window of dst, and dst not one of the operands."""
     if value.op != "matmul" or dst.op != "gm" or dst.dtype != value.dtype or dst.ndim != value.ndim:
         return False
-    if not all(same_dim(a, b) for a, b in zip(dst.shape, value.shape)):
+    if not all(dims_agree(a, b) for a, b in zip(dst.shape, value.shape)):
         return False
     root = dst.attrs["buf"].root
     if any(x.op != "gm" or x.attrs["buf"].root is root for x in value.inputs):

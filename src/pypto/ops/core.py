@@ -5,6 +5,7 @@ from typing import Any, List, Sequence, Tuple
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
+from pypto_pro.ir import nodes as ir
 
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf
@@ -39,10 +40,18 @@ def stored_target(t, what: str) -> Node:
 
 
 def same_dim(a, b) -> bool:
+    """Whether two dims are equal by construction: equal ints, or the same symbolic expression (the
+    same DYNAMIC dim, or ``min(32, 64 - i*32)`` built twice)."""
     a, b = immediate(a), immediate(b)
     if is_static(a) and is_static(b):
         return a == b
-    return a is b or (isinstance(a, SymbolicScalar) and isinstance(b, SymbolicScalar) and a.expr is b.expr)
+    return a is b or (isinstance(a, SymbolicScalar) and isinstance(b, SymbolicScalar) and ir.same_expr(a.expr, b.expr))
+
+
+def dims_agree(a, b) -> bool:
+    """:func:`same_dim`, or two dims known only at run time: those are assumed equal where they meet
+    (docs/tensor.md), as in :func:`broadcast_shape`."""
+    return same_dim(a, b) or (not is_static(immediate(a)) and not is_static(immediate(b)))
 
 
 def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast") -> Tuple[Any, ...]:

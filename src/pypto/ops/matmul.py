@@ -19,7 +19,7 @@ from ..frontend.tracer import current_recorder
 from ..graph import Node
 from ..symbolic import is_static
 from ..tensor import Tensor
-from .core import broadcast_shape, materialize, node_of, out, same_dim
+from .core import broadcast_shape, dims_agree, materialize, node_of, out, same_dim
 from .elementwise import SaturationMode, add, cast, mul, relu
 from .bitwise import bitwise_and
 from .shape import deinterleave, reshape, transpose, view
@@ -82,7 +82,7 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
     if b_trans:
         y = node_of(transpose(b, -1, -2))
     x, y = materialize(x), materialize(y)
-    if not same_dim(x.shape[-1], y.shape[-2]):
+    if not dims_agree(x.shape[-1], y.shape[-2]):
         raise KernelTypeError(f"pypto.matmul: inner dims differ ({x.shape[-1]} vs {y.shape[-2]})")
     out_dtype = out_dtype or (dt.DT_INT32 if x.dtype == dt.DT_INT8 else y.dtype)
     acc = _ACC[x.dtype.name]

@@ -15,7 +15,7 @@ from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
 from ..symbolic import format_dims, is_static, sym_min
 from ..tensor import Tensor, check_valid_regions, reported_shape
-from .core import cast_node, is_scalar, materialize, node_of, norm_dim, out, same_dim, stored_target
+from .core import cast_node, immediate, is_scalar, materialize, node_of, norm_dim, out, same_dim, stored_target
 from .indexing import alias, copy, gather, numel, reinterpret, scatter_
 
 
@@ -214,7 +214,7 @@ def _valid_extent(axis: int, size, valid, offset, dim):
         raise KernelTypeError(f"{what}: valid_shape {valid} exceeds the view's shape {size}")
     if is_static(offset) and (offset < 0 or is_static(dim) and offset >= dim):
         raise KernelTypeError(f"{what}: offset {offset} is outside the input's valid size {dim}")
-    return sym_min(valid, dim if is_static(offset) and offset == 0 else dim - offset)
+    return immediate(sym_min(valid, dim if is_static(offset) and offset == 0 else dim - offset))
 
 
 def assemble(src, offsets=None, dst=None, parallel: bool = False) -> None:

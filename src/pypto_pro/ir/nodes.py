@@ -98,6 +98,27 @@ class CoreQuery(Expr):
         return f"get_{self.what}()"
 
 
+def same_expr(a: Expr, b: Expr) -> bool:
+    """Whether two expressions compute the same thing by construction: equal constants, the same
+    variable, or the same operator over operands that are the same (no algebra: ``x + 1`` and ``1 + x``
+    differ)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or a.dtype != b.dtype:
+        return False
+    if isinstance(a, Const):
+        return a.value == b.value and type(a.value) is type(b.value)
+    if isinstance(a, BinOp):
+        return a.op == b.op and same_expr(a.lhs, b.lhs) and same_expr(a.rhs, b.rhs)
+    if isinstance(a, UnOp):
+        return a.op == b.op and same_expr(a.operand, b.operand)
+    if isinstance(a, Select):
+        return same_expr(a.cond, b.cond) and same_expr(a.if_true, b.if_true) and same_expr(a.if_false, b.if_false)
+    if isinstance(a, CoreQuery):
+        return a.what == b.what
+    return False  # two distinct variables
+
+
 COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
 LOGIC_OPS = ("and", "or")
 

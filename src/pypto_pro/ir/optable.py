@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..dtypes import DataType
-from ..errors import KernelTypeError
+from ..errors import KernelTypeError, SourceLoc
 from .nodes import TileRef
 from .types import CUBE_SPACES, MemorySpace
 
@@ -137,10 +137,17 @@ class Wait:
     Executors poll ``ready()`` (no side effects) and, once it holds, the waiting core calls
     ``done()`` to consume what it waited for."""
 
-    def __init__(self, ready: Callable[[], bool], done: Callable[[], Any] = lambda: None, what: str = ""):
+    def __init__(self, ready: Callable[[], bool], done: Callable[[], Any] = lambda: None, what: str = "",
+                 loc: Optional[SourceLoc] = None):
         self.ready = ready
         self.done = done
         self.what = what
+        self.loc = loc  # the waiting statement, for deadlock reports
+
+
+def wait_location(loc: Optional[SourceLoc]) -> str:
+    """How a deadlock report places a blocked core's wait: file:line and the source line, indented."""
+    return "" if loc is None else "\n    at " + str(loc).replace("\n", "\n  ")
 
 
 OPS: Dict[str, OpDef] = {}

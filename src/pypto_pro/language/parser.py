@@ -789,8 +789,13 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, f"index {index} is outside {obj.name} (length {len(obj)})", node)
             return obj.elements[index]
         if isinstance(obj, GroupHandle):
+            if is_runtime(index) and is_scalar(index) and ir.is_integral(index):  # checked where it is taken
+                g = obj.decl
+                snapshot = self.new_var(f"{g.name}_slot", index, node)
+                self.call_op(self.op_named("check_slot"), [snapshot, g], {}, node)
+                return ir.SlotRef(g, snapshot)
             if is_runtime(index) or not is_scalar(index):
-                raise self.err(KernelSyntaxError, "a tile group index g[i] must be a compile-time int", node)
+                raise self.err(KernelSyntaxError, "a tile group index g[i] must be an int", node)
             self.require_int(index, "a tile group index g[i]", node)
             if not 0 <= index < obj.decl.depth:
                 raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
@@ -1280,6 +1285,13 @@ class KernelParser:
             raise self.err(KernelMemoryError, f"{what}: address {addr:#x} of a {space} tile must be a non-negative "
                            f"multiple of {align} bytes", node)
         layout = ttype.layout or default_layout(ttype.target_memory, ttype.dtype, self.arch.name)
+        if (self.arch.name == "a5" and layout in (Layout.ZZ, Layout.NN)
+                and ttype.target_memory in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)):
+            raise self.err(KernelTypeError, f"{what}: layout {layout.name} is not legal for a {space} tile on arch a5 "
+                           f"(a5's Left tiles are NZ; ZZ/NN are the a2/a3 fractals)", node)
+        if isinstance(size, bool) or not isinstance(size, int) or size < ttype.nbytes:
+            raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
+                           f"{ttype.shape[1]} {ttype.dtype.name} tile needs {ttype.nbytes} bytes", node)
         span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
                                ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
         end = addr + builtins.max(size, span)
@@ -1364,7 +1376,7 @@ class KernelParser:
             slots_ids = []
             for entry in mutex_ids:
                 ids = list(entry) if isinstance(entry, (list, tuple)) else [entry]
-                if not ids or not all(isinstance(i, int) and 0 <= i <= 31 for i in ids):
+                if not ids or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= 31 for i in ids):
                     raise self.err(KernelTypeError, f"{where}: each mutex_ids entry is an int or a non-empty list of "
                                    f"ints in [0, 31], got {entry!r}", node)
                 if len(set(ids)) != len(ids):

@@ -154,6 +154,8 @@ def fixpipe_check(c, acc_dtype, out_dtype, relu, scale):
     if isinstance(scale, TensorParam) or (scale is not None and not isinstance(scale, (int, float))
                                           and not hasattr(scale, "dtype")):
         raise NotImplementedError("per-channel fixpipe scaling (Scaling tile) is not implemented yet")
+    if out_dtype.name == "BF16" and scale is not None:  # API.md A4: FP32/INT32 -> BF16 with scale is rejected
+        c.fail(f"the fixpipe cannot scale {acc_dtype.name} accumulators into BF16; drop scale= or store FP32/FP16")
     if acc_dtype.name == "INT32" and out_dtype.name in ("FP16", "INT8") and scale is None:
         c.fail(f"INT32 -> {out_dtype.name} through the fixpipe needs a scale")
 

@@ -170,12 +170,43 @@ def _check_format(c, fmt, args):
             c.fail(f"%{conv} needs an integer value, got {d.name}")
 
 
-def _format(ctx, fmt, args):
-    values = []
-    for conv, v in zip((m.group(4) for m in _FMT.finditer(fmt)), args):
-        x = ctx.scalar(v)
-        values.append(int(x) & 0xFFFFFFFFFFFFFFFF if conv in "ux" and int(x) < 0 else x)
-    return _FMT.sub(lambda m: m.group(0).replace("i", "d").replace("u", "d").replace("p", "x"), fmt) % tuple(values)
+def printf_int_bits(v) -> int:
+    """Width of an integer printf argument after C's default promotions: 64 for 64-bit types (INDEX
+    included), 32 for everything narrower; %u/%x/%p print the value modulo 2**bits."""
+    d = v.dtype if isinstance(v, Expr) else dt.from_python_scalar(v)
+    return 64 if d.bits() == 64 else 32
+
+
+def _c_conversion(flags: str, width: str, prec, conv: str, x) -> str:
+    """One printf conversion with C's rules, which differ from Python's ``%`` where it matters here: the
+    ``0`` flag is ignored when an integer precision is given, ``.0`` prints nothing for 0, ``#x`` adds no
+    ``0x`` to 0, ``+``/space apply to signed conversions only, and ``%p`` prints ``0x...`` (glibc)."""
+    if conv == "f":
+        return f"%{flags}{width}{'' if prec is None else '.' + prec}f" % x
+    value = int(x)
+    digits = format(abs(value), "x" if conv in "xp" else "d")
+    if prec is not None:
+        digits = "" if int(prec) == 0 and value == 0 else digits.zfill(int(prec))
+    if conv in "di":
+        sign = "-" if value < 0 else "+" if "+" in flags else " " if " " in flags else ""
+    else:
+        sign = "0x" if conv == "p" or ("#" in flags and value != 0) else ""
+    pad = max(0, int(width or 0) - len(sign) - len(digits))
+    if "-" in flags:
+        return sign + digits + " " * pad
+    if "0" in flags and (prec is None or conv == "p"):
+        return sign + "0" * pad + digits
+    return " " * pad + sign + digits
+
+
+def _format(ctx, fmt, args, int_bits=None):
+    """The text printf prints: each conversion formatted as C's printf does (API.md A9).  ``int_bits``:
+    the arguments' :func:`printf_int_bits`, for callers whose ``args`` are already plain values."""
+    int_bits = int_bits or [printf_int_bits(v) for v in args]
+    convs = [m.group(4) for m in _FMT.finditer(fmt)]
+    values = iter([int(ctx.scalar(v)) % (1 << bits) if conv in "uxp" else ctx.scalar(v)
+                   for conv, v, bits in zip(convs, args, int_bits)])
+    return _FMT.sub(lambda m: _c_conversion(m.group(1), m.group(2), m.group(3), m.group(4), next(values)), fmt)
 
 
 def _prefix(ctx, loc):
@@ -236,6 +267,15 @@ class PtoAssert:
         if os.environ.get("PYPTO_STRICT_ASSERT", "0") not in ("", "0"):
             raise ctx.error(text)
         ctx.launch.log(text + "\n")
+
+
+@op("check_slot", [Arg("index", "scalar"), Arg("group")], "S", check=lambda c, a: None, internal=True)
+def _check_slot(ctx, a):
+    """check_slot(index, group): emitted before ``g[i]`` with a runtime ``i`` (API.md A3: slot i, cursor
+    untouched); an index outside [0, depth) would address past the group's slots on the hardware."""
+    i, g = int(ctx.scalar(a["index"])), a["group"]
+    if not 0 <= i < g.depth:
+        raise ctx.error(f"tile group index {i} is outside [0, {g.depth}) of group {g.name}")
 
 
 @op("trap", [], "S", check=lambda c, a: None)

@@ -123,8 +123,7 @@ def _wait_cross_core(ctx, a):
         for k in keys:
             flags[k] -= 1
 
-    return Wait(ready, done, f"wait_cross_core(event_id={event}, {mode.name}) at line "
-                             f"{ctx.stmt.loc.lineno if ctx.stmt.loc else '?'}")
+    return Wait(ready, done, f"wait_cross_core(event_id={event}, {mode.name})", loc=ctx.stmt.loc)
 
 
 _XCORE = [Arg("pipe", kw_only=True), Arg("event_id", "scalar", kw_only=True),
@@ -181,7 +180,8 @@ def _sync_all(ctx, a):
     launch.barriers[gen_key] = gen + 1
     key = ("sync_all", core_type, gen)
     launch.barriers[key] = launch.barriers.get(key, 0) + 1
-    return Wait(lambda: launch.barriers[key] >= participants, what=f"sync_all #{gen} ({core_type.name})")
+    return Wait(lambda: launch.barriers[key] >= participants, what=f"sync_all #{gen} ({core_type.name})",
+                loc=ctx.stmt.loc)
 
 
 op("sync_all", [Arg("workspaces", "any", default=None), Arg("core_type", default=SyncCoreType.MIX, kw_only=True),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
-from ..ir.nodes import SubRef, TileRef
+from ..ir.nodes import DeclRef, SubRef, TileRef
 from ..ir.optable import Arg, In, InOut, Out, op
 from ..ir.types import MemorySpace, RoundMode, TilePad
 from .casting import cast_values
@@ -727,6 +727,12 @@ class FillPad:
                 c.fail(f"NORMAL/INPLACE fillpad needs equal shapes, got {list(d)} and {list(s)}")
             if mode == 1 and (d[0] < s[0] or d[1] < s[1]):
                 c.fail("EXPAND fillpad needs dst at least as large as src")
+        if isinstance(a["dst"], DeclRef) and isinstance(a["src"], DeclRef):  # API.md A4: the modes fix the addresses
+            same = (a["dst"].decl.space, a["dst"].decl.addr) == (a["src"].decl.space, a["src"].decl.addr)
+            if mode == 2 and not same:
+                c.fail("INPLACE fillpad pads src in place: dst must be src (same address); use NORMAL for a copy")
+            if mode != 2 and same:
+                c.fail("NORMAL/EXPAND fillpad writes a different tile: dst has src's address; use mode=INPLACE")
 
     @staticmethod
     def run(ctx, a):

@@ -6,7 +6,7 @@ naming the parameter with the expected and actual values, before anything runs.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, FrozenSet, List, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import ml_dtypes
 import numpy as np
@@ -21,6 +21,8 @@ _TORCH_VIEW = {  # torch dtypes numpy cannot hold directly: reinterpret through 
     "torch.float8_e4m3fn": ("uint8", ml_dtypes.float8_e4m3fn),
     "torch.float8_e5m2": ("uint8", ml_dtypes.float8_e5m2),
 }
+if hasattr(ml_dtypes, "float8_e8m0fnu"):  # ml_dtypes >= 0.5
+    _TORCH_VIEW["torch.float8_e8m0fnu"] = ("uint8", ml_dtypes.float8_e8m0fnu)
 
 
 def is_torch_tensor(value) -> bool:
@@ -47,6 +49,18 @@ def as_numpy(value, what: str) -> np.ndarray:
         except (TypeError, RuntimeError) as e:
             raise KernelLaunchError(f"{what}: cannot share memory with this torch tensor ({e})") from None
     raise KernelLaunchError(f"{what}: expected a torch tensor or numpy array, got {type(value).__name__}")
+
+
+def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
+    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format (API.md B2: torch
+    has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
+    Zero-copy.  HF8 has no host type: a carrier of it raises NotImplementedError."""
+    if dtype is not None and arr.dtype == np.uint8 and dtype.kind == "float" and dtype.bits() == 8:
+        if dtype.np_dtype is None:
+            raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "
+                                      f"values can be neither checked nor computed on)")
+        return arr.view(dtype.np_dtype)
+    return arr
 
 
 def _dtype_name(arr: np.ndarray) -> str:
@@ -85,7 +99,7 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
         what = f"argument '{p.name}'"
         if p.tensor is not None:
             try:
-                arr = as_numpy(value, what)
+                arr = carried_as(as_numpy(value, what), p.dtype)
             except KernelLaunchError as e:
                 raise e.attach(kernel=kernel_name)
             declared = list(p.tensor.dims)

@@ -8,7 +8,9 @@ the selected backend.  A kernel with a tiling key (``@pl.jit(tiling_key=Schema)`
 from __future__ import annotations
 
 import inspect
+import numbers
 import os
+import re
 import time
 import threading
 import warnings
@@ -19,7 +21,7 @@ from ..arch import ArchSpec, resolve_arch
 from ..log import logger
 from ..backends import KNOWN as KNOWN_BACKENDS
 from ..backends import get_runner
-from ..errors import KernelLaunchError, KernelSyntaxError
+from ..errors import KernelLaunchError, KernelSyntaxError, SourceLoc
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
 from ..language.annotations import (PtrAnnotation, TensorAnnotation, is_tiling_annotation, parameter_annotations,
@@ -91,6 +93,23 @@ def execute(kernel: KernelIR, tensors, scalars, block_dim: int, backend: Optiona
             name = "interp"
     return get_runner(name)(kernel, tensors, scalars, block_dim, jit=jit)
 
+
+def parameter_loc(fn: Callable, pname: str) -> Optional[SourceLoc]:
+    """file:line of parameter ``pname`` in ``fn``'s source (its ``def`` line when the source is not
+    available as text), so signature errors point at the code like every other kernel error."""
+    filename, line = fn.__code__.co_filename, fn.__code__.co_firstlineno
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return SourceLoc(filename, line)
+    for k, text in enumerate(lines):
+        if text.lstrip().startswith(("def ", "async def ")):
+            line = first + k
+            for j in range(k, len(lines)):
+                if re.search(rf"\b{re.escape(pname)}\b\s*[:,=)]", lines[j]):
+                    return SourceLoc(filename, first + j, lines[j])
+            return SourceLoc(filename, line, text)
+    return SourceLoc(filename, line)
 
 class JitKernel:
     """A tile kernel: compiled on first launch per STATIC-dims signature, then reused."""
@@ -192,14 +211,15 @@ class JitKernel:
                 elif is_tiling_annotation(ann):
                     if i != len(inspect.signature(self.fn).parameters) - 1:
                         raise KernelSyntaxError(f"the TilingData parameter '{pname}' must be the last parameter",
-                                                kernel=self.name)
+                                                kernel=self.name, loc=parameter_loc(self.fn, pname))
                     specs.append(ParamSpec(pname, i, tiling=ann))
                 else:
                     sdt = scalar_annotation_dtype(ann)
                     if sdt is None:
                         raise KernelSyntaxError(
                             f"parameter '{pname}' needs an annotation: pl.Tensor[[...], dtype], pl.Ptr[dtype], int, "
-                            f"float, bool or a pl.DT_* scalar type (got {ann!r})", kernel=self.name)
+                            f"float, bool or a pl.DT_* scalar type (got {ann!r})", kernel=self.name,
+                            loc=parameter_loc(self.fn, pname))
                     specs.append(ParamSpec(pname, i, scalar=sdt))
             self._signature = specs
         return self._signature
@@ -225,6 +245,8 @@ class JitKernel:
 
     def launch(self, args, *, block_dim=1, stream=None,
                tiling: Optional[Tuple[int, Dict[str, int]]] = None) -> None:
+        if isinstance(block_dim, numbers.Integral) and not isinstance(block_dim, bool):
+            block_dim = int(block_dim)  # numpy ints too (a block count computed with numpy)
         if type(block_dim) is not int or not 1 <= block_dim <= MAX_BLOCK_DIM:
             raise KernelLaunchError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}] (the hardware's blockDim "
                                     f"limit), got {block_dim!r}", kernel=self.name)

@@ -507,8 +507,6 @@ class KernelCodegen:
             if id(g) in self.groups:
                 idx = ", ".join(str(self.decl_index[s.uid]) for s in g.slots)
                 out.append(f"static const int32_t {self.groups[id(g)]}[] = {{{idx}}};")
-        lines = [str(s.loc.lineno if s.loc else 0) for s in self.sites] or ["0"]
-        out.append(f"static const int32_t kSiteLines[] = {{{', '.join(lines)}}};")
         out.append("")
         out.append("template <class T> static inline pto::Tile<T> T_(pto::Core& C, int64_t i) {")
         out.append("  return pto::tile<T>(C, kTiles[i], (int)i);")
@@ -527,7 +525,7 @@ class KernelCodegen:
                    f"/*mode*/ {mode}, /*ntiles*/ {len(k.tiles)}, /*nshared*/ {len(self.shared)},")
         out.append(f"  /*extent*/ {{{extent}}},")
         out.append(f"  /*capacity*/ {{{capacity}}},")
-        out.append(f"  kInitValid, kSiteLines, {len(self.sites)}, core_main}};")
+        out.append(f"  kInitValid, {len(self.sites)}, core_main}};")
         out.append("")
         out.append('extern "C" __attribute__((visibility("default"))) int call_kernel(const int64_t* args, '
                    'int64_t block_dim, PtoError* err) {')

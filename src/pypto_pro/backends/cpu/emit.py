@@ -296,6 +296,15 @@ _register("discard", lambda g, s: f"/* discard {s.args['tile'].tile.name}: its c
 _register("trap", lambda g, s: 'pto::fail(C, "pl.trap() was executed");')
 
 
+def _check_slot(g: KernelCodegen, s: ir.OpStmt) -> str:
+    grp = s.args["group"]
+    return (f'{{ const int64_t i_ = (int64_t)({g.scalar(s.args["index"])}); if (i_ < 0 || i_ >= {grp.depth}) '
+            f'pto::fail(C, "tile group index %lld is outside [0, {grp.depth}) of group {grp.name}", (long long)i_); }}')
+
+
+_register("check_slot", _check_slot)
+
+
 # ------------------------------------------------------------------ synchronisation
 def _nop(g, s):
     return f"/* {s.op.aliases[0]}: ordered by program order on the CPU */"

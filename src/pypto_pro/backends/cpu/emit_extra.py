@@ -25,7 +25,7 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import MemorySpace, RoundMode, TilePad
-from ...ops.scalar import _FMT, _condition_source, _format
+from ...ops.scalar import _FMT, _condition_source, _format, printf_int_bits
 from ...ops.gather import PATTERNS
 from ...ops.sync import used_cores_of
 from .codegen import KernelCodegen, c_type
@@ -144,14 +144,15 @@ def _with_values(vals: List[str], call: str) -> str:
 
 def _printf(g: KernelCodegen, s: ir.OpStmt) -> str:
     a = s.args
-    g.sites[-1].log = SimpleNamespace(kind="printf", prefix=_prefix(s, a["loc"]), fmt=a["fmt"])
+    g.sites[-1].log = SimpleNamespace(kind="printf", prefix=_prefix(s, a["loc"]), fmt=a["fmt"],
+                                      int_bits=[printf_int_bits(v) for v in a["args"]])
     return _with_values(_values(g, a["fmt"], a["args"]), "pto::printf_(C, ")
 
 
 def _pto_assert(g: KernelCodegen, s: ir.OpStmt) -> str:
     a = s.args
     source = _condition_source(s.loc.source_line) if s.loc else "<condition>"
-    g.sites[-1].log = SimpleNamespace(kind="assert", fmt=a["fmt"],
+    g.sites[-1].log = SimpleNamespace(kind="assert", fmt=a["fmt"], int_bits=[printf_int_bits(v) for v in a["args"]],
                                       head=f"{_prefix(s, a['loc'])}Assertion failed: {source}")
     cond, _ = g.expr(a["cond"])
     return _with_values(_values(g, a["fmt"], a["args"]), f"pto::pto_assert(C, (bool)({cond}), ")
@@ -274,7 +275,7 @@ def log_sink(ck) -> Optional[Callable[[Any], None]]:
             if kind == 3:
                 text.append(_dump_text(info, payload))
                 continue
-            msg = _format(_Values, info.fmt, _decode_values(info.fmt, payload)) if info.fmt is not None else None
+            msg = _format(_Values, info.fmt, _decode_values(info.fmt, payload), info.int_bits) if info.fmt is not None else None
             if kind == 0:
                 text.append(info.prefix + msg)
                 continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ import numpy as np
 from ... import __version__
 from ...errors import KernelDeadlockError, KernelRuntimeError
 from ...ir import nodes as ir
+from ...ir.optable import wait_location
 from ...log import logger
 from ...runtime import cache
 from ...runtime.args import element_strides
@@ -126,8 +128,12 @@ class CompiledKernel:
         message = err.message.decode(errors="replace")
         site = self.gen.sites[err.site] if 0 <= err.site < len(self.gen.sites) else None
         loc = site.loc if site else None
-        cls = KernelDeadlockError if err.kind == 2 else KernelRuntimeError
-        raise cls(message, loc=loc if err.kind != 2 else None, kernel=self.kernel.name)
+        if err.kind != 2:
+            raise KernelRuntimeError(message, loc=loc, kernel=self.kernel.name)
+        sites = [int(n) for n in re.findall(r" @site (\d+)", message)]
+        locs = [self.gen.sites[n].loc if n < len(self.gen.sites) else None for n in sites]
+        message = re.sub(r" @site (\d+)", lambda m: wait_location(locs[sites.index(int(m.group(1)))]), message)
+        raise KernelDeadlockError(message, loc=next((x for x in locs if x is not None), None), kernel=self.kernel.name)
 
 
 def key_of(gen: Generated, tc: Toolchain) -> str:

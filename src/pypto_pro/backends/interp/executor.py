@@ -18,7 +18,7 @@ from ...dtypes import DataType
 from ...errors import KernelDeadlockError, KernelError, KernelRuntimeError
 from ...ir import nodes as ir
 from ...ir.layout import element_offsets
-from ...ir.optable import Wait
+from ...ir.optable import Wait, wait_location
 from ...ir.types import MemorySpace
 from ...ops.sync import _nop as _no_effect  # the reference semantics of in-core flags, barriers, mutexes
 from .gmview import view_array
@@ -186,8 +186,10 @@ class Interpreter:
                     progressed = True
             pending = still
             if pending and not progressed:
-                lines = [f"  {core.label} waits for {waiting[id(gen)].what}" for core, gen in pending]
+                waits = [waiting[id(gen)] for _, gen in pending]
+                lines = [f"  {core.label} waits for {w.what}{wait_location(w.loc)}" for (core, _), w in zip(pending, waits)]
                 raise KernelDeadlockError("every remaining core is blocked:\n" + "\n".join(lines),
+                                          loc=next((w.loc for w in waits if w.loc is not None), None),
                                           kernel=self.kernel.name)
 
     # ------------------------------------------------------------------ statements

@@ -9,10 +9,21 @@ def _side(acc: Access, ins: Instr, label: str) -> str:
     return f"{verb} by pl.{ins.op} on pipe {ins.pipe} of {label}: {acc.text}\n    at {ins.where()}"
 
 
-def race_hazard(labels, old_acc: Access, old_ins: Instr, acc: Access, ins: Instr) -> Hazard:
-    """The hazard for two unordered conflicting accesses, the earlier one in program order first."""
+def race_hazard(labels, old_acc: Access, old_ins: Instr, acc: Access, ins: Instr, inverted: bool = False) -> Hazard:
+    """The hazard for two conflicting accesses that are unordered, or (``inverted``) that the syncs order
+    against program order; the earlier one in program order first."""
     if old_ins.core == ins.core and old_ins.seq > ins.seq:
         old_acc, old_ins, acc, ins = acc, ins, old_acc, old_ins
+    if inverted:
+        message = (f"data race: the syncs run two accesses to the same bytes in the opposite of program order "
+                   f"(the second ran at cycle {ins.start}, the first at cycle {old_ins.start}), so the hardware "
+                   f"does not compute what the program says\n"
+                   f"  {_side(old_acc, old_ins, labels[old_ins.core])}\n"
+                   f"  {_side(acc, ins, labels[ins.core])}\n"
+                   f"  check the set/wait pairs and phase= flags between them: a phase=Final matmul must be the "
+                   f"last write of its Acc tile before the Final store")
+        locs = [loc for loc in (old_ins.loc, ins.loc) if loc is not None]
+        return Hazard("race", message, locs, details=(old_ins, ins))
     if old_ins.core != ins.core:
         advice = ("they run on different cores: order them with pl.system.set_cross_core/wait_cross_core "
                   "or pl.system.sync_all")

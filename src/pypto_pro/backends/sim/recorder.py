@@ -141,7 +141,8 @@ class Recorder:
         name, args = stmt.op.name, stmt.args
         sync = self._sync_rule(stmt)
         cost = None
-        if sync is not None:  # the cost model charges sync ops a fixed cost (see costs.cost_of)
+        if sync is not None and sync != self._phase:  # sync ops cost a fixed time (see costs.cost_of);
+            # a phased matmul/store still moves its data at the op's cost
             cost = self.params.sync_all_latency if name == "sync_all" else self.params.sync_cost
         element_of = None
         if name in ("getval", "setval"):

@@ -50,7 +50,7 @@ class Replay:
         self.cores = cores
         self.params = params
         self.hazards = hazards
-        self.describe = describe  # (kind, old_acc, old_ins, new_acc, new_ins) -> Hazard
+        self.describe = describe  # (old_acc, old_ins, new_acc, new_ins, inverted) -> Hazard
         n = len(streams)
         self.n_agents = n * NP
         self.vc = [np.zeros(self.n_agents, np.int64) for _ in range(self.n_agents)]
@@ -254,8 +254,8 @@ class Replay:
         if ins.accesses:
             access, vc, dma = self.shadow.access, self.vc[agent], self.dma[agent]
             for acc in ins.accesses:
-                for old_acc, old_ins, _ in access(acc, ins, agent, clock, vc, dma):
-                    self._race(old_acc, old_ins, acc, ins)
+                for old_acc, old_ins, _, inverted in access(acc, ins, agent, clock, vc, dma):
+                    self._race(old_acc, old_ins, acc, ins, inverted)
         if sync is not None:
             publish = _PUBLISH.get(sync[0])
             if publish is not None:
@@ -363,12 +363,12 @@ class Replay:
     def _hazard(self, hazard: Hazard) -> None:
         self.hazards.append(hazard)
 
-    def _race(self, old_acc, old_ins: Instr, acc, ins: Instr) -> None:
+    def _race(self, old_acc, old_ins: Instr, acc, ins: Instr, inverted: bool) -> None:
         key = (old_ins.loc, ins.loc, old_acc.write, acc.write, old_ins.pipe, ins.pipe)
         if key in self._seen_races:
             return
         self._seen_races.add(key)
-        self._hazard(self.describe(old_acc, old_ins, acc, ins))
+        self._hazard(self.describe(old_acc, old_ins, acc, ins, inverted))
 
     def _deadlock(self) -> None:
         lines, locs = [], []

@@ -10,8 +10,12 @@ DMA pipe (MTE1/MTE2/MTE3/FIX), whose transfers may complete out of order: those 
 ``bar_<pipe>`` in between, or a chain through another pipe (a DMA agent's own clock component only
 advances at such fences).
 Two unordered GM writes of identical bytes (every core storing the same flag value) are benign.
+Syncs can also order two conflicting accesses of one core *against* program order (a ``phase=Final``
+matmul that is not the last write before its Final store releases the store early): the access that
+comes later in the program ran first, so the hardware computes something else than the program says.
+Such an inversion is reported like a race.
 Accesses covered by a later access that happens after them are pruned (they cannot reveal a race
-the later access would not).
+the later access would not), unless they come after it in program order (an inversion still to find).
 """
 from __future__ import annotations
 
@@ -88,8 +92,9 @@ class Shadow:
 
     def access(self, acc: Access, ins: Instr, agent: int, clock: int, vc: np.ndarray,
                dma: bool) -> List[Tuple[Access, Instr, int]]:
-        """Record ``acc`` by ``agent`` at ``clock`` (knowing ``vc``); return the earlier accesses it races
-        with, those of other agents first."""
+        """Record ``acc`` by ``agent`` at ``clock`` (knowing ``vc``); return ``(access, instr, agent,
+        inverted)`` of the earlier accesses it races with, those of other agents first.  ``inverted``: the
+        two are ordered, but against program order (see the module docstring)."""
         lo, hi, write, atomic = acc.lo, acc.hi, acc.write, acc.atomic
         region = self.regions.get(acc.region)
         if region is None:
@@ -122,10 +127,13 @@ class Shadow:
                     hb = True  # program order of one pipe
                 else:
                     hb = vc[ragent] >= rclock
-                    if not hb and (write or rwrite) and not (atomic and ratomic) and not (
+                    if (write or rwrite) and not (atomic and ratomic) and not (
                             write and rwrite and acc.digest is not None and acc.digest == racc.digest):
-                        races.append((racc, rins, ragent))
-                if hb and (write or not rwrite) and (
+                        if not hb:
+                            races.append((racc, rins, ragent, False))
+                        elif rins.core == ins.core and rins.seq > ins.seq:
+                            races.append((racc, rins, ragent, True))
+                if hb and (write or not rwrite) and not (rins.core == ins.core and rins.seq > ins.seq) and (
                         _runs_cover(acc, rlo[0], rhi[0]) if one_dim else _covers(lo, hi, rlo, rhi)):
                     rec[_ALIVE] = False
                     dropped = True

@@ -92,8 +92,8 @@ def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[in
     cores = interp.launch.cores
     labels = [c.label for c in cores]
 
-    def describe(old_acc, old_ins, acc, ins):
-        return race_hazard(labels, old_acc, old_ins, acc, ins)
+    def describe(old_acc, old_ins, acc, ins, inverted):
+        return race_hazard(labels, old_acc, old_ins, acc, ins, inverted)
 
     capacity = resident_blocks(kernel)
     replay = Replay(recorder.streams, cores, params, capacity, hazards, describe)

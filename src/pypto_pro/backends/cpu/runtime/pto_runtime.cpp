@@ -342,12 +342,12 @@ std::string deadlock_report(LaunchRT* L, const std::vector<CoreRT*>& cores) {
     const Core& C = R->core;
     if (C.kind == 1) std::snprintf(lab, sizeof lab, "block %d AIC", C.block);
     else std::snprintf(lab, sizeof lab, "block %d AIV%d", C.block, C.sub);
-    int line = (C.site >= 0 && C.site < L->d->nsites) ? L->d->site_lines[C.site] : 0;
     s += "\n  ";
     s += lab;
     s += " waits for ";
     s += R->waiting;
-    s += " at line " + std::to_string(line);
+    // the launcher replaces "@site N" by the kernel source position of op site N
+    if (C.site >= 0 && C.site < L->d->nsites) s += " @site " + std::to_string(C.site);
   }
   return s;
 }

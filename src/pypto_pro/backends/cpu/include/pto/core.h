@@ -86,8 +86,7 @@ struct KernelDesc {
   int64_t extent[NSPACES];   // bytes of each space the kernel's tiles cover (filled with 0xFF)
   int64_t capacity[NSPACES];
   const int32_t* init_valid;  // ntiles x 2
-  const int32_t* site_lines;  // kernel source line of each op site (for deadlock reports)
-  int32_t nsites;
+  int32_t nsites;            // op sites of the kernel (C.site indexes them; the launcher knows their lines)
   void (*core_main)(Core&);
 };
 

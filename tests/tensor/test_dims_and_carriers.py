@@ -1,0 +1,135 @@
+"""Dims that meet in an op (API.md B2/B4, docs/tensor.md): the same symbolic expression built twice is
+one dim, two DYNAMIC dims are assumed equal, a loop-offset view whose loop bounds prove it whole is
+whole; and UINT8 carriers of 8-bit float formats (API.md B2: "torch uint8 can carry HF8/FP4")."""
+import pytest
+import torch
+
+import pypto
+from pypto_pro import KernelTypeError
+
+D = pypto.DYNAMIC
+
+
+@pytest.mark.both_backends
+def test_k_loop_over_views_accumulates_a_matmul():
+    """The K-split pattern: both operands' K extent is ``min(32, 64 - i*32)`` built separately."""
+    @pypto.frontend.jit
+    def k_loop(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+        pypto.set_vec_tile_shapes(32, 64)
+        out[:] = pypto.zeros(64, 64, dtype=pypto.DT_FP32)
+        for i in pypto.loop(2):
+            out[:] = out + pypto.matmul(pypto.view(a, [64, 32], [0, i * 32]),
+                                        pypto.view(b, [32, 64], [i * 32, 0]), pypto.DT_FP32)
+
+    torch.manual_seed(0)
+    a, b, out = torch.randn(64, 64).half(), torch.randn(64, 64).half(), torch.empty(64, 64)
+    k_loop(a, b, out)
+    torch.testing.assert_close(out, a.float() @ b.float(), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.both_backends
+def test_matmul_with_separate_dynamic_inner_dims_and_rows():
+    """``a: [D, D] @ b: [D, 64] -> out: [D, 64]``: every D is its own run-time value, assumed equal where they
+    meet; the product is stored straight from the cube pass (no vec tiles needed)."""
+    @pypto.frontend.jit
+    def dyn_mm(a: pypto.Tensor([D, D], pypto.DT_FP16), b: pypto.Tensor([D, 64], pypto.DT_FP16),
+               out: pypto.Tensor([D, 64], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+        out[:] = pypto.matmul(a, b, pypto.DT_FP32)
+
+    torch.manual_seed(1)
+    for m, k in ((40, 96), (17, 33)):
+        a, b, out = torch.randn(m, k).half(), torch.randn(k, 64).half(), torch.empty(m, 64)
+        dyn_mm(a, b, out)
+        torch.testing.assert_close(out, a.float() @ b.float(), rtol=1e-5, atol=1e-4)
+
+
+def test_fixed_inner_dims_that_differ_are_still_an_error():
+    @pypto.frontend.jit
+    def bad(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([32, 32], [32, 32], [32, 32])
+        out[:] = pypto.matmul(a, b, pypto.DT_FP32)
+
+    with pytest.raises(KernelTypeError, match="inner dims differ"):
+        bad(torch.randn(32, 48).half(), torch.randn(32, 32).half(), torch.empty(32, 32))
+
+
+@pytest.mark.both_backends
+def test_loop_offset_view_that_cannot_run_past_its_input_is_whole():
+    """``view(a, [8, 32], [i*8, 0])`` over ``pypto.loop(4)`` of a 32-row ``a``: the loop's fixed bounds prove
+    ``min(8, 32 - 8*i) == 8``, so the view meets same-shape operands like any [8, 32] tensor."""
+    @pypto.frontend.jit
+    def row_blocks(a: pypto.Tensor(), w: pypto.Tensor(), acc: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 32)
+        acc[:] = pypto.zeros(8, 32, dtype=pypto.DT_FP32)
+        for i in pypto.loop(4):
+            acc[:] = acc + pypto.view(a, [8, 32], [i * 8, 0])
+            out[i * 8:(i + 1) * 8, :] = pypto.view(a, [8, 32], [i * 8, 0]) * w
+
+    torch.manual_seed(2)
+    a, w = torch.randn(32, 32), torch.randn(8, 32)
+    acc, out = torch.empty(8, 32), torch.empty(32, 32)
+    row_blocks(a, w, acc, out)
+    torch.testing.assert_close(acc, a.reshape(4, 8, 32).sum(0), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out, (a.reshape(4, 8, 32) * w).reshape(32, 32), rtol=0, atol=0)
+
+
+def test_a_view_the_loop_can_run_past_keeps_its_clipped_region():
+    """Five 8-row blocks of a 36-row input: the last view has 4 valid rows, so adding it to a full [8, 32]
+    tensor stays the documented error (it is not silently treated as whole)."""
+    @pypto.frontend.jit
+    def past(a: pypto.Tensor(), acc: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(8, 32)
+        acc[:] = pypto.zeros(8, 32, dtype=pypto.DT_FP32)
+        for i in pypto.loop(5):
+            acc[:] = acc + pypto.view(a, [8, 32], [i * 8, 0])
+
+    with pytest.raises(KernelTypeError, match="clipped to its valid region"):
+        past(torch.randn(36, 32), torch.empty(8, 32))
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize("dtype, torch_dtype", [(pypto.DT_FP8E4M3, torch.float8_e4m3fn),
+                                                (pypto.DT_FP8E5M2, torch.float8_e5m2)])
+def test_uint8_tensors_carry_fp8(dtype, torch_dtype):
+    @pypto.frontend.jit
+    def copy8(x: pypto.Tensor([8, 64], dtype), out: pypto.Tensor([8, 64], dtype)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = pypto.clone(x)
+
+    x = torch.randn(8, 64).to(torch_dtype)
+    carrier, out = x.view(torch.uint8), torch.zeros(8, 64, dtype=torch.uint8)
+    copy8(carrier, out)
+    assert torch.equal(out, carrier)
+    out8 = torch.zeros(8, 64, dtype=torch_dtype)
+    copy8(x, out8)  # the real torch dtype still works
+    assert torch.equal(out8.view(torch.uint8), carrier)
+
+
+def test_hf8_has_no_host_type():
+    @pypto.frontend.jit
+    def copy_hf8(x: pypto.Tensor([8, 64], pypto.DT_HF8), out: pypto.Tensor([8, 64], pypto.DT_HF8)):
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = pypto.clone(x)
+
+    with pytest.raises(NotImplementedError, match="HF8 tensor arguments"):
+        copy_hf8(torch.zeros(8, 64, dtype=torch.uint8), torch.zeros(8, 64, dtype=torch.uint8))
+
+
+def test_options_decorator_scopes_process_wide_options():
+    """``@pypto.options(pass_options={"enable_slice": False})`` decorates the official tests' functions: the
+    options hold while the function runs (also as a ``with`` block), and are validated like set_options."""
+    @pypto.options(pass_options={"enable_slice": False}, runtime_options={"max_workspace_kb": 4})
+    def inside():
+        return pypto.get_runtime_options()["max_workspace_kb"]
+
+    assert inside() == 4
+    assert pypto.get_runtime_options()["max_workspace_kb"] == 0
+    with pypto.options(runtime_options={"max_workspace_kb": 8}):
+        assert pypto.get_runtime_options()["max_workspace_kb"] == 8
+    assert pypto.get_runtime_options()["max_workspace_kb"] == 0
+    with pytest.raises(ValueError, match="unknown key"):
+        pypto.options(pass_options={"no_such_knob": 1})
+    with pytest.raises(NotImplementedError, match="enable_slice"):
+        pypto.options(pass_options={"enable_slice": True})
