@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Optional, Tuple, Union
+from typing import Dict, Optional, Tuple, Union
 
 from pypto_pro.dtypes import DT_BOOL, DT_INDEX, DT_INT64
 from pypto_pro.errors import KernelTypeError, KernelValueError
@@ -142,6 +142,33 @@ class SymbolicScalar:
         return f"SymbolicScalar({self.expr!r})"
 
 
+Affine = Dict[Optional[int], int]  # Var uid (None: the constant term) -> coefficient
+
+
+def affine_form(e: ir.Expr) -> Optional[Affine]:
+    """``e`` as an integer affine form over its Vars (so ``(i + 1) * 4 - i * 4`` becomes ``4``), or None."""
+    if isinstance(e, ir.Const) and is_static(e.value):
+        return {None: int(e.value)}
+    if isinstance(e, ir.Var):
+        return {e.uid: 1}
+    if not isinstance(e, ir.BinOp) or e.op not in ("+", "-", "*"):
+        return None
+    a, b = affine_form(e.lhs), affine_form(e.rhs)
+    if a is None or b is None:
+        return None
+    if e.op == "*":
+        if set(a) == {None}:
+            a, b = b, a
+        if set(b) != {None}:
+            return None  # a product of two variables
+        return {k: c * b[None] for k, c in a.items()}
+    sign = 1 if e.op == "+" else -1
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + sign * c
+    return {k: c for k, c in out.items() if c != 0 or k is None}
+
+
 #: value ranges [lo, hi] of loop indices with fixed bounds (``pypto.loop(4)``: [0, 3]), for bounds()
 _LOOP_RANGES: "weakref.WeakKeyDictionary[ir.Var, Tuple[int, int]]" = weakref.WeakKeyDictionary()
 
@@ -164,6 +191,18 @@ def bounds(value) -> Optional[Tuple[int, int]]:
         return (e.value, e.value) if is_static(e.value) else None
     if isinstance(e, ir.Var):
         return _LOOP_RANGES.get(e)
+    form = affine_form(e) if e is not None else None
+    if form is not None:  # each variable once: exact (``(i + 4) - i`` is 4)
+        ranges = {v.uid: r for v, r in _LOOP_RANGES.items()}
+        lo = hi = form.get(None, 0)
+        for uid, c in form.items():
+            if uid is None:
+                continue
+            if uid not in ranges:
+                return None
+            ends = (c * ranges[uid][0], c * ranges[uid][1])
+            lo, hi = lo + min(ends), hi + max(ends)
+        return lo, hi
     if not isinstance(e, ir.BinOp) or e.op not in ("+", "-", "*", "//", "min", "max"):
         return None
     x, y = bounds(e.lhs), bounds(e.rhs)
@@ -183,10 +222,12 @@ def bounds(value) -> Optional[Tuple[int, int]]:
 
 
 def _proved_smaller(a, b):
-    """``(smaller, larger)`` of ``a`` and ``b`` where the loop ranges prove one never exceeds the other,
-    else ``None``."""
+    """``(smaller, larger)`` of ``a`` and ``b`` where the loop ranges prove one never exceeds the other
+    (each as an immediate where its range is one value), else ``None``."""
     ba, bb = bounds(a), bounds(b)
     if ba is not None and bb is not None:
+        a = SymbolicScalar(ba[0]) if ba[0] == ba[1] else SymbolicScalar(a)
+        b = SymbolicScalar(bb[0]) if bb[0] == bb[1] else SymbolicScalar(b)
         if ba[1] <= bb[0]:
             return a, b
         if bb[1] <= ba[0]:
@@ -200,7 +241,7 @@ def sym_min(a, b):
     if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
         return min(a, b)
     proved = _proved_smaller(a, b)
-    return SymbolicScalar(proved[0]) if proved else _wrap("min", a, b)
+    return proved[0] if proved else _wrap("min", a, b)
 
 
 def sym_max(a, b):
@@ -208,7 +249,7 @@ def sym_max(a, b):
     if not isinstance(a, SymbolicScalar) and not isinstance(b, SymbolicScalar):
         return max(a, b)
     proved = _proved_smaller(a, b)
-    return SymbolicScalar(proved[1]) if proved else _wrap("max", a, b)
+    return proved[1] if proved else _wrap("max", a, b)
 
 
 def is_static(d) -> bool:

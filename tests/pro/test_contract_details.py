@@ -229,3 +229,32 @@ def test_signature_errors_point_at_the_parameter():
         k(np.zeros(4, np.float32), np.zeros(4, np.float32))
     assert info.value.loc.filename.endswith("test_contract_details.py")
     assert info.value.loc.source_line.strip() == "def k(x,"
+
+
+SLOT_IDS = lambda base: [base, base + 1]  # noqa: E731 - the point: a lambda is a compile-time callable
+DOUBLE = lambda t: pl.add(t, t, t)  # noqa: E731
+
+
+def test_lambdas_from_outside_are_compile_time_callables():
+    def uses_ids(a: pl.Tensor[[16, 64], pl.DT_FP32], b: pl.Tensor[[16, 64], pl.DT_FP32]):
+        g = pl.make_tile_group(type=pl.TileType([16, 64], pl.DT_FP32), addrs=0, mutex_ids=SLOT_IDS(0))
+        with pl.section_vector():
+            pl.load(g.next(), a, [0, 0])
+            pl.store(b, g.current(), [0, 0])
+
+    def passes_a_tile(a: pl.Tensor[[16, 64], pl.DT_FP32], b: pl.Tensor[[16, 64], pl.DT_FP32]):
+        g = pl.make_tile_group(type=pl.TileType([16, 64], pl.DT_FP32), addrs=0, mutex_ids=[0])
+        with pl.section_vector():
+            t = g.current()
+            pl.load(t, a, [0, 0])
+            DOUBLE(t)
+            pl.store(b, t, [0, 0])
+
+    a = np.random.default_rng(3).random((16, 64), np.float32)
+    b = np.zeros_like(a)
+    on(uses_ids, "interp")(a, b)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(KernelSyntaxError, match="write it as a def helper") as info:
+        on(passes_a_tile, "interp")(a, b)
+    assert info.value.loc.source_line.strip() == "DOUBLE(t)"
+

@@ -603,3 +603,32 @@ def test_integer_scans_give_int64():
 
     k(x, s, p)
     assert torch.equal(s, torch.cumsum(x, 0)) and torch.equal(p, torch.cumprod(x // 2 ** 29, 0))
+
+
+@pytest.mark.both_backends
+def test_bool_arithmetic_is_logic_as_in_torch():
+    """torch: BOOL + BOOL and maximum are or, * and minimum are and (a BOOL result); BOOL - BOOL is an error."""
+    @pypto.frontend.jit
+    def bool_ops(x: pypto.Tensor([40], pypto.DT_BOOL), y: pypto.Tensor([40], pypto.DT_BOOL),
+                 o: pypto.Tensor([40], pypto.DT_BOOL), p: pypto.Tensor([40], pypto.DT_BOOL),
+                 q: pypto.Tensor([40], pypto.DT_BOOL), r: pypto.Tensor([40], pypto.DT_BOOL)):
+        pypto.set_vec_tile_shapes(64)
+        o[:] = x + y
+        p[:] = x * y
+        q[:] = pypto.maximum(x, y)
+        r[:] = pypto.minimum(x, y)
+
+    x, y = torch.rand(40) > 0.5, torch.rand(40) > 0.5
+    outs = [torch.zeros(40, dtype=torch.bool) for _ in range(4)]
+    bool_ops(x, y, *outs)
+    for got, want in zip(outs, (x + y, x * y, torch.maximum(x, y), torch.minimum(x, y))):
+        assert torch.equal(got, want)
+
+    @pypto.frontend.jit
+    def bool_sub(x: pypto.Tensor([40], pypto.DT_BOOL), y: pypto.Tensor([40], pypto.DT_BOOL),
+                 o: pypto.Tensor([40], pypto.DT_BOOL)):
+        pypto.set_vec_tile_shapes(64)
+        o[:] = x - y
+
+    with pytest.raises(KernelTypeError, match="sub of two BOOL tensors"):
+        bool_sub(x, y, outs[0])

@@ -1,6 +1,7 @@
 """Dims that meet in an op (API.md B2/B4, docs/tensor.md): the same symbolic expression built twice is
 one dim, two DYNAMIC dims are assumed equal, a loop-offset view whose loop bounds prove it whole is
-whole; and UINT8 carriers of 8-bit float formats (API.md B2: "torch uint8 can carry HF8/FP4")."""
+whole, a slice running past the end is clipped as in Python; UINT8 carriers of 8-bit float formats
+(API.md B2: "torch uint8 can carry HF8/FP4"); ``@pypto.options``; NotImplementedError locations."""
 import pytest
 import torch
 
@@ -133,3 +134,47 @@ def test_options_decorator_scopes_process_wide_options():
         pypto.options(pass_options={"no_such_knob": 1})
     with pytest.raises(NotImplementedError, match="enable_slice"):
         pypto.options(pass_options={"enable_slice": True})
+
+
+@pytest.mark.both_backends
+def test_loop_slices_are_clipped_at_the_end_like_python_slices():
+    """``x[i:i + 4, :]`` in ``pypto.loop(0, n, 4)``: the last block of a ragged n is shorter, as a Python
+    slice (and ``pypto.view``) is, for fixed and DYNAMIC n; ``o[i:i + 1] = ...`` and ``o[i] = ...`` with a
+    loop index take the remaining axes whole."""
+    @pypto.frontend.jit
+    def fixed(x: pypto.Tensor([10, 32], pypto.DT_FP32), o: pypto.Tensor([10, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        for i in pypto.loop(0, 10, 4):
+            o[i:i + 4, :] = x[i:i + 4, :] * 2.0
+
+    @pypto.frontend.jit
+    def dynamic(x: pypto.Tensor([D, 32], pypto.DT_FP32), o: pypto.Tensor([D, 32], pypto.DT_FP32),
+                p: pypto.Tensor([D, 32], pypto.DT_FP32), q: pypto.Tensor([D, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        for i in pypto.loop(0, x.shape[0], 4):
+            o[i:i + 4, :] = x[i:i + 4, :] * 2.0
+        for i in pypto.loop(x.shape[0]):
+            p[i:i + 1] = x[i:i + 1, :] + 1.0
+            q[i] = x[i] - 1.0
+
+    x = torch.randn(10, 32)
+    o = torch.zeros(10, 32)
+    fixed(x, o)
+    assert torch.equal(o, x * 2)
+    for n in (1, 10, 12):
+        x = torch.randn(n, 32)
+        o, p, q = torch.zeros(n, 32), torch.zeros(n, 32), torch.zeros(n, 32)
+        dynamic(x, o, p, q)
+        assert torch.equal(o, x * 2) and torch.equal(p, x + 1) and torch.equal(q, x - 1)
+
+
+def test_not_implemented_features_name_the_kernel_and_line():
+    @pypto.frontend.jit
+    def reflect(x: pypto.Tensor([8, 32], pypto.DT_FP32), o: pypto.Tensor([8, 34], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        o[:] = pypto.pad(x, (1, 1), mode="reflect")
+
+    with pytest.raises(NotImplementedError, match=r"\[kernel reflect\] pypto.pad\(mode='reflect'\)") as info:
+        reflect(torch.randn(8, 32), torch.empty(8, 34))
+    assert "test_dims_and_carriers.py:" in str(info.value)
+    assert 'o[:] = pypto.pad(x, (1, 1), mode="reflect")' in str(info.value)

@@ -205,6 +205,11 @@ def record(fn: Callable, session: Session, make_args: Callable[[], Tuple[List[An
             result = fn(*args, **kwargs)
         except KernelError as e:  # an op rejected its operands: say where in the kernel
             raise e.attach(loc=traceback_location(e.__traceback__), kernel=session.kernel_name)
+        except NotImplementedError as e:  # the same for a feature that is not implemented (still this type)
+            if str(e).startswith("[kernel "):
+                raise
+            loc = traceback_location(e.__traceback__)
+            raise NotImplementedError(f"[kernel {session.kernel_name}] {e}" + (f"\n  at {loc}" if loc else "")) from e
         finally:
             _local.recorder = prev
         if result is not None:

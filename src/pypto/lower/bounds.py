@@ -14,8 +14,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.ir import nodes as ir
 
 from ..graph import Branch, Loop
-
-Affine = Dict[Optional[int], int]  # Var uid (None: the constant term) -> coefficient
+from ..symbolic import Affine, affine_form
 
 
 def _vars(e: ir.Expr, out: Dict[int, ir.Var]) -> Dict[int, ir.Var]:
@@ -26,30 +25,6 @@ def _vars(e: ir.Expr, out: Dict[int, ir.Var]) -> Dict[int, ir.Var]:
         _vars(e.lhs, out)
         _vars(e.rhs, out)
     return out
-
-
-def _affine(e: ir.Expr) -> Optional[Affine]:
-    """``e`` as an integer affine form over its Vars (so ``(i + 1) * 4 - i * 4`` becomes ``4``), or None."""
-    if isinstance(e, ir.Const) and isinstance(e.value, int):
-        return {None: int(e.value)}
-    if isinstance(e, ir.Var):
-        return {e.uid: 1}
-    if not isinstance(e, ir.BinOp) or e.op not in ("+", "-", "*"):
-        return None
-    a, b = _affine(e.lhs), _affine(e.rhs)
-    if a is None or b is None:
-        return None
-    if e.op == "*":
-        if set(a) == {None}:
-            a, b = b, a
-        if set(b) != {None}:
-            return None  # a product of two variables
-        return {k: c * b[None] for k, c in a.items()}
-    sign = 1 if e.op == "+" else -1
-    out = dict(a)
-    for k, c in b.items():
-        out[k] = out.get(k, 0) + sign * c
-    return {k: c for k, c in out.items() if c != 0 or k is None}
 
 
 def _bin(op: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
@@ -105,7 +80,7 @@ class Bounds:
         """An upper (``up``) or lower bound of ``e`` over every loop iteration; None when unknown."""
         if self.evaluable(e):
             return e
-        form = _affine(e)
+        form = affine_form(e)
         if form is not None:
             return self._affine_bound(form, _vars(e, {}), up)
         if not isinstance(e, ir.BinOp):

@@ -44,6 +44,11 @@ def binary(fn: str, a, b) -> Tensor:
         return out(Node("binary_scalar", (n,), n.shape, n.dtype, {"fn": fn, "scalar": s, "reverse": rev}))
     x, y = node_of(a), node_of(b)
     dtype = promote(x.dtype, y.dtype)
+    if dtype == dt.DT_BOOL and fn != "div":  # torch: + and maximum are or, * and minimum are and
+        if fn == "sub":
+            raise KernelTypeError("pypto.sub of two BOOL tensors is not supported (as in torch): use "
+                                  "pypto.bitwise_xor, or cast first")
+        return _logical("logical_or" if fn in ("add", "maximum") else "logical_and", a, b)
     if fn == "div" and not dtype.is_float():
         dtype = dt.DT_FP32
     shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")

@@ -60,10 +60,14 @@ def getitem(x, key) -> Tensor:
                 start += _static(dim, "a negative slice start")
             if is_static(stop) and stop < 0:
                 stop += _static(dim, "a negative slice stop")
-            if is_static(stop) and is_static(dim) and stop > dim:
-                stop = dim
             starts.append(start)
-            sizes.append(stop - start)
+            if is_static(stop) and is_static(dim):
+                sizes.append(min(stop, dim) - start)
+            elif k.stop is not None:  # clipped at the end, as Python slices are (a loop's ragged last block);
+                # min(stop - start, dim - start) keeps both sides affine for the workspace bounds
+                sizes.append(immediate(sym_min(stop - start, dim - start)))
+            else:
+                sizes.append(stop - start)
         elif is_scalar(k) and not isinstance(k, (bool, float)):
             if is_static(k) and k < 0:
                 k += _static(dim, "a negative index")
@@ -104,7 +108,8 @@ def setitem(x, key, value) -> None:
     keys = key if isinstance(key, tuple) else (key,)
     region = getitem(x, tuple(_axis_kept(k) for k in keys))  # a[2, 3] = 5 writes a [1, 1] region
     dst = node_of(region)
-    if key != slice(None) and not is_scalar(value) and _fits_inside(node_of(value, "assignment value"), dst):
+    whole = isinstance(key, slice) and key.start is None and key.stop is None and key.step is None
+    if not whole and not is_scalar(value) and _fits_inside(node_of(value, "assignment value"), dst):
         assemble(value, [0] * dst.ndim, region)
         return
     _store(dst, value, "assignment")

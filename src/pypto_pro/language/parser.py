@@ -971,11 +971,14 @@ class KernelParser:
         if getattr(func, "__pto_jit__", False):
             raise self.err(KernelSyntaxError, "calling another @pl.jit kernel from a kernel is not supported; call "
                            "its undecorated helper instead", node)
-        if isinstance(func, types.FunctionType) and not func.__module__.startswith("pypto_pro"):
+        if (isinstance(func, types.FunctionType) and not func.__module__.startswith("pypto_pro")
+                and func.__name__ != "<lambda>"):  # a lambda has no statements to inline: a compile-time callable
             return self.inline_call(func, args, kwargs, node)
         values = list(args) + list(kwargs.values())
         if any(is_runtime(v) or isinstance(v, (ir.TileRef, GroupHandle, TensorHandle)) for v in values):
-            hint = "; use pl.range for a runtime loop" if func is builtins.range else ""
+            hint = ("; use pl.range for a runtime loop" if func is builtins.range else
+                    "; write it as a def helper, which is inlined" if getattr(func, "__name__", "") == "<lambda>"
+                    else "")
             raise self.err(KernelSyntaxError, f"{getattr(func, '__name__', func)!s} is evaluated at compile time "
                            f"and cannot take runtime scalars, tiles or tensors{hint}", node)
         try:
@@ -992,7 +995,10 @@ class KernelParser:
     def inline_call(self, func, args, kwargs, node):
         if len(self.inline_stack) > 32:
             raise self.err(KernelSyntaxError, "helper inlining is too deep (recursion?)", node)
-        fdef, filename, first, lines = function_source(func)
+        try:
+            fdef, filename, first, lines = function_source(func)
+        except KernelError as e:
+            raise e.attach(loc=self.loc(node), kernel=self.name)
         try:
             bound = inspect.signature(func).bind(*args, **kwargs)
         except TypeError as e:

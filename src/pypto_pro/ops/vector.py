@@ -173,6 +173,18 @@ def _lane_sum(x: np.ndarray, axis: int, acc_dtype) -> np.ndarray:
     return lanes[0]
 
 
+def _keep_first_nan(x: np.ndarray, axis: int, result: np.ndarray) -> np.ndarray:
+    """``result`` with each NaN replaced by the first NaN of its row/column in ``x``: the reduction
+    returns that NaN itself, sign and payload included (numpy's max/min give a default NaN)."""
+    if x.dtype.kind != "f":
+        return result
+    nan = np.isnan(result)
+    if not nan.any():
+        return result
+    first = np.expand_dims(np.argmax(np.isnan(x), axis=axis), axis)
+    return np.where(nan, np.take_along_axis(x, first, axis=axis), result)
+
+
 def reduce_values(kind: str, x: np.ndarray, axis: int, dtype) -> np.ndarray:
     """Reduction along ``axis`` with keepdims.  Sums accumulate in the compute dtype: along the last
     axis (row sums) in 8 interleaved lanes (:func:`_lane_sum`), along axis 0 (column sums) top to
@@ -183,10 +195,8 @@ def reduce_values(kind: str, x: np.ndarray, axis: int, dtype) -> np.ndarray:
             if axis == x.ndim - 1 and x.ndim > 1:
                 return _lane_sum(x, axis, acc_dtype)
             return np.take(np.cumsum(x, axis=axis, dtype=acc_dtype), [-1], axis=axis)
-        if kind == "max":
-            return np.max(x, axis=axis, keepdims=True)
-        if kind == "min":
-            return np.min(x, axis=axis, keepdims=True)
+        if kind in ("max", "min"):
+            return _keep_first_nan(x, axis, (np.max if kind == "max" else np.min)(x, axis=axis, keepdims=True))
         if kind == "argmax":
             return np.expand_dims(np.argmax(x, axis=axis), axis)
         if kind == "argmin":
@@ -299,7 +309,9 @@ _UNARY = {
     "neg": (lambda x: -x, tuple(d for d in ARITH if d.kind != "uint")),
     "abs": (np.abs, tuple(d for d in ARITH if d.kind != "uint")),
     "exp": (np.exp, F16_F32),
-    "log": (np.log, F16_F32),
+    # log in float64, rounded once: numpy's fp32 SIMD log is off by an ulp on ~5% of inputs (and
+    # differs between hosts); the double result rounds to what the cpu backend computes
+    "log": (lambda x: np.log(x.astype(np.float64)).astype(x.dtype), F16_F32),
     "sqrt": (np.sqrt, F16_F32),
     "rsqrt": (lambda x: np.float32(1) / np.sqrt(x), F16_F32),
     "recip": (lambda x: np.float32(1) / x, F16_F32),

@@ -61,11 +61,16 @@ template <class T> inline void transpose(Core& C, const Tile<T>& d, const Tile<T
 
 // ---------------------------------------------------------------- gather / gathermask (ops/gather.py)
 // gather: d[r, c] = src's physical element idx[r, c] + offset in row-major order; an index outside
-// src fails (the hardware leaves it undefined).
+// src fails (the hardware leaves it undefined).  Like every op here, all operands are read before dst
+// is written: one that overlaps dst at another address is copied first.
 template <class T, class I>
-inline void gather(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<I>& idx, int64_t offset) {
+inline void gather(Core& C, const Tile<T>& d, const Tile<T>& src, const Tile<I>& index, int64_t offset) {
   int vr, vc;
-  window(C, d, vr, vc, idx);
+  window(C, d, vr, vc, index);
+  const Snapshot<T> ss(src, src.rows, src.cols, overlaps(d, src));
+  const Snapshot<I> si(index, vr, vc, overlaps(d, index));
+  const Tile<T>& s = ss.view;
+  const Tile<I>& idx = si.view;
   const int64_t n = (int64_t)s.rows * s.cols;
   for (int r = 0; r < vr; ++r)
     for (int c = 0; c < vc; ++c) {
@@ -78,9 +83,13 @@ inline void gather(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<I>& i
 }
 // scatter: d's physical element idx[r, c] (row-major) = s[r, c] over s's valid window, in row-major
 // order (a repeated index keeps the last write); other elements keep their values.
-template <class T, class I> inline void scatter(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<I>& idx) {
+template <class T, class I> inline void scatter(Core& C, const Tile<T>& d, const Tile<T>& src, const Tile<I>& index) {
   int vr, vc;
-  window(C, s, vr, vc, idx);
+  window(C, src, vr, vc, index);
+  const Snapshot<T> ss(src, vr, vc, overlaps(d, src));
+  const Snapshot<I> si(index, vr, vc, overlaps(d, index));
+  const Tile<T>& s = ss.view;
+  const Tile<I>& idx = si.view;
   const int64_t n = (int64_t)d.rows * d.cols;
   for (int r = 0; r < vr; ++r)
     for (int c = 0; c < vc; ++c) {
@@ -96,12 +105,14 @@ template <class T, class I> inline void scatter(Core& C, const Tile<T>& d, const
     }
 }
 // gathermask: d[r, j] = s[r, j * group + first] over d's valid window.
-template <class T> inline void gathermask(Core& C, const Tile<T>& d, const Tile<T>& s, int group, int first) {
+template <class T> inline void gathermask(Core& C, const Tile<T>& d, const Tile<T>& src, int group, int first) {
   const int vr = d.vr, vc = d.vc;
   const int need = vc > 0 ? (vc - 1) * group + first + 1 : 0;
-  if (vr > s.rows || need > s.cols)
+  if (vr > src.rows || need > src.cols)
     fail(C, "pl.gathermask(pattern_mode): dst's valid window %dx%d needs %dx%d of src, which is %dx%d", vr, vc, vr,
-         need, s.rows, s.cols);
+         need, src.rows, src.cols);
+  const Snapshot<T> ss(src, vr, need, vr > 0 && need > 0 && overlaps(d, src));
+  const Tile<T>& s = ss.view;
   for (int r = 0; r < vr; ++r)
     for (int j = 0; j < vc; ++j) d.at(r, j) = s.at(r, j * group + first);
 }

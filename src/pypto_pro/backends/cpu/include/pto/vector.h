@@ -219,7 +219,8 @@ struct UExp {
     for (; c < n; ++c) d[c] = exp_f32(s[c]);
   }
 };
-struct ULog { template <class T> static ct<T> f(ct<T> x) { return std::log(x); } };
+// log in double, rounded once (ops/vector.py: the interpreter does the same, so the bits agree)
+struct ULog { template <class T> static ct<T> f(ct<T> x) { return (ct<T>)std::log((double)x); } };
 struct USqrt { template <class T> static ct<T> f(ct<T> x) { return std::sqrt(x); } };
 struct URsqrt { template <class T> static ct<T> f(ct<T> x) { return 1.0f / std::sqrt(x); } };
 struct URecip { template <class T> static ct<T> f(ct<T> x) { return 1.0f / x; } };
@@ -425,9 +426,11 @@ template <int K> inline bool row_minmax_fast(const float* p, int vc, float& out)
 }
 
 // Row reduction (dim=0): dst[r, 0] over src's valid rows; column reduction (dim=1): dst[0, c].
-template <int K, class TD, class T> inline void reduce(Core& C, const Tile<TD>& d, const Tile<T>& s, int dim) {
-  const int vr = s.vr, vc = s.vc;
-  if (vr <= 0 || vc <= 0) fail(C, "reduction over an empty valid window of %s", s.name);
+template <int K, class TD, class T> inline void reduce(Core& C, const Tile<TD>& d, const Tile<T>& src, int dim) {
+  const int vr = src.vr, vc = src.vc;
+  if (vr <= 0 || vc <= 0) fail(C, "reduction over an empty valid window of %s", src.name);
+  const Snapshot<T> snap(src, vr, vc, overlaps(d, src));  // results written early must not feed later rows
+  const Tile<T>& s = snap.view;
   if (dim == 0) {
     if (d.rows < vr) fail(C, "reduction result %s [%d, %d] cannot hold %d rows", d.name, d.rows, d.cols, vr);
     for (int r = 0; r < vr; ++r) {
@@ -469,13 +472,15 @@ template <class T> inline Tile<T> row_of(const Tile<T>& t, int r) {
   return x;
 }
 
-template <class Op, class T> inline void expand(Core& C, const Tile<T>& d, const Tile<T>& s, const Tile<T>& v, int dim) {
+template <class Op, class T> inline void expand(Core& C, const Tile<T>& d, const Tile<T>& src, const Tile<T>& v, int dim) {
   int vr, vc;
-  window(C, d, vr, vc, s);
+  window(C, d, vr, vc, src);
   if (dim == 0 ? v.rows < vr : v.cols < vc) fail(C, "broadcast operand %s is too small for a %dx%d window", v.name, vr, vc);
   if (vr <= 0 || vc <= 0) return;
   Snapshot<T> sv(v, dim == 0 ? vr : 1, dim == 0 ? 1 : vc, overlaps(d, v));
   const Tile<T>& vv = sv.view;
+  const Snapshot<T> ss(src, vr, vc, overlaps(d, src) && !same_map(d, src));  // rows written must not feed later rows
+  const Tile<T>& s = ss.view;
   for (int r = 0; r < vr; ++r) {
     if (dim == 0) {
       const ct<T> y = ld(vv.at(r, 0));
@@ -499,6 +504,21 @@ struct CGt { template <class V> static bool f(V a, V b) { return a > b; } };
 struct CGe { template <class V> static bool f(V a, V b) { return a >= b; } };
 
 template <class T> inline ct<T> rhs_at(const Tile<T>& t, int r, int c) { return ld<T>(t.at(r, c)); }
+// A tile rhs that overlaps the op's output elsewhere is read from a copy (see ew); a scalar as is.
+template <class T> struct RhsSnap {
+  Snapshot<T> snap;
+  const Tile<T>& get() const { return snap.view; }
+};
+template <class S> struct RhsScalar {
+  const S& value;
+  const S& get() const { return value; }
+};
+template <class T, class TO> inline RhsSnap<T> snapshot_if_tile(const Tile<TO>& out, const Tile<T>& t, int rows, int cols) {
+  return RhsSnap<T>{Snapshot<T>(t, rows, cols, overlaps(out, t) && !same_map(out, t))};
+}
+template <class T, class TO, class S> inline RhsScalar<S> snapshot_if_tile(const Tile<TO>&, const S& s, int, int) {
+  return RhsScalar<S>{s};
+}
 template <class T, class S> inline ct<T> rhs_at(const S& s, int, int) { return scal<T>(s); }
 template <class T> inline void rhs_fits(Core& C, const Tile<T>& t, int rows, int cols) {
   if (t.rows < rows || t.cols < cols) fail(C, "operand %s (%dx%d) is smaller than the %dx%d window", t.name, t.rows, t.cols, rows, cols);
@@ -506,10 +526,14 @@ template <class T> inline void rhs_fits(Core& C, const Tile<T>& t, int rows, int
 template <class T, class S> inline void rhs_fits(Core&, const S&, int, int) {}
 
 // mask = lhs OP rhs over lhs's valid window, LSB-first, ceil(cols/8) bytes at the start of each mask row.
-template <class Op, class T, class R> inline void compare(Core& C, const Tile<uint8_t>& m, const Tile<T>& a, const R& b) {
-  const int rows = a.vr, cols = a.vc;
+template <class Op, class T, class R> inline void compare(Core& C, const Tile<uint8_t>& m, const Tile<T>& lhs, const R& rhs) {
+  const int rows = lhs.vr, cols = lhs.vc;
   if (m.rows < rows || m.cols * 8 < cols) fail(C, "mask tile %s is too small for a %dx%d predicate", m.name, rows, cols);
-  rhs_fits<T>(C, b, rows, cols);
+  rhs_fits<T>(C, rhs, rows, cols);
+  const Snapshot<T> sa(lhs, rows, cols, overlaps(m, lhs));
+  const auto sb = snapshot_if_tile<T>(m, rhs, rows, cols);
+  const Tile<T>& a = sa.view;
+  const auto& b = sb.get();
   for (int r = 0; r < rows; ++r) {
     for (int j = 0; j < m.cols; ++j) {
       uint8_t byte = 0;
@@ -523,12 +547,16 @@ template <class Op, class T, class R> inline void compare(Core& C, const Tile<ui
 }
 
 // dst = mask ? lhs : rhs over dst's valid window.
-template <class T, class R> inline void select(Core& C, const Tile<T>& d, const Tile<uint8_t>& m, const Tile<T>& a, const R& b) {
+template <class T, class R> inline void select(Core& C, const Tile<T>& d, const Tile<uint8_t>& mask, const Tile<T>& a, const R& rhs) {
   int rows, cols;
   window(C, d, rows, cols, a);
-  if (m.rows < rows) fail(C, "mask tile %s has fewer than %d rows", m.name, rows);
-  rhs_fits<T>(C, b, rows, cols);
+  if (mask.rows < rows) fail(C, "mask tile %s has fewer than %d rows", mask.name, rows);
+  rhs_fits<T>(C, rhs, rows, cols);
   Snapshot<T> sa(a, rows, cols, overlaps(d, a) && !same_map(d, a));
+  const Snapshot<uint8_t> sm(mask, rows, mask.cols, overlaps(d, mask));
+  const auto sb = snapshot_if_tile<T>(d, rhs, rows, cols);
+  const Tile<uint8_t>& m = sm.view;
+  const auto& b = sb.get();
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       const bool bit = (c / 8 < m.cols) && ((m.at(r, c / 8) >> (c % 8)) & 1u);
