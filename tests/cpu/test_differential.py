@@ -130,7 +130,7 @@ def _compare(ref, got, prog):
         assert np.array_equal(a[m], b[m]), f"mismatch\n{prog['body']}\nmax diff {np.abs(a[m] - b[m]).max()}"
 
 
-@settings(max_examples=int(os.environ.get("PYPTO_DIFFERENTIAL_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=int(os.environ.get("PYPTO_DIFFERENTIAL_EXAMPLES", "18")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(prog=programs(), seed=st.integers(0, 2**31 - 1))
 def test_random_programs_match_interpreter(tmp_path, prog, seed):

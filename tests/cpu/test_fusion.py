@@ -177,7 +177,7 @@ def programs(draw):
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # 1e30 as fp16 is inf
-@settings(max_examples=int(os.environ.get("PYPTO_FUSION_EXAMPLES", "30")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=int(os.environ.get("PYPTO_FUSION_EXAMPLES", "20")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(prog=programs(), seed=st.integers(0, 2**31 - 1))
 def test_random_chains_match_unfused_and_interpreter(tmp_path, prog, seed):

@@ -1294,10 +1294,11 @@ class KernelParser:
         if (self.arch.name == "a5" and layout in (Layout.ZZ, Layout.NN)
                 and ttype.target_memory in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)):
             raise self.err(KernelTypeError, f"{what}: layout {layout.name} is not legal for a {space} tile on arch a5 "
-                           f"(a5's Left tiles are NZ; ZZ/NN are the a2/a3 fractals)", node)
-        if isinstance(size, bool) or not isinstance(size, int) or size < ttype.nbytes:
+                           f"(a5's Left tiles are NZ; ZZ/NN are the a2/a3 fractals: @pl.jit(arch=\"a3\"))", node)
+        packed = -(-ttype.shape[0] * ttype.shape[1] * ttype.dtype.bits() // 8)  # 4-bit types: two per byte
+        if isinstance(size, bool) or not isinstance(size, int) or size < packed:
             raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
-                           f"{ttype.shape[1]} {ttype.dtype.name} tile needs {ttype.nbytes} bytes", node)
+                           f"{ttype.shape[1]} {ttype.dtype.name} tile needs {packed} bytes", node)
         span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
                                ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
         end = addr + builtins.max(size, span)
