@@ -91,7 +91,7 @@ class Shadow:
         self.regions: Dict[Tuple, Region] = {}
 
     def access(self, acc: Access, ins: Instr, agent: int, clock: int, vc: np.ndarray,
-               dma: bool) -> List[Tuple[Access, Instr, int]]:
+               dma: bool) -> List[Tuple[Access, Instr, int, bool]]:
         """Record ``acc`` by ``agent`` at ``clock`` (knowing ``vc``); return ``(access, instr, agent,
         inverted)`` of the earlier accesses it races with, those of other agents first.  ``inverted``: the
         two are ordered, but against program order (see the module docstring)."""
