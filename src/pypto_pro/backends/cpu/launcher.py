@@ -130,10 +130,13 @@ class CompiledKernel:
         loc = site.loc if site else None
         if err.kind != 2:
             raise KernelRuntimeError(message, loc=loc, kernel=self.kernel.name)
-        sites = [int(n) for n in re.findall(r" @site (\d+)", message)]
-        locs = [self.gen.sites[n].loc if n < len(self.gen.sites) else None for n in sites]
-        message = re.sub(r" @site (\d+)", lambda m: wait_location(locs[sites.index(int(m.group(1)))]), message)
-        raise KernelDeadlockError(message, loc=next((x for x in locs if x is not None), None), kernel=self.kernel.name)
+        def site_loc(n: int):
+            return self.gen.sites[n].loc if n < len(self.gen.sites) else None
+
+        first = re.search(r" @site (\d+)", message)
+        message = re.sub(r" @site (\d+)", lambda m: wait_location(site_loc(int(m.group(1)))), message)
+        raise KernelDeadlockError(message, loc=site_loc(int(first.group(1))) if first else None,
+                                  kernel=self.kernel.name)
 
 
 def key_of(gen: Generated, tc: Toolchain) -> str:

@@ -123,17 +123,16 @@ class Shadow:
                 if not (rlo[0] < hi0 and rhi[0] > lo0) or not (
                         _runs_overlap(acc, racc) if one_dim else _overlaps(lo, hi, rlo, rhi)):
                     continue
+                later = rins.core == ins.core and rins.seq > ins.seq  # ran first, comes later in the program
                 if ragent == agent and not (dma and write and rwrite):
                     hb = True  # program order of one pipe
                 else:
                     hb = vc[ragent] >= rclock
                     if (write or rwrite) and not (atomic and ratomic) and not (
                             write and rwrite and acc.digest is not None and acc.digest == racc.digest):
-                        if not hb:
-                            races.append((racc, rins, ragent, False))
-                        elif rins.core == ins.core and rins.seq > ins.seq:
-                            races.append((racc, rins, ragent, True))
-                if hb and (write or not rwrite) and not (rins.core == ins.core and rins.seq > ins.seq) and (
+                        if not hb or later:
+                            races.append((racc, rins, ragent, hb))  # hb here: ordered, but inverted
+                if hb and (write or not rwrite) and not later and (
                         _runs_cover(acc, rlo[0], rhi[0]) if one_dim else _covers(lo, hi, rlo, rhi)):
                     rec[_ALIVE] = False
                     dropped = True
