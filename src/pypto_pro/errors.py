@@ -51,11 +51,15 @@ class KernelError(Exception):
         return self
 
 
-class KernelSyntaxError(KernelError):
+class ParserError(KernelError):
+    """A kernel the frontend rejects before it runs (the official ``parser.diagnostics`` base class)."""
+
+
+class KernelSyntaxError(ParserError):
     """A Python construct that is not allowed inside a kernel."""
 
 
-class KernelTypeError(KernelError, TypeError):
+class KernelTypeError(ParserError, TypeError):
     """An op's operands are ill-typed: dtype, shape, memory space or move path."""
 
 
@@ -97,3 +101,8 @@ __all__ = [
     "KernelLaunchError", "KernelLaunchValueError", "KernelRuntimeError", "KernelRaceError", "KernelDeadlockError",
     "KernelUninitError",
 ]
+
+
+#: The official diagnostics' names (``pypto_pro.language.parser.diagnostics``) for the same classes.
+ParserSyntaxError = KernelSyntaxError
+ParserTypeError = KernelTypeError

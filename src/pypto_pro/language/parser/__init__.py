@@ -20,15 +20,15 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
+from ... import dtypes as dt
+from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
-from ..ir import nodes as ir
-from ..ir.layout import footprint_elems
-from ..ir.optable import CheckCtx, OpDef
-from ..ir.types import Layout, MemorySpace, TileType, default_layout
-from . import intrinsics
-from .annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
+from ...ir import nodes as ir
+from ...ir.layout import footprint_elems
+from ...ir.optable import CheckCtx, OpDef
+from ...ir.types import Layout, MemorySpace, TileType, default_layout
+from .. import intrinsics
+from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -1037,7 +1037,7 @@ class KernelParser:
         return ir.SlotRef(g, snapshot)
 
     def op_named(self, name: str) -> OpDef:
-        from ..ir.optable import OPS
+        from ...ir.optable import OPS
         return OPS[name]
 
     def bind(self, public: str, sig: inspect.Signature, args, kwargs, node) -> inspect.BoundArguments:

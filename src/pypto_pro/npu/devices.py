@@ -1,0 +1,72 @@
+"""Device mapping of the stand-in: every ``npu`` device a torch program names means the CPU.
+
+torch learns the device name ``npu`` (its PrivateUse1 backend renamed, with our ``torch.npu``
+module registered for it) so that ``torch.device("npu:0")`` parses; a torch-function mode then
+rewrites each ``device=`` argument and ``Tensor.to`` target of type ``npu`` to the CPU before torch
+sees it.  ``Tensor.npu()`` and ``Module.npu()`` return the CPU object.  The mode is pushed for the
+thread that activates the stand-in (torch keeps function modes per thread): tensors made with
+``device="npu"`` in other threads are not mapped.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+NPU = "npu"
+CPU = torch.device("cpu")
+
+
+def is_npu_device(device: Any) -> bool:
+    """Whether ``device`` (a string, ``torch.device`` or int ordinal) names an NPU."""
+    if isinstance(device, torch.device):
+        return device.type == NPU
+    if isinstance(device, str):
+        return device.split(":", 1)[0].strip() == NPU
+    return False
+
+
+def to_host(device: Any) -> Any:
+    """``device`` with an NPU replaced by the CPU; anything else unchanged."""
+    return CPU if is_npu_device(device) else device
+
+
+class NpuToCpuMode(TorchFunctionMode):
+    """Rewrites NPU device arguments of every torch function to the CPU."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if "device" in kwargs:
+            kwargs["device"] = to_host(kwargs["device"])
+        if func is torch.Tensor.to and len(args) > 1 and is_npu_device(args[1]):
+            args = (args[0], CPU) + tuple(args[2:])
+        return func(*args, **kwargs)
+
+
+def _tensor_npu(self: torch.Tensor, device: Any = None, non_blocking: bool = False, **_: Any) -> torch.Tensor:
+    """``Tensor.npu()``: the tensor itself (it already lives where the stand-in's NPU is)."""
+    return self
+
+
+def _module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
+    """``Module.npu()``: the module itself."""
+    return self
+
+
+_mode: TorchFunctionMode | None = None
+
+
+def activate(npu_module: ModuleType) -> None:
+    """Teach torch the ``npu`` device name, register ``torch.npu`` and start the mapping."""
+    global _mode
+    if torch._C._get_privateuse1_backend_name() != NPU:
+        torch.utils.rename_privateuse1_backend(NPU)
+    if not hasattr(torch, NPU):
+        torch._register_device_module(NPU, npu_module.npu)
+    torch.Tensor.npu = _tensor_npu
+    torch.nn.Module.npu = _module_npu
+    if _mode is None:
+        _mode = NpuToCpuMode()
+        _mode.__enter__()
