@@ -18,6 +18,7 @@ from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCore
                         FillPadMode, Layout, MemorySpace, PipeType, ReluPreMode, RoundMode, STPhase, SyncAllMode,
                         SyncCoreType, TilePad, TileType)
 from ..runtime.jit import JitKernel, jit  # noqa: F401
+from . import pipeline  # noqa: F401  (pl.pipeline.stage, pl.pipeline.PipelineConfig)
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
 from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
                          get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, max, min, range,

@@ -214,8 +214,14 @@ def check_scalar(kernel_name: str, p: ParamSpec, value):
     if not isinstance(value, int):
         raise KernelLaunchError(f"{what}: expected an int ({d.name}), got {type(value).__name__}", kernel=kernel_name)
     info = np.iinfo(d.require_numpy())
+    if info.min < 0 and info.max < value < 2 * (info.max + 1):
+        # the unsigned bit pattern of a signed scalar (e.g. struct.unpack("I", <float bytes>) passed as INT32):
+        # the launch ABI passes the bits, as ctypes' c_int32 does officially
+        value -= 2 * (info.max + 1)
     if not info.min <= value <= info.max:
-        raise KernelLaunchError(f"{what}: {value} does not fit {d.name}", kernel=kernel_name)
+        bits = d.bits()
+        raise KernelLaunchError(f"{what}: {value} does not fit {d.name} (values in [{info.min}, {info.max}], or an "
+                                f"unsigned {bits}-bit pattern below 2**{bits})", kernel=kernel_name)
     return int(value)
 
 
