@@ -28,6 +28,7 @@ from ...ir.layout import footprint_elems
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
+from . import runtime_lookup
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 
@@ -801,8 +802,7 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
             return ir.DeclRef(obj.decl.slots[index])
         if is_runtime(index) or (isinstance(index, tuple) and any(is_runtime(i) for i in index)):
-            raise self.err(KernelSyntaxError, "indexing a compile-time value (list, tuple, tensor shape) needs a "
-                           "compile-time index", node)
+            return runtime_lookup.select(self, obj, index, node)
         try:
             return obj[index]
         except Exception as e:  # noqa: BLE001 - compile-time evaluation failure
@@ -901,13 +901,21 @@ class KernelParser:
         left = self.eval(node.left)
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
-            right = self.eval(right_node)
-            if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op_node, (ast.In, ast.NotIn)):  # also a runtime value in a list or a pl.range
+                right = None
+                cmp = runtime_lookup.contains(self, left, right_node, node)
+                if isinstance(op_node, ast.NotIn):
+                    cmp = ir.UnOp("not", cmp, dt.DT_BOOL) if is_runtime(cmp) else not cmp
+                if len(node.ops) > 1:  # a chained comparison continues from the right operand
+                    right = self.eval(right_node)
+            elif isinstance(op_node, (ast.Is, ast.IsNot)):
+                right = self.eval(right_node)
                 if is_runtime(left) or is_runtime(right):
-                    raise self.err(KernelSyntaxError, "is/in comparisons need compile-time values", node)
-                cmp = {ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
-                       ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}[type(op_node)](left, right)
+                    raise self.err(KernelSyntaxError, "is/is not comparisons need compile-time values (use == for "
+                                   "runtime scalars)", node)
+                cmp = (left is right) if isinstance(op_node, ast.Is) else (left is not right)
             else:
+                right = self.eval(right_node)
                 cmp = self.binop(_CMPOPS[type(op_node)], left, right, node)
             if result is None:
                 result = cmp
@@ -953,6 +961,12 @@ class KernelParser:
             kwargs[k.arg] = self.eval(k.value)
         opdef = getattr(func, "__pto_op__", None)
         if opdef is not None:
+            adapt = getattr(func, "__pto_adapt__", None)  # an instruction-level spelling (language/spellings.py)
+            if adapt is not None:
+                try:
+                    args, kwargs = adapt(args, kwargs, lambda v: isinstance(v, ir.TileRef))
+                except KernelError as e:
+                    raise e.attach(loc=self.loc(node), kernel=self.name)
             return self.call_op(opdef, args, kwargs, node)
         intrinsic = getattr(func, "__pto_intrinsic__", None)
         if intrinsic == "not_implemented":
