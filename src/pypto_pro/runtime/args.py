@@ -52,7 +52,8 @@ def as_numpy(value, what: str) -> np.ndarray:
 
 
 def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
-    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format (API.md B2: torch
+    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format, or an integer array of
+    the same width and other signedness (API.md B2: torch
     has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
     Zero-copy.  HF8 has no host type: a carrier of it raises NotImplementedError."""
     if dtype is not None and arr.dtype == np.uint8 and dtype.kind == "float" and dtype.bits() == 8:
@@ -60,6 +61,12 @@ def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
             raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "
                                       f"values can be neither checked nor computed on)")
         return arr.view(dtype.np_dtype)
+    want = dtype.np_dtype if dtype is not None else None
+    if want is not None and arr.dtype != want and arr.dtype.kind in "iu" and np.dtype(want).kind in "iu" \
+            and arr.dtype.itemsize == np.dtype(want).itemsize:
+        # the same integer bits under the other signedness: torch has no uint16/32/64 tensors on most
+        # versions, so UINT32 data travels as int32 (and the official launch passes raw pointers)
+        return arr.view(want)
     return arr
 
 
