@@ -189,8 +189,9 @@ class JitKernel:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
-            raise KernelLaunchError(f"the launch arguments do not match {self.fn.__name__}{sig}: {e}",
-                                    kernel=self.name) from None
+            names = ", ".join(sig.parameters)
+            raise KernelLaunchError(f"expected {len(sig.parameters)} arguments ({names}) as in "
+                                    f"{self.fn.__name__}{sig}: {e}", kernel=self.name) from None
         bound.apply_defaults()
         return tuple(bound.arguments[name] for name in sig.parameters)
 
