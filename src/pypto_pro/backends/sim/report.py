@@ -144,7 +144,7 @@ class SimReport:
         """One line per group of alike cores (same role, bound pipe, busy fraction and bytes)."""
         groups: Dict[Tuple, List[Dict]] = {}
         for row in self.roofline():
-            key = (row["core"].split()[-1], row["bound"], round(20 * row["busy_fraction"]),
+            key = (row["core"].split()[-1].rstrip("0123456789"), row["bound"], round(20 * row["busy_fraction"]),
                    tuple(row["moved"].values()))
             groups.setdefault(key, []).append(row)
         lines = []
