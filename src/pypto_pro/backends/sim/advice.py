@@ -126,7 +126,7 @@ def _transfer_size(p: CoreProfile) -> List[Advice]:
     ins = p.typical.get(p.bound)
     text = f"move more bytes per transfer on {p.bound} (larger tiles, fewer {_op(ins) if ins else 'transfers'})"
     why = (f"{p.bound} is the busiest pipe ({100 * p.busy_fraction:.0f}% busy) and {p.latency} of its {busy} busy "
-           f"cycles ({100 * p.latency / busy:.0f}%) are the fixed latency each transfer pays")
+           f"cycles ({100 * p.latency / busy:.0f}%) are the fixed latency each transfer pays in the cost model")
     return [Advice(("transfer", p.bound, ins.loc if ins else None), text, why, [p.label], p.latency)]
 
 
@@ -172,7 +172,9 @@ def advise(profiles: Sequence[CoreProfile], labels: Sequence[str], tiles: Dict[s
                 found.cores.append(p.label)
                 found.cycles += a.cycles
     items = [merged[k] for k in order] + _grid(profiles, block_dim, capacity)
-    tips = sorted((a for a in items if not a.note), key=lambda a: -a.cycles)
+    # buffers first (they remove waits outright), then per-transfer overheads, then the grid
+    rank = {"buffers": 0, "scalar": 1, "transfer": 2}
+    tips = sorted((a for a in items if not a.note), key=lambda a: (rank.get(a.key[0], 3), -a.cycles))
     notes = [a for a in items if a.note]
     return tips, notes
 
