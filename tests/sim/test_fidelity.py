@@ -131,3 +131,31 @@ def test_a_reductions_tmp_is_written_by_the_op(tmp_is_b, synced, racy):
         assert "tile b" in race.message
     else:
         assert races == []
+
+
+@pytest.mark.parametrize("synced", [False, True])
+def test_a_view_and_its_parameter_are_one_memory(synced):
+    @pl.jit(backend="sim", auto_mutex=False, sim_options={"strict": False})
+    def through_view(x: pl.Tensor[[16, 64], pl.DT_FP32], y: pl.Tensor[[16, 64], pl.DT_FP32]):
+        rows = pl.make_tensor(x, [16, 64], [64, 1])
+        a = pl.make_tile(WIDE, addr=0x0)
+        b = pl.make_tile(WIDE, addr=0x1000)
+        with pl.section_vector():
+            pl.load(a, y, [0, 0])
+            pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+            pl.store(x, a, [0, 0])            # MTE3 writes x
+            if synced:
+                pl.system.sync_src(set_pipe=P.MTE3, wait_pipe=P.MTE2, event_id=1)
+                pl.system.sync_dst(set_pipe=P.MTE3, wait_pipe=P.MTE2, event_id=1)
+            pl.load(b, rows, [0, 0])          # MTE2 reads x through the view
+    x = np.zeros((16, 64), np.float32)
+    y = np.ones((16, 64), np.float32)
+    through_view(x, y)
+    races = _races(through_view)
+    assert np.all(x == 1)
+    if synced:
+        assert races == []
+    else:
+        (race,) = races
+        assert "write by pl.store on pipe MTE3" in race.message and "read by pl.load on pipe MTE2" in race.message
