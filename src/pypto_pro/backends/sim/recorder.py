@@ -24,6 +24,7 @@ from ...ir import nodes as ir
 from ...ir.types import CrossCoreSyncMode, MemorySpace, SyncCoreType
 from ...ops.scalar import _element_index
 from ...ops.sync import _sources, used_cores_of
+from ...ops.vf import SPECULATIVE_READS
 from ..interp.executor import ExecCtx, Interpreter
 from .costs import CostParams, cost_of
 from .instr import Access, Hazard, Instr
@@ -317,6 +318,8 @@ class Recorder:
             self._uninit(ins, view, mem, lo, hi)
 
     def _uninit(self, ins: Instr, view, mem: _Buffer, lo: int, hi: int) -> None:
+        if ins.op in SPECULATIVE_READS:  # a register load reads whole registers; masks decide what counts
+            return
         key = (ins.loc, view.name)
         if key in self._uninit_seen:
             return
