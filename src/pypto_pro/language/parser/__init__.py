@@ -24,7 +24,7 @@ from ... import dtypes as dt
 from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
@@ -1300,7 +1300,8 @@ class KernelParser:
             raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
                            f"{ttype.shape[1]} {ttype.dtype.name} tile needs {packed} bytes", node)
         span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, layout)) * ttype.dtype.nbytes
         end = addr + builtins.max(size, span)
         if end > cap:
             raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
@@ -1314,7 +1315,8 @@ class KernelParser:
         whole fractals occupies more than that (its fractals are padded), so its slots would overlap
         and corrupt each other: rejected here instead of computing wrong numbers."""
         span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, slots[0].layout)) * ttype.dtype.nbytes
         ordered = sorted(slots, key=lambda d: d.addr)
         for lo, hi in zip(ordered, ordered[1:]):
             if lo.addr + span > hi.addr:
