@@ -24,7 +24,7 @@ from ... import dtypes as dt
 from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
@@ -1326,7 +1326,8 @@ class KernelParser:
             raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
                            f"{ttype.shape[1]} {ttype.dtype.name} tile needs {packed} bytes", node)
         span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, layout)) * ttype.dtype.nbytes
         end = addr + builtins.max(size, span)
         if end > cap:
             raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
@@ -1336,19 +1337,20 @@ class KernelParser:
 
     def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
         """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
-        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose shape is not
-        whole fractals occupies more than that (its fractals are padded), so its slots would overlap
-        and corrupt each other: rejected here instead of computing wrong numbers."""
+        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose 32-byte runs
+        (or ZZ/NN blocks) are padded occupies more than that (ir/layout.py), so its slots would
+        overlap and corrupt each other: rejected here instead of computing wrong numbers."""
         span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, slots[0].layout)) * ttype.dtype.nbytes
         ordered = sorted(slots, key=lambda d: d.addr)
         for lo, hi in zip(ordered, ordered[1:]):
             if lo.addr + span > hi.addr:
                 raise self.err(KernelMemoryError, f"{what}: slots {lo.name} and {hi.name} overlap: a "
                                f"{ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} {ttype.target_memory.name} "
-                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractals are padded to "
-                               f"whole fractals), but the slots are {hi.addr - lo.addr} bytes apart; use a shape "
-                               f"of whole fractals or pass addrs=[...] at least {span} bytes apart", node)
+                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractal runs are padded to "
+                               f"32 bytes), but the slots are {hi.addr - lo.addr} bytes apart; use a shape of whole "
+                               f"32-byte runs or pass addrs=[...] at least {span} bytes apart", node)
 
     def _check_vec_extent(self, decl: ir.TileDecl, what: str, node) -> None:
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
