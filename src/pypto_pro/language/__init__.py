@@ -20,8 +20,8 @@ from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCore
 from ..runtime.jit import JitKernel, jit  # noqa: F401
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
 from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
-                         get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, max, min, range,
-                         section_cube, section_vector, set_stride, vector_function)
+                         get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, make_tuple, max,
+                         min, range, section_cube, section_vector, set_stride, struct, struct_array, vector_function)
 from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .stubs import build_namespaces
 
