@@ -801,6 +801,8 @@ class KernelParser(StructsMixin, ReturnsMixin):
             if not 0 <= index < obj.decl.depth:
                 raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
             return ir.DeclRef(obj.decl.slots[index])
+        if isinstance(obj, (list, tuple)) and is_runtime(index):
+            return self.sequence_item(obj, index, node)
         if is_runtime(index) or (isinstance(index, tuple) and any(is_runtime(i) for i in index)):
             raise self.err(KernelSyntaxError, "indexing a compile-time value (list, tuple, tensor shape) needs a "
                            "compile-time index", node)

@@ -23,6 +23,7 @@ from ... import dtypes as dt
 from ...errors import KernelSyntaxError, KernelTypeError
 from ...ir import nodes as ir
 from .structs import NamedTuple, ScalarArray, StructValue
+from .tile_choice import TileSlot
 
 
 class ReturnOutside(Exception):
@@ -78,7 +79,17 @@ class ReturnsMixin:
         if not always_returns(fdef.body):
             raise self.err(KernelSyntaxError, f"{frame.name} returns a value inside runtime control flow but can "
                            f"also reach its end without a return; end it with a return", node)
-        return frame.slot
+        return self._materialized(frame.slot)
+
+    def _materialized(self, slot):
+        """The helper's value from its merge slot (a tile slot becomes the chosen tile)."""
+        if isinstance(slot, TileSlot):
+            return slot.ref(self)
+        if isinstance(slot, NamedTuple):
+            return NamedTuple(slot._names, [self._materialized(v) for v in slot])
+        if isinstance(slot, (tuple, list)):
+            return type(slot)(self._materialized(v) for v in slot)
+        return slot
 
     # ------------------------------------------------------------------ statement lists
     def visit_body(self, stmts: Sequence[ast.stmt]) -> None:
@@ -168,6 +179,8 @@ class ReturnsMixin:
             return StructValue(value.type_name, fields)
         if is_scalar(value):
             return ir.Var(f"{frame.name}_ret", self._var_dtype(value))
+        if isinstance(value, (ir.DeclRef, ir.SlotRef)):
+            return TileSlot(f"{frame.name}_ret")
         return value  # a tile, group, tensor...: every return must give this same object
 
     def _assign_slot(self, slot, value, frame: ReturnFrame, node) -> None:
@@ -200,6 +213,10 @@ class ReturnsMixin:
                 raise self.err(KernelTypeError, f"{frame.name} returns a {self._var_dtype(value).name} here but a "
                                f"{slot.dtype.name} elsewhere; convert one of them", node)
             self.emit(ir.Assign(self.loc(node), slot, expr))
+        elif isinstance(slot, TileSlot):
+            if not isinstance(value, ir.TileRef):
+                raise self.err(KernelSyntaxError, mismatch, node)
+            self.emit(ir.Assign(self.loc(node), slot.index, slot.union.index_of(self, value, node)))
         elif value is not slot:
             raise self.not_implemented(f"{frame.name} returns different {type(slot).__name__} objects from runtime "
                                        f"control flow (only scalars, tuples, pl.make_tuple and pl.struct values "

@@ -244,6 +244,23 @@ class StructsMixin:
         """``obj[index]`` of a struct array or array field (or of a runtime-selected one)."""
         return self._value(self._element(obj, index, node))
 
+    def sequence_item(self, seq: Sequence[Any], index: ir.Expr, node):
+        """``seq[i]`` of a compile-time list/tuple at a runtime index ``i``: a select among scalar items, or
+        the struct ``i`` picks among struct items."""
+        from . import is_scalar, to_expr
+        items = list(seq)
+        if items and all(is_scalar(v) for v in items):
+            return select_tree(self._checked_index(index, len(items), node), [to_expr(v) for v in items])
+        if items and all(isinstance(v, StructValue) for v in items) and \
+                len({tuple(v.fields) for v in items}) == 1:
+            return Choice(self._checked_index(index, len(items), node), items)
+        if items and all(isinstance(v, (ir.DeclRef, ir.SlotRef)) for v in items):
+            from .tile_choice import choose_tile
+            return choose_tile(self, self.assign_target or "tiles", items,
+                               self._checked_index(index, len(items), node), node)
+        raise self.err(KernelSyntaxError, "indexing a compile-time list or tuple at a runtime index needs items "
+                       "that are all scalars, all structs of one type or all whole tiles", node)
+
     def _options_of(self, obj, node) -> list:
         """The elements ``obj[k]`` chooses from (for a runtime choice: those of each option)."""
         if isinstance(obj, Choice):
