@@ -1007,10 +1007,12 @@ class KernelParser(StructsMixin, ReturnsMixin):
         except TypeError as e:
             raise self.err(KernelSyntaxError, f"calling {func.__name__}: {e}", node) from None
         bound.apply_defaults()
+        reassigned = set(_assigned_names(fdef.body))
+        params = {name: self.new_var(name, value, node) if name in reassigned and isinstance(value, ir.Var) else value
+                  for name, value in bound.arguments.items()}  # a reassigned parameter is local, not the caller's
         outer = self.scope
         self.scope = Scope(func.__globals__, closure_vars(func), filename, first, lines)
-        for name, value in bound.arguments.items():
-            self.scope.vars[name] = value
+        self.scope.vars.update(params)
         self.inline_stack.append(self.runtime_depth)
         frame = self.enter_frame(func.__name__, helper=True)
         try:
