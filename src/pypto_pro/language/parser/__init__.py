@@ -30,6 +30,7 @@ from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
+from .membership import MembershipMixin
 from .returns import ReturnFrame, ReturnsMixin
 from .structs import AGGREGATES, NamedTuple, StructsMixin
 
@@ -245,7 +246,7 @@ def function_source(fn) -> tuple:
 # ----------------------------------------------------------------------------------------------
 # The parser
 # ----------------------------------------------------------------------------------------------
-class KernelParser(StructsMixin, ReturnsMixin):
+class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
     def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
@@ -904,13 +905,15 @@ class KernelParser(StructsMixin, ReturnsMixin):
         left = self.eval(node.left)
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
-            right = self.eval(right_node)
-            if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op_node, (ast.In, ast.NotIn)):
+                cmp, right = self.membership(left, right_node, isinstance(op_node, ast.NotIn), node)
+            elif isinstance(op_node, (ast.Is, ast.IsNot)):
+                right = self.eval(right_node)
                 if is_runtime(left) or is_runtime(right):
-                    raise self.err(KernelSyntaxError, "is/in comparisons need compile-time values", node)
-                cmp = {ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
-                       ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}[type(op_node)](left, right)
+                    raise self.err(KernelSyntaxError, "is comparisons need compile-time values", node)
+                cmp = (left is right) if isinstance(op_node, ast.Is) else (left is not right)
             else:
+                right = self.eval(right_node)
                 cmp = self.binop(_CMPOPS[type(op_node)], left, right, node)
             if result is None:
                 result = cmp
