@@ -24,6 +24,8 @@ class MemorySpace(enum.Enum):
     Scaling = "Scaling"
     ScaleLeft = "ScaleLeft"
     ScaleRight = "ScaleRight"
+    #: the vector core's register file (Reg/VF API): vector and mask registers, never user tiles
+    Reg = "Reg"
 
     def __repr__(self) -> str:
         return f"pl.MemorySpace.{self.name}"

@@ -20,7 +20,7 @@ from ...ir.layout import footprint_elems
 from ...ir.types import CrossCoreSyncMode, Layout, MemorySpace
 from . import fusion
 
-SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight"]
+SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight", "Reg"]
 LAYOUTS = {Layout.ND: "pto::ND", Layout.DN: "pto::DN", Layout.NZ: "pto::NZ", Layout.ZN: "pto::ZN",
            Layout.ZZ: "pto::ZZ", Layout.NN: "pto::NN"}
 C_TYPES = {"BOOL": "bool", "INT8": "int8_t", "INT16": "int16_t", "INT32": "int32_t", "INT64": "int64_t",

@@ -28,6 +28,7 @@ from ...ir.layout import footprint_elems
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
+from ..vf.frontend import vf_pointer_arith
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .membership import MembershipMixin
@@ -269,6 +270,9 @@ class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
         self.unroll_depth = 0
         self.scope: Optional[Scope] = None
         self.assign_target: Optional[str] = None
+        #: the value expression of the assignment being evaluated (a frontend call that *is* it may
+        #: write its result into the target's existing register: pypto_pro.language.vf)
+        self.assign_node: Optional[ast.expr] = None
         self.inline_stack: List[Any] = []
         self.frames: List[ReturnFrame] = []  # the kernel body and the inlined helper calls being parsed
         #: uid -> why: UINT8 Vec tiles whose rows break the 32-byte rule, usable only as compare/select masks
@@ -489,12 +493,13 @@ class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
 
     def stmt_Assign(self, node: ast.Assign) -> None:
         outer = self.assign_target  # inside an inlined helper: the caller's target names its tiles
+        outer_node, self.assign_node = self.assign_node, node.value
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.assign_target = node.targets[0].id
         try:
             value = self.eval(node.value)
         finally:
-            self.assign_target = outer
+            self.assign_target, self.assign_node = outer, outer_node
         for target in node.targets:
             self.store(target, value, node)
 
@@ -502,12 +507,13 @@ class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
         if node.value is None:
             return
         outer = self.assign_target
+        outer_node, self.assign_node = self.assign_node, node.value
         if isinstance(node.target, ast.Name):
             self.assign_target = node.target.id
         try:
             value = self.eval(node.value)
         finally:
-            self.assign_target = outer
+            self.assign_target, self.assign_node = outer, outer_node
         self.store(node.target, value, node)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
@@ -864,6 +870,9 @@ class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
         return self.binop(op, self.eval(node.left), self.eval(node.right), node)
 
     def binop(self, op: str, a, b, node):
+        pointer = vf_pointer_arith(self, op, a, b, node)  # `tile + offset` in VF code
+        if pointer is not None:
+            return pointer
         if isinstance(a, (ir.TileRef, GroupHandle)) or isinstance(b, (ir.TileRef, GroupHandle)):
             raise self.err(KernelSyntaxError, f"operator '{op}' on tiles is not supported; call the tile op with a "
                            f"destination, e.g. pl.add(dst, lhs, rhs)", node)
@@ -960,6 +969,9 @@ class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
         opdef = getattr(func, "__pto_op__", None)
         if opdef is not None:
             return self.call_op(opdef, args, kwargs, node)
+        frontend = getattr(func, "__pto_frontend__", None)  # API families with their own module (vf)
+        if frontend is not None:
+            return frontend(self, node, args, kwargs)
         intrinsic = getattr(func, "__pto_intrinsic__", None)
         if intrinsic == "not_implemented":
             self.call_not_implemented(func, node)
