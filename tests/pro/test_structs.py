@@ -173,37 +173,6 @@ def test_runtime_index_out_of_range_is_a_runtime_error(backend, bad):
 
 
 # ----------------------------------------------------------------------------------------------
-# a tuple of tiles at a runtime index
-# ----------------------------------------------------------------------------------------------
-def pick_tile(x: pl.Tensor[[8, 64], pl.DT_FP32], y: pl.Tensor[[8, 64], pl.DT_FP32],
-              z: pl.Tensor[[8, 64], pl.DT_FP32], which: int):
-    tt = pl.TileType(shape=[8, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
-    grp = pl.make_tile_group(type=tt, addrs=[0x0, 0x800], mutex_ids=[0, 1])
-    out_grp = pl.make_tile_group(type=tt, addrs=[0x1000], mutex_ids=[2])
-    with pl.section_vector():
-        c = out_grp[0]
-        a = grp[0]
-        b = grp[1]
-        pl.load(a, x, [0, 0])
-        pl.load(b, y, [0, 0])
-        both = (b, a)
-        chosen = both[which]
-        pl.add(c, chosen, chosen)
-        pl.store(z, c, [0, 0])
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_tuple_of_tiles_at_a_runtime_index(backend):
-    kernel = pl.jit(backend=backend)(pick_tile)
-    x = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
-    y = -x
-    for which, src in ((0, y), (1, x)):
-        z = np.zeros_like(x)
-        kernel(x, y, z, which)
-        assert z.tolist() == (src * 2).tolist()
-
-
-# ----------------------------------------------------------------------------------------------
 # errors
 # ----------------------------------------------------------------------------------------------
 def bad_const_index(out: pl.Tensor[[4], pl.DT_INT64]):

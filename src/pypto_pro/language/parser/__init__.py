@@ -34,6 +34,7 @@ from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, clo
 from .membership import MembershipMixin
 from .returns import ReturnFrame, ReturnsMixin
 from .structs import AGGREGATES, NamedTuple, StructsMixin
+from .tile_choice import merge_branch_tiles, select_tile
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Pow: "**"}
@@ -571,7 +572,8 @@ class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
         for name in set(then_env) | set(self.scope.vars):
             # a PendingVar that got its Var in one branch (e.g. a nested elif) is that Var in both
             a, b = (_resolved(env.get(name, Conflict(name))) for env in (then_env, self.scope.vars))
-            merged[name] = a if a is b else Conflict(name)
+            merged[name] = a if a is b else (merge_branch_tiles(self, name, a, b, then_body, else_body, node)
+                                             or Conflict(name))
         self.scope.vars = {k: v for k, v in merged.items() if not (isinstance(v, PendingVar) and v.var is None)}
         self.emit(ir.If(self.loc(node), cond, then_body, else_body))
 
@@ -938,9 +940,12 @@ class KernelParser(StructsMixin, ReturnsMixin, MembershipMixin):
         if not is_runtime(cond):
             return self.eval(node.body if cond else node.orelse)
         a, b = self.eval(node.body), self.eval(node.orelse)
+        tile = select_tile(self, cond, a, b, node)
+        if tile is not None:
+            return tile
         if not (is_scalar(a) and is_scalar(b)):
-            raise self.err(KernelSyntaxError, "a runtime conditional expression can only choose between scalars",
-                           node)
+            raise self.err(KernelSyntaxError, "a runtime conditional expression can only choose between scalars "
+                           "or between whole tiles of one type", node)
         ea, eb = to_expr(a), to_expr(b)
         dtype = ir.binop_dtype("+", ea.dtype, eb.dtype) if ea.dtype != eb.dtype else ea.dtype
         return ir.Select(cond, ea, eb, dtype)

@@ -98,3 +98,30 @@ def choose_tile(parser, name: str, refs, index: ir.Var, node) -> ir.TileRef:
         from .structs import select_tree
         chosen = parser.new_var(f"{name}_tile", select_tree(index, positions), node)
     return union.ref(parser, chosen)
+
+
+def _whole_tiles(*values) -> bool:
+    return all(isinstance(v, (ir.DeclRef, ir.SlotRef)) for v in values) and \
+        len({_signature(v.decl) for v in values}) == 1
+
+
+def select_tile(parser, cond: ir.Expr, a, b, node):
+    """``a if cond else b`` for two whole tiles of one type, else None."""
+    if not _whole_tiles(a, b):
+        return None
+    union = TileUnion(parser.assign_target or "tiles")
+    ia, ib = union.index_of(parser, a, node), union.index_of(parser, b, node)
+    index = parser.new_var(f"{union.name}_tile", ir.Select(cond, ia, ib, dt.DT_INT64), node)
+    return union.ref(parser, index)
+
+
+def merge_branch_tiles(parser, name: str, a, b, then_body: list, else_body: list, node):
+    """A name bound to different whole tiles by the two branches of a runtime ``if``: the tile chosen by the
+    branch taken (each branch ends by setting the union index), else None."""
+    if not _whole_tiles(a, b):
+        return None
+    union = TileUnion(name)
+    index = ir.Var(f"{name}_tile", dt.DT_INT64)
+    then_body.append(ir.Assign(parser.loc(node), index, union.index_of(parser, a, node)))
+    else_body.append(ir.Assign(parser.loc(node), index, union.index_of(parser, b, node)))
+    return union.ref(parser, index)
