@@ -68,21 +68,14 @@ class StructArray:
 
 
 class NamedTuple(tuple):
-    """``pl.make_tuple(a=..., b=...)``: an immutable tuple whose items are also reachable by field name.
-    Items are any kernel values (scalars, tiles, groups, tensors, structs, other tuples)."""
+    """``pl.make_tuple(a=..., b=...)``: an immutable tuple whose items are also reachable by field name
+    (``t.a``, resolved by the parser).  Items are any kernel values (scalars, tiles, groups, tensors,
+    structs, other tuples)."""
 
     def __new__(cls, names: Sequence[str], values: Sequence[Any]):
         obj = super().__new__(cls, values)
         obj._names = tuple(names)
         return obj
-
-    def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            return self[self._names.index(name)]
-        except ValueError:
-            raise AttributeError(f"pl.make_tuple has no field '{name}' (fields: {', '.join(self._names)})") from None
 
     def __repr__(self) -> str:
         return "pl.make_tuple(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._names, self)) + ")"
