@@ -114,6 +114,17 @@ def reads_var(expr, uids) -> bool:
     return False
 
 
+def selects_aggregates(seq) -> bool:
+    """Whether a runtime index into compile-time ``seq`` is :meth:`StructsMixin.sequence_item`'s: a list or
+    tuple of structs, of whole tiles, or of scalars some of which are runtime (plain numbers are
+    runtime_lookup's)."""
+    if not isinstance(seq, (list, tuple)) or not seq:
+        return False
+    return (all(isinstance(v, StructValue) for v in seq) or all(isinstance(v, (ir.DeclRef, ir.SlotRef)) for v in seq)
+            or (any(isinstance(v, ir.Expr) for v in seq) and
+                all(isinstance(v, (ir.Expr, int, float)) for v in seq)))
+
+
 def select_tree(index: ir.Expr, values: Sequence[ir.Expr], lo: int = 0) -> ir.Expr:
     """``values[index - lo]`` as a balanced tree of selects (depth log2(n), not n)."""
     if len(values) == 1:
