@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ... import ops as _ops  # noqa: F401  (fills the op table this module attaches emitters to)
 from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode, RoundMode
