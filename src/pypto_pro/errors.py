@@ -67,6 +67,12 @@ class KernelValueError(KernelTypeError, ValueError):
     """An illegal descriptor value inside a kernel (the official API raises ``ValueError`` here)."""
 
 
+class KernelOpError(KernelSyntaxError, KernelValueError):
+    """An op call the static rules reject (operand dtype, shape, memory space, argument value).  The official
+    parser reports these as ``ParserSyntaxError``; the class is also a KernelTypeError/ValueError, so code
+    catching either keeps working."""
+
+
 class KernelMemoryError(KernelError):
     """An on-chip buffer exceeds its memory's capacity or is misaligned."""
 
@@ -97,7 +103,8 @@ class KernelUninitError(KernelRuntimeError):
 
 
 __all__ = [
-    "SourceLoc", "KernelError", "KernelSyntaxError", "KernelTypeError", "KernelValueError", "KernelMemoryError",
+    "SourceLoc", "KernelError", "KernelSyntaxError", "KernelTypeError", "KernelValueError", "KernelOpError",
+    "KernelMemoryError",
     "KernelLaunchError", "KernelLaunchValueError", "KernelRuntimeError", "KernelRaceError", "KernelDeadlockError",
     "KernelUninitError",
 ]

@@ -5,6 +5,8 @@ naming the parameter with the expected and actual values, before anything runs.
 """
 from __future__ import annotations
 
+import copy
+
 import weakref
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -82,12 +84,23 @@ class ParamSpec:
         self.dtype = tensor.dtype if tensor is not None else pointer if pointer is not None else scalar
         self.tiling = tiling  # the dataclass, for TilingData parameters
         self.pointer = pointer  # the element type, for pl.Ptr parameters
+        #: an INT32/INT64 scalar the kernel passes as a fixpipe scale: it carries an FP32 bit pattern, so the
+        #: unsigned pattern (``struct.unpack("!I", struct.pack("!f", v))``) is accepted as the same bits
+        self.bit_pattern = False
+
+    def as_bit_pattern(self) -> "ParamSpec":
+        """A copy of this scalar parameter that accepts unsigned bit patterns."""
+        spec = copy.copy(self)
+        spec.bit_pattern = True
+        return spec
 
 
-def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any]
+def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any], bit_patterns: bool = False
                    ) -> Tuple[Dict[int, np.ndarray], Dict[int, Any], Tuple]:
     """Check ``args`` against the declared parameters.
 
+    ``bit_patterns``: accept an unsigned bit pattern for any signed-int scalar parameter (before the kernel is
+    parsed it is not known which ones feed a fixpipe scale; :func:`check_bit_patterns` settles it after).
     Returns (tensor arrays by parameter index, scalar values by parameter index, STATIC-dims key)."""
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)
@@ -132,8 +145,18 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
         elif p.tiling is not None:
             scalars.update(bind_tiling(kernel_name, p, value))
         else:
-            scalars[p.index] = check_scalar(kernel_name, p, value)
+            scalars[p.index] = check_scalar(kernel_name, p, value, bit_patterns)
     return tensors, scalars, tuple(static)
+
+
+def check_bit_patterns(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any],
+                       allowed: FrozenSet[int]) -> List[ParamSpec]:
+    """After parsing: only the parameters in ``allowed`` (fixpipe scale bit patterns) may have been given as
+    unsigned patterns; the others are checked strictly again.  Returns the specs with ``allowed`` marked."""
+    for p in params:
+        if p.tensor is None and p.pointer is None and p.tiling is None and p.index not in allowed:
+            check_scalar(kernel_name, p, args[p.index])
+    return [p.as_bit_pattern() if p.index in allowed else p for p in params]
 
 
 def element_strides(arr: np.ndarray, what: str, kernel_name: str) -> List[int]:
@@ -195,7 +218,7 @@ def declared_str(declared) -> str:
     return "[" + ", ".join("..." if d is Ellipsis else str(getattr(d, "name", d)) for d in declared) + "]"
 
 
-def check_scalar(kernel_name: str, p: ParamSpec, value):
+def check_scalar(kernel_name: str, p: ParamSpec, value, bit_pattern: bool = False):
     what = f"argument '{p.name}'"
     if isinstance(value, np.generic):
         value = value.item()
@@ -215,6 +238,8 @@ def check_scalar(kernel_name: str, p: ParamSpec, value):
         raise KernelLaunchError(f"{what}: expected an int ({d.name}), got {type(value).__name__}", kernel=kernel_name)
     info = np.iinfo(d.require_numpy())
     if not info.min <= value <= info.max:
+        if (bit_pattern or p.bit_pattern) and d.is_signed_int() and 0 <= value < 1 << d.bits():
+            return value - (1 << d.bits())  # the same bits, read as the signed parameter type
         raise KernelLaunchError(f"{what}: {value} does not fit {d.name}", kernel=kernel_name)
     return int(value)
 

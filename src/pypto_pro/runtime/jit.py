@@ -26,7 +26,8 @@ from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
 from ..language.annotations import (PtrAnnotation, TensorAnnotation, is_tiling_annotation, parameter_annotations,
                                     scalar_annotation_dtype)
-from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
+from ..ops.fixpipe import bit_pattern_params
+from .args import ParamSpec, bind_arguments, check_bit_patterns, check_writeable, runtime_scalars
 from .fastpath import arg_key, frozen_launcher, launch_environment
 from .tilingkey import TilingKeySchema
 
@@ -159,15 +160,23 @@ class JitKernel:
                                     "schema", kernel=self.name)
         tiling = self._tiling(key[2] if len(key) == 3 else None)
 
-        def launcher(*args):
-            return self.launch(args, block_dim=block_dim, stream=stream, tiling=tiling)
+        def launcher(*args, **kwargs):
+            return self.launch(self._positional(args, kwargs), block_dim=block_dim, stream=stream, tiling=tiling)
 
         return launcher
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise KernelLaunchError("kernels take positional arguments only", kernel=self.name)
-        return self.launch(args, block_dim=1, tiling=self._tiling(None))
+        return self.launch(self._positional(args, kwargs), block_dim=1, tiling=self._tiling(None))
+
+    def _positional(self, args: Tuple, kwargs: Dict[str, Any]) -> Tuple:
+        """Launch arguments in parameter order; keyword arguments name kernel parameters, like a Python call."""
+        if not kwargs:
+            return args
+        try:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise KernelLaunchError(f"launch arguments: {e}", kernel=self.name) from None
+        return tuple(bound.arguments.values())
 
     def _tiling(self, key) -> Optional[Tuple[int, Dict[str, int]]]:
         """(packed key, field values) of a launch's tiling key; None for a kernel without a schema."""
@@ -259,9 +268,10 @@ class JitKernel:
             self.last_report = None
             return
         specs = self.signature()
-        tensors, scalars, static_key = bind_arguments(self.name, specs, args)
+        tensors, scalars, static_key = bind_arguments(self.name, specs, args, bit_patterns=True)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
         kir = self.compile(shapes, static_key, tiling)
+        specs = check_bit_patterns(self.name, specs, args, bit_pattern_params(kir))
         check_writeable(kir, tensors)
         values = runtime_scalars(kir.params, tensors, scalars)
         backend = self.selected_backend()
@@ -285,7 +295,7 @@ class JitKernel:
         compiled one."""
         if args:
             specs = self.signature()
-            tensors, _, key = bind_arguments(self.name, specs, args)
+            tensors, _, key = bind_arguments(self.name, specs, args, bit_patterns=True)
             shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
             return format_kernel(self.compile(shapes, key, self._tiling(tiling_key)))
         if not self._variants:
@@ -307,6 +317,8 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
         raise ValueError("compile_timeout must be a positive number of seconds")
 
     def wrap(fn: Callable) -> JitKernel:
+        if isinstance(fn, JitKernel):  # @pl.jit stacked twice: the outer options apply to the same function
+            fn = fn.fn
         if not callable(fn):
             raise TypeError("@pl.jit decorates a function")
         return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend, sim_options=sim_options,
