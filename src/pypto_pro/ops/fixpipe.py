@@ -38,8 +38,8 @@ MANTISSA_MASK = 0xFFFFE000
 #: per-channel word: the signed-INT8-output flag and the 9-bit offset field
 SIGNED_FLAG = 1 << 46
 OFFSET_FIELD = 0x1FF << 37
-#: per-channel scale tiles: [1, N] with N a multiple of 16 and at most 512 (the fixpipe buffer)
-CHANNEL_ALIGN, CHANNEL_MAX = 16, 512
+#: per-channel scale tiles: [1, N] with N a multiple of 16 (128 bytes); the Scaling memory's size bounds N
+CHANNEL_ALIGN = 16
 
 _PLAIN = {"FP32": ("FP32", "FP16", "BF16"), "INT32": ("INT32",)}
 _SCALED = {"FP32": ("FP32", "FP16", "INT8"), "INT32": ("FP16", "INT8")}
@@ -107,7 +107,7 @@ def check(c, acc_dtype: dt.DataType, out_dtype: dt.DataType, relu, scale: Scale,
     allowed = (_SCALED if form != "none" else _PLAIN).get(acc_dtype.name, ())
     if out_dtype.name not in allowed:
         how = "with a scale" if form != "none" else "without a scale"
-        hint = "; quantizing into it needs scale=" if (form == "none" and out_dtype.name in
+        hint = f"; {out_dtype.name} needs a scale (scale=)" if (form == "none" and out_dtype.name in
                                                          _SCALED.get(acc_dtype.name, ())) else ""
         c.fail(f"the fixpipe converts {acc_dtype.name} accumulators {how} to {', '.join(allowed) or 'nothing'}, "
                f"not {out_dtype.name}{hint}")
@@ -150,8 +150,6 @@ def _check_scale_tile(c, t: TileRef) -> None:
         c.fail(f"scale tile shape [1, N]: the fixpipe scales per column only (row == 1), got {shape}")
     if cols % CHANNEL_ALIGN:
         c.fail(f"scale tile shape [1, N]: N must be a multiple of {CHANNEL_ALIGN}, got {shape}")
-    if cols > CHANNEL_MAX:
-        c.fail(f"scale tile shape [1, N]: N must be <= {CHANNEL_MAX} (the fixpipe buffer), got {shape}")
     if t.dtype.name == "FP32":
         c.fail("scale tile dtype FP32 is not supported: convert the FP32 scales to INT64 words on the host with "
                "torch_npu.npu_trans_quant_param(scales) first")
@@ -184,16 +182,18 @@ def scale_of(ctx, scale: Scale, cols: int, out_dtype: dt.DataType) -> Optional[n
 
 
 def check_channel_words(words: np.ndarray, error) -> None:
-    """INT8 outputs: every word marks the signed result (bit 46) and has no offset (bits 37..45)."""
+    """INT8 outputs: every word marks the signed result (bit 46) and has no offset (bits 37..45); the first
+    word (in column order) that does not is reported (the cpu backend checks the same way)."""
     u = words.view(np.uint64)
-    bad = np.nonzero((u & np.uint64(SIGNED_FLAG)) == 0)[0]
-    if bad.size:
-        raise error(f"per-channel scale word {int(bad[0])} ({int(words[bad[0]]):#x}) lacks the signed-INT8 flag "
-                    f"(bit 46) an INT8 output needs; build the words with torch_npu.npu_trans_quant_param or set 1 << 46")
-    off = np.nonzero((u & np.uint64(OFFSET_FIELD)) != 0)[0]
-    if off.size:
-        raise NotImplementedError(f"per-channel scale words with an offset (bits 37..45; word {int(off[0])}): "
-                                  f"asymmetric fixpipe requantization")
+    bad = np.nonzero(((u & np.uint64(SIGNED_FLAG)) == 0) | ((u & np.uint64(OFFSET_FIELD)) != 0))[0]
+    if not bad.size:
+        return
+    c = int(bad[0])
+    if not int(u[c]) & SIGNED_FLAG:
+        raise error(f"per-channel scale word {c} lacks the signed-INT8 flag (bit 46) an INT8 output needs; build "
+                    f"the words with torch_npu.npu_trans_quant_param or set 1 << 46")
+    raise error(f"per-channel scale word {c} has an offset (bits 37..45): asymmetric fixpipe requantization is not "
+                f"implemented")
 
 
 def convert(values: np.ndarray, out_dtype: dt.DataType, relu, scale: Optional[np.ndarray]) -> np.ndarray:
