@@ -3,7 +3,7 @@
 ``import pypto_pro.language as pl`` for the kernel language; errors are importable from here.
 """
 from .errors import (KernelDeadlockError, KernelError, KernelLaunchError, KernelLaunchValueError,  # noqa: F401
-                     KernelMemoryError, KernelOpError,
+                     KernelMemoryError,
                      KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError, KernelUninitError,
                      KernelValueError, SourceLoc)
 

@@ -59,18 +59,14 @@ class KernelSyntaxError(ParserError):
     """A Python construct that is not allowed inside a kernel."""
 
 
-class KernelTypeError(ParserError, TypeError):
-    """An op's operands are ill-typed: dtype, shape, memory space or move path."""
+class KernelTypeError(KernelSyntaxError, TypeError):
+    """An op's operands are ill-typed: dtype, shape, memory space or move path.  The official parser reports
+    an op call its builder rejects as a ``ParserSyntaxError``, so this is one too (``except ParserSyntaxError``
+    and ``pytest.raises(ParserSyntaxError)`` catch it); the official ``ParserTypeError`` is this class."""
 
 
 class KernelValueError(KernelTypeError, ValueError):
     """An illegal descriptor value inside a kernel (the official API raises ``ValueError`` here)."""
-
-
-class KernelOpError(KernelSyntaxError, KernelValueError):
-    """An op call the static rules reject (operand dtype, shape, memory space, argument value).  The official
-    parser reports these as ``ParserSyntaxError``; the class is also a KernelTypeError/ValueError, so code
-    catching either keeps working."""
 
 
 class KernelMemoryError(KernelError):
@@ -103,8 +99,7 @@ class KernelUninitError(KernelRuntimeError):
 
 
 __all__ = [
-    "SourceLoc", "KernelError", "KernelSyntaxError", "KernelTypeError", "KernelValueError", "KernelOpError",
-    "KernelMemoryError",
+    "SourceLoc", "KernelError", "KernelSyntaxError", "KernelTypeError", "KernelValueError", "KernelMemoryError",
     "KernelLaunchError", "KernelLaunchValueError", "KernelRuntimeError", "KernelRaceError", "KernelDeadlockError",
     "KernelUninitError",
 ]

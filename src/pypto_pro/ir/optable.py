@@ -1,7 +1,7 @@
 """The op table: every tile op is declared exactly once here (DESIGN.md "One op table").
 
 An :class:`OpDef` names the op, its parameters (with operand kinds and data-flow roles), the
-pipe that executes it, a static ``check`` (dtype/shape/space rules, raising ``KernelOpError``, a KernelTypeError)
+pipe that executes it, a static ``check`` (dtype/shape/space rules, raising ``KernelTypeError``)
 and its reference semantics ``run`` (numpy, used by the interpreter).  The parser binds calls
 with :meth:`OpDef.bind`, the public ``pl.<op>`` names are generated from the table, and later
 backends attach their emission and cost to the same entries.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..dtypes import DataType
-from ..errors import KernelOpError, SourceLoc
+from ..errors import KernelTypeError, SourceLoc
 from .nodes import TileRef
 from .types import CUBE_SPACES, MemorySpace
 
@@ -190,7 +190,7 @@ class CheckCtx:
         self.arch = arch
 
     def fail(self, message: str) -> "None":
-        raise KernelOpError(f"pl.{self.op.aliases[0]}: {message}")
+        raise KernelTypeError(f"pl.{self.op.aliases[0]}: {message}")
 
     # -- common rules --------------------------------------------------------------------
     def space(self, name: str, tile: TileRef, *spaces: MemorySpace) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from ... import dtypes as dt
-from ...errors import (KernelError, KernelMemoryError, KernelOpError, KernelSyntaxError, KernelTypeError, KernelValueError,
+from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
 from ...ir import nodes as ir
 from ...ir.layout import footprint_elems
@@ -987,8 +987,8 @@ class KernelParser:
             raise e.attach(loc=self.loc(node), kernel=self.name)
         except NotImplementedError:
             raise
-        except ValueError as e:  # an illegal descriptor value: the official parser reports a ParserSyntaxError
-            raise self.err(KernelOpError, str(e), node) from None
+        except ValueError as e:
+            raise self.err(KernelValueError, str(e), node) from None
         except Exception as e:  # noqa: BLE001 - any compile-time failure is the kernel author's
             raise self.err(KernelSyntaxError, f"{type(e).__name__}: {e}", node) from None
 
