@@ -24,6 +24,7 @@ INT32 -> FP16/INT8.  Quantising into UINT8 or BF16 is rejected like the official
 """
 from __future__ import annotations
 
+import weakref
 from typing import Optional, Union
 
 import numpy as np
@@ -78,17 +79,24 @@ def channel_scales(words: np.ndarray) -> np.ndarray:
     return low.view(np.float32)
 
 
+_BIT_PARAMS: "weakref.WeakKeyDictionary[ir.KernelIR, frozenset]" = weakref.WeakKeyDictionary()
+
+
 def bit_pattern_params(kernel: ir.KernelIR) -> frozenset:
-    """Indices of the INT32/INT64 scalar parameters a kernel passes directly as a fixpipe ``scale``: they carry
-    an FP32 bit pattern, so a launch may give the unsigned pattern (``struct.pack("!f", v)``)."""
-    found = set()
-    by_var = {p.var.uid: p for p in kernel.params if isinstance(p, ir.ScalarParam)}
-    for s in ir.walk(kernel.body):
-        if isinstance(s, ir.OpStmt) and s.op.name in ("store", "store_tile", "move"):
-            scale = s.args.get("scale")
-            if isinstance(scale, ir.Var) and scale.uid in by_var and kind(scale) == "bits":
-                found.add(by_var[scale.uid].index)
-    return frozenset(found)
+    """Indices of the INT32/INT64 scalar parameters a kernel passes directly as a fixpipe ``scale`` (computed
+    once per parsed kernel): they carry an FP32 bit pattern, so a launch may give the unsigned pattern
+    (``struct.pack("!f", v)``)."""
+    found = _BIT_PARAMS.get(kernel)
+    if found is None:
+        by_var = {p.var.uid: p for p in kernel.params if isinstance(p, ir.ScalarParam)}
+        indices = set()
+        for s in ir.walk(kernel.body):
+            if isinstance(s, ir.OpStmt) and s.op.name in ("store", "store_tile", "move"):
+                scale = s.args.get("scale")
+                if isinstance(scale, ir.Var) and scale.uid in by_var and kind(scale) == "bits":
+                    indices.add(by_var[scale.uid].index)
+        found = _BIT_PARAMS[kernel] = frozenset(indices)
+    return found
 
 
 # --------------------------------------------------------------------------- static rules
