@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..ir.nodes import TensorParam
 from ..ir.optable import Arg, In, InOut, Out, op
-from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode
+from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace
 from . import fixpipe
 from .common import write_result
 
