@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pypto_pro.language as pl
-from pypto_pro import KernelLaunchError, KernelRuntimeError, KernelSyntaxError, KernelTypeError
+from pypto_pro import KernelRuntimeError, KernelSyntaxError, KernelTypeError
 from pypto_pro.backends import cpu
 from pypto_pro.ops import fixpipe
 
@@ -124,10 +124,9 @@ def quant_kernel(acc_dtype, out_dtype, form: str, relu: bool, path: str, backend
 
 
 def run(acc_values: np.ndarray, out_dtype, form="none", relu=False, path="store", backend="interp", scale=None,
-        words=None, eye_scale=1, bits=None, i32=0):
+        words=None, eye_scale=1, bits=None):
     """Feed ``acc_values`` ([M, N]; FP32, or INT32 through INT8 data times ``eye_scale * I``) to the fixpipe.
-    ``bits``: the INT parameter's value for the bits forms (default: the FP32 pattern of ``scale``); ``i32``: the
-    INT32 parameter's value when it is not the scale."""
+    ``bits``: the INT parameter's value for the bits forms (default: the FP32 pattern of ``scale``)."""
     acc_dtype = FP32 if acc_values.dtype == np.float32 else INT32
     if acc_dtype == FP32:
         x, eye = acc_values.astype(np.float32), np.eye(N, dtype=np.float32)
@@ -139,7 +138,7 @@ def run(acc_values: np.ndarray, out_dtype, form="none", relu=False, path="store"
     out = np.zeros((M, N), NP[out_dtype])
     s_bits = bits if bits is not None else f32_bits(scale) if scale is not None else 0
     kernel = quant_kernel(acc_dtype, out_dtype, form, relu, path, backend, scale if form == "const" else None)
-    kernel(x, eye, w, out, float(scale or 0.0), s_bits if form == "bits32" else i32,
+    kernel(x, eye, w, out, float(scale or 0.0), s_bits if form == "bits32" else 0,
            s_bits if form == "bits64" else 0)
     return out
 
@@ -258,13 +257,6 @@ def test_int64_scale_uses_the_low_32_bits(backend):
     acc = acc_grid(4)
     got = run(acc, INT8, "bits64", scale=2.0, bits=(1 << 46) | f32_bits(2.0), backend=backend)
     same_bits(got, expect(acc, INT8, 2.0))
-
-
-def test_unsigned_pattern_only_for_scale_parameters():
-    """A launch value beyond INT32 is still refused for an INT32 parameter that is not a fixpipe scale."""
-    acc = acc_grid(5)
-    with pytest.raises(KernelLaunchError, match="does not fit INT32"):
-        run(acc, INT8, "const", scale=1.0, i32=f32_bits(-1.0))
 
 
 @pytest.mark.parametrize("path", ["store", "store_tile", "move"])

@@ -24,6 +24,8 @@ class MemorySpace(enum.Enum):
     Scaling = "Scaling"
     ScaleLeft = "ScaleLeft"
     ScaleRight = "ScaleRight"
+    #: the vector core's register file (Reg/VF API): vector and mask registers, never user tiles
+    Reg = "Reg"
 
     def __repr__(self) -> str:
         return f"pl.MemorySpace.{self.name}"
@@ -233,3 +235,10 @@ class TileType:
     def __repr__(self) -> str:
         extra = f", layout={self.layout!r}" if self.layout else ""
         return f"TileType({self.shape}, {self.dtype!r}, {self.target_memory!r}{extra})"
+
+
+class QuantMode(enum.IntEnum):
+    """``pl.quant``'s mode: symmetric (INT8 result) or asymmetric (UINT8 result with a zero-point offset)."""
+
+    SYM = 0
+    ASYM = 1

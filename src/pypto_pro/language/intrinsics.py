@@ -120,11 +120,6 @@ def inline(fn):
 function = inline
 
 
-def vector_function(fn):
-    """Register-level VF helpers (``pl.Vf``) are not implemented yet."""
-    raise NotImplementedError("pl.vector_function (Reg/VF API) is not implemented yet")
-
-
 def _not_implemented(name: str, family: str):
     def stub(*args, **kwargs):
         raise NotImplementedError(f"pl.{name} ({family}) is not implemented yet")
@@ -141,7 +136,6 @@ def _not_implemented(name: str, family: str):
 NOT_IMPLEMENTED = {
     "quantisation": ("quant", "dequant"),
     "scalar buffer": ("ssbuf_load", "ssbuf_store"),
-    "Reg/VF API": ("Vf", "RegTensor", "MaskReg"),
     "SIMT API": ("simt",),
     "scalar structs and tuples": ("struct", "struct_array", "make_tuple"),
 }

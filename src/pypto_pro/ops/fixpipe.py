@@ -8,23 +8,22 @@ One conversion, in this order (the official reference computes it the same way):
 3. ``scale``: one FP32 multiply by the scale the hardware holds -- the FP32 value's sign, exponent and top
    10 mantissa bits (``bits & 0xFFFFE000``; the low 13 bits are cut, not rounded);
 4. one rounding into the output dtype: floats round to nearest even (FP16/BF16 overflow to +-inf like
-   IEEE); INT8 rounds to nearest even, saturates to [-128, 127] and maps NaN to 0.
+   IEEE; HF8 as its codec rounds); INT8 rounds to nearest even, saturates to [-128, 127] and maps NaN to 0.
 
 ``scale`` forms (API.md A4 / the official store/move pages):
 
 * a Python ``float``/``int``: a per-tensor scale fixed at compile time;
 * a runtime FP32 scalar: its value; a runtime INT32/INT64 scalar: the FP32 bit pattern it carries (the low 32
-  bits; an INT32 kernel parameter used this way accepts the unsigned pattern ``struct.pack("!f", v)`` gives);
+  bits; a launch may pass an INT32 parameter the unsigned pattern ``struct.pack("!f", v)`` gives);
 * a ``[1, N]`` INT64 tile in ``MemorySpace.Scaling``: per-channel scales, word ``j`` for output column ``j``,
   each word laid out as ``torch_npu.npu_trans_quant_param`` builds it (FP32 bits in bits 0..31; for an INT8
   output bit 46 marks the signed result and bits 37..45 hold an offset).
 
-Conversions (no scale): FP32 -> FP32/FP16/BF16, INT32 -> INT32.  With a scale: FP32 -> FP32/FP16/INT8,
+Conversions (no scale): FP32 -> FP32/FP16/BF16/HF8, INT32 -> INT32.  With a scale: FP32 -> FP32/FP16/INT8/HF8,
 INT32 -> FP16/INT8.  Quantising into UINT8 or BF16 is rejected like the official parser does.
 """
 from __future__ import annotations
 
-import weakref
 from typing import Optional, Union
 
 import numpy as np
@@ -42,8 +41,8 @@ OFFSET_FIELD = 0x1FF << 37
 #: per-channel scale tiles: [1, N] with N a multiple of 16 (128 bytes); the Scaling memory's size bounds N
 CHANNEL_ALIGN = 16
 
-_PLAIN = {"FP32": ("FP32", "FP16", "BF16"), "INT32": ("INT32",)}
-_SCALED = {"FP32": ("FP32", "FP16", "INT8"), "INT32": ("FP16", "INT8")}
+_PLAIN = {"FP32": ("FP32", "FP16", "BF16", "HF8"), "INT32": ("INT32",)}
+_SCALED = {"FP32": ("FP32", "FP16", "INT8", "HF8"), "INT32": ("FP16", "INT8")}
 _RUNTIME_SCALE_DTYPES = ("FP32", "INT32", "INT64")
 
 Scale = Union[None, float, int, ir.Expr, TileRef]
@@ -77,26 +76,6 @@ def channel_scales(words: np.ndarray) -> np.ndarray:
     """Per-channel scale words (INT64) -> the FP32 scales they carry."""
     low = (np.asarray(words).astype(np.int64).view(np.uint64) & np.uint64(MANTISSA_MASK)).astype(np.uint32)
     return low.view(np.float32)
-
-
-_BIT_PARAMS: "weakref.WeakKeyDictionary[ir.KernelIR, frozenset]" = weakref.WeakKeyDictionary()
-
-
-def bit_pattern_params(kernel: ir.KernelIR) -> frozenset:
-    """Indices of the INT32/INT64 scalar parameters a kernel passes directly as a fixpipe ``scale`` (computed
-    once per parsed kernel): they carry an FP32 bit pattern, so a launch may give the unsigned pattern
-    (``struct.pack("!f", v)``)."""
-    found = _BIT_PARAMS.get(kernel)
-    if found is None:
-        by_var = {p.var.uid: p for p in kernel.params if isinstance(p, ir.ScalarParam)}
-        indices = set()
-        for s in ir.walk(kernel.body):
-            if isinstance(s, ir.OpStmt) and s.op.name in ("store", "store_tile", "move"):
-                scale = s.args.get("scale")
-                if isinstance(scale, ir.Var) and scale.uid in by_var and kind(scale) == "bits":
-                    indices.add(by_var[scale.uid].index)
-        found = _BIT_PARAMS[kernel] = frozenset(indices)
-    return found
 
 
 # --------------------------------------------------------------------------- static rules
@@ -216,6 +195,8 @@ def convert(values: np.ndarray, out_dtype: dt.DataType, relu, scale: Optional[np
             x = np.where(x < 0, np.float32(0), x)
         if scale is not None:
             x = (x * scale.astype(np.float32)).astype(np.float32)
+        if out_dtype.codec is not None:  # HF8: FP32 -> code (dtypes.DT_HF8: ties away from zero, saturating)
+            return out_dtype.encode(x)
         if out_dtype.is_float():
             return x.astype(out_dtype.require_numpy())
         info = np.iinfo(out_dtype.require_numpy())
@@ -243,5 +224,5 @@ def trans_quant_words(scales: np.ndarray, offsets: Optional[np.ndarray] = None) 
 
 
 __all__ = ["check", "apply", "convert", "kind", "hardware_scale", "bits_scale", "channel_scales", "scale_of",
-           "bit_pattern_params", "trans_quant_words", "check_channel_words", "MANTISSA_MASK", "SIGNED_FLAG"]
+           "trans_quant_words", "check_channel_words", "MANTISSA_MASK", "SIGNED_FLAG"]
 

@@ -5,8 +5,6 @@ naming the parameter with the expected and actual values, before anything runs.
 """
 from __future__ import annotations
 
-import copy
-
 import weakref
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -54,14 +52,21 @@ def as_numpy(value, what: str) -> np.ndarray:
 
 
 def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
-    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format (API.md B2: torch
+    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format, or an integer array of
+    the same width and other signedness (API.md B2: torch
     has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
-    Zero-copy.  HF8 has no host type: a carrier of it raises NotImplementedError."""
+    Zero-copy.  HF8 is stored as its uint8 codes (dtypes.DT_HF8), so its carrier is taken as is."""
     if dtype is not None and arr.dtype == np.uint8 and dtype.kind == "float" and dtype.bits() == 8:
         if dtype.np_dtype is None:
             raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "
                                       f"values can be neither checked nor computed on)")
         return arr.view(dtype.np_dtype)
+    want = dtype.np_dtype if dtype is not None else None
+    if want is not None and arr.dtype != want and arr.dtype.kind in "iu" and np.dtype(want).kind in "iu" \
+            and arr.dtype.itemsize == np.dtype(want).itemsize:
+        # the same integer bits under the other signedness: torch has no uint16/32/64 tensors on most
+        # versions, so UINT32 data travels as int32 (and the official launch passes raw pointers)
+        return arr.view(want)
     return arr
 
 
@@ -84,23 +89,12 @@ class ParamSpec:
         self.dtype = tensor.dtype if tensor is not None else pointer if pointer is not None else scalar
         self.tiling = tiling  # the dataclass, for TilingData parameters
         self.pointer = pointer  # the element type, for pl.Ptr parameters
-        #: an INT32/INT64 scalar the kernel passes as a fixpipe scale: it carries an FP32 bit pattern, so the
-        #: unsigned pattern (``struct.unpack("!I", struct.pack("!f", v))``) is accepted as the same bits
-        self.bit_pattern = False
-
-    def as_bit_pattern(self) -> "ParamSpec":
-        """A copy of this scalar parameter that accepts unsigned bit patterns."""
-        spec = copy.copy(self)
-        spec.bit_pattern = True
-        return spec
 
 
-def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any], bit_patterns: bool = False
+def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any]
                    ) -> Tuple[Dict[int, np.ndarray], Dict[int, Any], Tuple]:
     """Check ``args`` against the declared parameters.
 
-    ``bit_patterns``: accept an unsigned bit pattern for any signed-int scalar parameter (before the kernel is
-    parsed it is not known which ones feed a fixpipe scale; :func:`check_bit_patterns` settles it after).
     Returns (tensor arrays by parameter index, scalar values by parameter index, STATIC-dims key)."""
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)
@@ -145,18 +139,8 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
         elif p.tiling is not None:
             scalars.update(bind_tiling(kernel_name, p, value))
         else:
-            scalars[p.index] = check_scalar(kernel_name, p, value, bit_patterns)
+            scalars[p.index] = check_scalar(kernel_name, p, value)
     return tensors, scalars, tuple(static)
-
-
-def check_bit_patterns(kernel_name: str, params: Sequence[ParamSpec], args: Sequence[Any],
-                       allowed: FrozenSet[int]) -> List[ParamSpec]:
-    """After parsing: only the parameters in ``allowed`` (fixpipe scale bit patterns) may have been given as
-    unsigned patterns; the others are checked strictly again.  Returns the specs with ``allowed`` marked."""
-    for p in params:
-        if p.tensor is None and p.pointer is None and p.tiling is None and p.index not in allowed:
-            check_scalar(kernel_name, p, args[p.index])
-    return [p.as_bit_pattern() if p.index in allowed else p for p in params]
 
 
 def element_strides(arr: np.ndarray, what: str, kernel_name: str) -> List[int]:
@@ -218,7 +202,7 @@ def declared_str(declared) -> str:
     return "[" + ", ".join("..." if d is Ellipsis else str(getattr(d, "name", d)) for d in declared) + "]"
 
 
-def check_scalar(kernel_name: str, p: ParamSpec, value, bit_pattern: bool = False):
+def check_scalar(kernel_name: str, p: ParamSpec, value):
     what = f"argument '{p.name}'"
     if isinstance(value, np.generic):
         value = value.item()
@@ -237,10 +221,14 @@ def check_scalar(kernel_name: str, p: ParamSpec, value, bit_pattern: bool = Fals
     if not isinstance(value, int):
         raise KernelLaunchError(f"{what}: expected an int ({d.name}), got {type(value).__name__}", kernel=kernel_name)
     info = np.iinfo(d.require_numpy())
+    if info.min < 0 and info.max < value < 2 * (info.max + 1):
+        # the unsigned bit pattern of a signed scalar (e.g. struct.unpack("I", <float bytes>) passed as INT32):
+        # the launch ABI passes the bits, as ctypes' c_int32 does officially
+        value -= 2 * (info.max + 1)
     if not info.min <= value <= info.max:
-        if (bit_pattern or p.bit_pattern) and d.is_signed_int() and 0 <= value < 1 << d.bits():
-            return value - (1 << d.bits())  # the same bits, read as the signed parameter type
-        raise KernelLaunchError(f"{what}: {value} does not fit {d.name}", kernel=kernel_name)
+        bits = d.bits()
+        raise KernelLaunchError(f"{what}: {value} does not fit {d.name} (values in [{info.min}, {info.max}], or an "
+                                f"unsigned {bits}-bit pattern below 2**{bits})", kernel=kernel_name)
     return int(value)
 
 

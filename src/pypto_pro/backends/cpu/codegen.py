@@ -16,11 +16,11 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...dtypes import DataType
 from ...errors import KernelMemoryError, SourceLoc
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.types import CrossCoreSyncMode, Layout, MemorySpace
 from . import fusion
 
-SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight"]
+SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight", "Reg"]
 LAYOUTS = {Layout.ND: "pto::ND", Layout.DN: "pto::DN", Layout.NZ: "pto::NZ", Layout.ZN: "pto::ZN",
            Layout.ZZ: "pto::ZZ", Layout.NN: "pto::NN"}
 C_TYPES = {"BOOL": "bool", "INT8": "int8_t", "INT16": "int16_t", "INT32": "int32_t", "INT64": "int64_t",
@@ -454,7 +454,8 @@ class KernelCodegen:
         ext = {sp: 0 for sp in SPACES}
         cap = self.k.arch.capacity
         for t in self.k.tiles:
-            n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc)
+            n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc,
+                                fractal_bytes(t.dtype, t.layout))
             end = t.addr + n * t.dtype.nbytes
             sp = t.space.name
             if sp not in cap:

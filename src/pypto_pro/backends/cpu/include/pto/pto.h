@@ -11,3 +11,4 @@
 #include "sort.h"
 #include "random.h"
 #include "fuse.h"
+#include "vf.h"
