@@ -412,8 +412,8 @@ def SCALING(shape, dtype):
      "only supports single-mode"),
     (dict(out_dtype=INT8, use_scalar=True, scalar_dtype=pl.DT_FP16), "scale runtime scalar dtype fp16 is not"),
     (dict(out_dtype=INT8, scale_const="2.0"), "scale must be"),
-    (dict(out_dtype=INT8), "the fixpipe converts FP32 accumulators without a scale to FP32, FP16, BF16, not INT8"),
-    (dict(out_dtype=INT32, scale_const=1.0), "with a scale to FP32, FP16, INT8, not INT32"),
+    (dict(out_dtype=INT8), "the fixpipe converts FP32 accumulators without a scale to FP32, FP16, BF16, HF8, not INT8"),
+    (dict(out_dtype=INT32, scale_const=1.0), "with a scale to FP32, FP16, INT8, HF8, not INT32"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_static_rules(case, match):
     """Rejected at parse time as a ParserSyntaxError (KernelSyntaxError), also a KernelTypeError."""
