@@ -15,6 +15,7 @@ from .. import dtypes as dt
 from ..ir.nodes import TensorParam
 from ..ir.optable import Arg, In, InOut, Out, op
 from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode
+from . import gm_mx
 from .common import write_result
 
 M = MemorySpace
@@ -92,14 +93,24 @@ def _scaled_offsets(ctx, offsets, tile_shape, ndim, order):
 
 
 # --------------------------------------------------------------------------- load
-def _load_check(c, a):
+def _load_check(c, a, tile_units: bool = False):
     c.space("dst", a["dst"], M.Vec, M.Mat)
     if a["dst"].dtype != a["src"].dtype:
         c.fail(f"tile dtype {a['dst'].dtype.name} differs from tensor '{a['src'].name}' dtype {a['src'].dtype.name}")
     _check_gm_args(c, a["src"], a["dst"], a["offsets"], a["order"], store=False)
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.check_packed_load(c, a, tile_units)
+    elif gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.check_mx_scale_load(c, a)
 
 
 def _load_run(ctx, a, tile_units: bool):
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.load_packed(ctx, a)
+        return
+    if gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.load_mx_scale(ctx, a, tile_units, gm_window)
+        return
     d = ctx.tile(a["dst"])
     arr = ctx.tensor(a["src"])
     rows, cols = d.valid
@@ -134,7 +145,7 @@ class LoadTile:
 
     @staticmethod
     def check(c, a):
-        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])})
+        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])}, tile_units=True)
         if len(a["tile_offsets"]) != a["src"].ndim:
             c.fail(f"'tile_offsets' needs {a['src'].ndim} entries")
 
@@ -182,6 +193,7 @@ def fixpipe_values(ctx, values: np.ndarray, out_dtype, relu, scale) -> np.ndarra
 
 def _store_check(c, a, offsets_name):
     src, t = a["src"], a["dst"]
+    gm_mx.reject_packed_store(c, t)
     c.space("src", src, M.Vec, M.Acc)
     if src.space == M.Acc:
         fixpipe_check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"])
