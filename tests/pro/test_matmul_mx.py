@@ -116,10 +116,12 @@ def mx_kernel(M, K, N, a_dt, b_dt, packed: bool, b_transposed: bool, backend: st
                         pl.move(ls, ts)
                         pl.move(rs, tt)
                         if k0 == 0:
-                            pl.matmul_mx(c, l, r, ls, rs, phase=pl.AccPhase.Partial)
+                            pl.matmul_mx(c, l, r, ls, rs, phase=pl.AccPhase.Final if K == KT else pl.AccPhase.Partial)
+                        elif k0 + KT < K:
+                            pl.matmul_mx_acc(c, c, l, r, ls, rs, phase=pl.AccPhase.Partial)
                         else:
-                            pl.matmul_mx_acc(c, c, l, r, ls, rs)
-                    pl.store(out, c, [m0, n0])
+                            pl.matmul_mx_acc(c, c, l, r, ls, rs, phase=pl.AccPhase.Final)
+                    pl.store(out, c, [m0, n0], phase=pl.STPhase.Final)
 
     return mx_mm
 
