@@ -15,7 +15,7 @@ from .. import dtypes as dt
 from ..ir.nodes import TensorParam
 from ..ir.optable import Arg, In, InOut, Out, op
 from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace
-from . import fixpipe
+from . import fixpipe, gm_mx
 from .common import write_result
 
 M = MemorySpace
@@ -93,14 +93,24 @@ def _scaled_offsets(ctx, offsets, tile_shape, ndim, order):
 
 
 # --------------------------------------------------------------------------- load
-def _load_check(c, a):
+def _load_check(c, a, tile_units: bool = False):
     c.space("dst", a["dst"], M.Vec, M.Mat)
     if a["dst"].dtype != a["src"].dtype:
         c.fail(f"tile dtype {a['dst'].dtype.name} differs from tensor '{a['src'].name}' dtype {a['src'].dtype.name}")
     _check_gm_args(c, a["src"], a["dst"], a["offsets"], a["order"], store=False)
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.check_packed_load(c, a, tile_units)
+    elif gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.check_mx_scale_load(c, a)
 
 
 def _load_run(ctx, a, tile_units: bool):
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.load_packed(ctx, a)
+        return
+    if gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.load_mx_scale(ctx, a, tile_units, gm_window)
+        return
     d = ctx.tile(a["dst"])
     arr = ctx.tensor(a["src"])
     rows, cols = d.valid
@@ -135,7 +145,7 @@ class LoadTile:
 
     @staticmethod
     def check(c, a):
-        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])})
+        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])}, tile_units=True)
         if len(a["tile_offsets"]) != a["src"].ndim:
             c.fail(f"'tile_offsets' needs {a['src'].ndim} entries")
 
@@ -147,6 +157,7 @@ class LoadTile:
 # --------------------------------------------------------------------------- store
 def _store_check(c, a, offsets_name):
     src, t = a["src"], a["dst"]
+    gm_mx.reject_packed_store(c, t)
     c.space("src", src, M.Vec, M.Acc)
     if src.space == M.Acc:
         fixpipe.check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"], phase=a["phase"])
@@ -238,11 +249,23 @@ def _move_pipe(a):
     return _MOVE_PIPES.get((a["src"].space, a["dst"].space), "V")
 
 
-def _is_insert(a) -> bool:
+def insert_transposes(dst, src) -> bool:
+    """An NZ block inserted into a ZN Mat tile lands transposed: a ZN ``[R, C]`` tile holds the bytes of an
+    NZ ``[C, R]`` one, and the insert's offset and bounds are in that NZ frame (move.md: ZN/NZ pairs compare
+    transposed shapes)."""
+    return dst.layout == Layout.ZN and src.layout == Layout.NZ
+
+
+def is_insert(a) -> bool:
+    """Whether a ``pl.move`` with an offset is an insert: its source, seen in the destination's frame,
+    fits inside a larger destination (move.md)."""
     s, d = a["src"].static_shape, a["dst"].static_shape
-    return (a["offset"] is not None and s is not None and d is not None and s[0] <= d[0] and s[1] <= d[1]
-            and tuple(s) != tuple(d) and a["acc_to_vec_mode"] is None and a["relu_pre_mode"] is None
-            and a["scale"] is None and a["dst"].space == M.Mat)
+    if a.get("offset") is None or s is None or d is None or a["dst"].space != M.Mat:
+        return False
+    if insert_transposes(a["dst"], a["src"]):
+        d = (d[1], d[0])
+    return (s[0] <= d[0] and s[1] <= d[1] and tuple(s) != tuple(d) and a.get("acc_to_vec_mode") is None
+            and a.get("relu_pre_mode") is None and a.get("scale") is None)
 
 
 @op("move", [Out("dst"), In("src"), Arg("offset", "index_list", default=None),
@@ -279,7 +302,7 @@ class Move:
         if a["offset"] is not None:
             if len(a["offset"]) != 2:
                 c.fail("'offset' is [row, col] in source coordinates")
-            if s is not None and d is not None and not _is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
+            if s is not None and d is not None and not is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
                 c.fail(f"extracting a {list(d)} tile from a {list(s)} tile")
         elif (s is not None and d is not None and tuple(s) != tuple(d) and tuple(s) != (d[1], d[0])
               and tuple(d) != _split_share(a["acc_to_vec_mode"], s)):
@@ -287,7 +310,7 @@ class Move:
 
     @staticmethod
     def run(ctx, a):
-        if _is_insert(a):
+        if is_insert(a):
             _insert(ctx, a["dst"], a["src"], a["offset"])
             return
         s = ctx.tile(a["src"])
@@ -370,18 +393,19 @@ def _insert(ctx, dst_ref, src_ref, offset):
     targets = ctx.peers("cube") if s.space == M.Vec and dst_ref.space == M.Mat else [ctx.core]
     if not targets:
         raise ctx.error("insert into Mat needs the block's cube core; this kernel has none")
+    transposed = insert_transposes(dst_ref, src_ref)
+    rows, cols = vals.shape
     for core in targets:
         d = ctx.tile(dst_ref, core)
-        rows, cols = vals.shape
-        transposed = dst_ref.layout == Layout.ZN and src_ref.layout == Layout.NZ
-        if transposed:
-            vals_t, rows, cols = vals.T, cols, rows
-        else:
-            vals_t = vals
-        if r0 < 0 or c0 < 0 or r0 + rows > d.shape[0] or c0 + cols > d.shape[1]:
+        frame = (d.shape[1], d.shape[0]) if transposed else d.shape  # offsets are in the NZ frame of a ZN dst
+        if r0 < 0 or c0 < 0 or r0 + rows > frame[0] or c0 + cols > frame[1]:
+            view = " (the NZ view of a ZN tile)" if transposed else ""
             raise ctx.error(f"insert at [{r0}, {c0}] of a {rows}x{cols} block leaves {d.name} of shape "
-                            f"{list(d.shape)}")
-        d.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).write(vals_t)
+                            f"{list(frame)}{view}")
+        if transposed:
+            d.sub(c0, c0 + cols, r0, r0 + rows, (cols, rows)).write(vals.T)
+        else:
+            d.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).write(vals)
 
 
 @op("insert", [InOut("dst"), In("src"), Arg("offset", "index_list")], "MTE3")
@@ -404,4 +428,4 @@ class Insert:
         _insert(ctx, a["dst"], a["src"], a["offset"])
 
 
-__all__ = ["gm_window"]
+__all__ = ["gm_window", "is_insert", "insert_transposes"]
