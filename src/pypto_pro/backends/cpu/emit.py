@@ -15,7 +15,7 @@ from ... import ops as _ops  # noqa: F401  (fills the op table this module attac
 from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ops.movement import is_insert, insert_transposes
-from ...ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode, RoundMode
+from ...ir.types import AccToVecMode, AtomicType, MemorySpace, ReluPreMode, RoundMode
 from ...ops import fixpipe
 from .codegen import KernelCodegen, c_type
 from .fusion import gm_axes
