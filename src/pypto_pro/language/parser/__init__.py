@@ -28,7 +28,7 @@ from ...ir.layout import footprint_elems
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
-from ..vf.frontend import vf_pointer_arith
+from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 
@@ -429,6 +429,7 @@ class KernelParser:
         raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
 
     def assign_name(self, name: str, value, node) -> None:
+        value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)

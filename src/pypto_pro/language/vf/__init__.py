@@ -59,7 +59,7 @@ def _binary(name: str, fn: str):
         b = c.want_reg(src1, "src1")
         if a.dtype != b.dtype:
             raise c.error(f"operands have dtypes {a.dtype.name} and {b.dtype.name}; convert with vf.astype")
-        d = c.reg(a.dtype)
+        d = c.dest(a.dtype, _merge(c, mode))
         c.emit("vf_binary", dst=d.ref, a=a.ref, b=b.ref, mask=c.want_mask(preg, "preg"), fn=fn, merge=_merge(c, mode))
         return d
     op.__name__ = name
@@ -70,7 +70,7 @@ def _binary(name: str, fn: str):
 def _scalar_op(name: str, fn: str):
     def op(c, src, scalar, preg=None, mode=None):
         a = c.want_reg(src, "src")
-        d = c.reg(a.dtype)
+        d = c.dest(a.dtype, _merge(c, mode))
         if isinstance(scalar, Reg):  # shift by a register of amounts
             c.emit("vf_binary", dst=d.ref, a=a.ref, b=scalar.ref, mask=c.want_mask(preg, "preg"), fn=fn,
                    merge=_merge(c, mode))
@@ -86,7 +86,7 @@ def _scalar_op(name: str, fn: str):
 def _unary(name: str, fn: str):
     def op(c, src, preg=None, mode=None, precision=None):
         a = c.want_reg(src, "src")
-        d = c.reg(a.dtype)
+        d = c.dest(a.dtype, _merge(c, mode))
         c.emit("vf_unary", dst=d.ref, a=a.ref, mask=c.want_mask(preg, "preg"), fn=fn, merge=_merge(c, mode))
         return d
     op.__name__ = name
@@ -111,7 +111,7 @@ for _name, _fn in (("abs", "abs"), ("exp", "exp"), ("sqrt", "sqrt"), ("neg", "ne
 def _xor(c, src0, src1, preg=None, mode=None, dtype=None):
     """vf.xor(src0, src1, preg): lane-wise bitwise xor, masked."""
     a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
-    d = c.reg(a.dtype)
+    d = c.dest(a.dtype, _merge(c, mode))
     c.emit("vf_binary", dst=d.ref, a=a.ref, b=b.ref, mask=c.want_mask(preg, "preg"), fn="xor", merge=_merge(c, mode))
     return d
 
@@ -142,8 +142,9 @@ def mul_add_dst(c, src0, src1, preg=None, mode=None):
     """dst = src0 * src1 + dst (dst: the register the result is assigned to)."""
     a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
     t = _target_reg(c, "vf.mul_add_dst")
-    c.emit("vf_fma", dst=t.ref, a=a.ref, b=b.ref, c=t.ref, mask=c.want_mask(preg, "preg"))
-    return t
+    d = c.reg(t.dtype)  # t itself unless another name refers to it
+    c.emit("vf_fma", dst=d.ref, a=a.ref, b=b.ref, c=t.ref, mask=c.want_mask(preg, "preg"))
+    return d
 
 
 @frontend()
@@ -151,8 +152,9 @@ def mul_dst_add(c, src0, src1, preg=None, mode=None):
     """dst = src0 * dst + src1 (dst: the register the result is assigned to)."""
     a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
     t = _target_reg(c, "vf.mul_dst_add")
-    c.emit("vf_fma", dst=t.ref, a=a.ref, b=t.ref, c=b.ref, mask=c.want_mask(preg, "preg"))
-    return t
+    d = c.reg(t.dtype)
+    c.emit("vf_fma", dst=d.ref, a=a.ref, b=t.ref, c=b.ref, mask=c.want_mask(preg, "preg"))
+    return d
 
 
 @frontend()
@@ -160,11 +162,11 @@ def full(c, src, preg=None, dtype=None, mode=None, pos=None):
     """Every selected lane = the scalar ``src``, or the lowest (``pos=HIGHEST``: highest) lane of register ``src``."""
     highest = c.const(pos, DuplicatePos, "pos", "LOWEST") == "HIGHEST"
     if isinstance(src, Reg):
-        d = c.reg(src.dtype)
+        d = c.dest(src.dtype, _merge(c, mode))
         c.emit("vf_dup", dst=d.ref, value=src.ref, mask=c.want_mask(preg, "preg"), highest=highest,
                merge=_merge(c, mode))
         return d
-    d = c.reg(dtype or dt.DT_FP32)
+    d = c.dest(dtype or dt.DT_FP32, _merge(c, mode))
     c.emit("vf_dup", dst=d.ref, value=c.scalar(src, "src"), mask=c.want_mask(preg, "preg"), highest=False,
            merge=_merge(c, mode))
     return d

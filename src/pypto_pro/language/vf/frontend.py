@@ -2,9 +2,12 @@
 
 A ``vf.*`` call allocates its result register (a 256-byte tile in the ``Reg`` space) and emits an
 internal op of :mod:`pypto_pro.ops.vf`.  **Decision:** ``x = vf.op(...)`` where ``x`` already names a
-register of the same kind and dtype writes into that register, so a register assigned in a runtime
-loop carries its value to the next iteration exactly like a scalar variable (registers are values
-with Python's rebinding semantics only across dtypes).  ``b = a`` makes ``b`` name the same register.
+register of the same kind and dtype, and no other live name refers to that register, writes into it,
+so a register assigned in a runtime loop carries its value to the next iteration exactly like a
+scalar variable.  Python's value semantics hold: binding a register that another live name already
+refers to (``b = a``, ``b = pair[0]``, a helper returning its argument) copies it into a register of
+its own, and a ``@pl.vector_function`` parameter the function assigns to starts as a copy, so
+rebinding one name never changes another name's value.
 """
 from __future__ import annotations
 
@@ -65,11 +68,33 @@ class VfPtr:
 
 
 class _State:
-    """Per kernel: the next free register slot; per active VF function: names advanced by post_update."""
+    """Per kernel: the next free register slot; per active VF function: names advanced by post_update
+    and the scopes of its callers (whose names stay live while it runs)."""
 
     def __init__(self):
         self.next_addr = 0
         self.post_update_names: list = []  # stack of sets, one per inlined vector_function
+        self.caller_scopes: list = []  # stack of parser scopes, one per inlined vector_function
+
+
+def _same(value, reg) -> bool:
+    if isinstance(value, (Reg, Mask)):
+        return value.ref.tile is reg.ref.tile
+    if isinstance(value, (tuple, list)):
+        return any(_same(v, reg) for v in value)
+    return False
+
+
+def aliased(p, reg, name: Optional[str]) -> bool:
+    """Whether a live name other than ``name`` (of the current scope) refers to ``reg``'s register."""
+    scope = p.scope
+    for sc in [*state(p).caller_scopes, scope]:
+        for k, v in sc.vars.items():
+            if sc is scope and k == name:
+                continue
+            if _same(v, reg):
+                return True
+    return False
 
 
 def state(p) -> _State:
@@ -101,7 +126,7 @@ class Call:
             raise self.error(f"the Reg/VF API exists on arch a5 (Ascend 950) only, not on {p.arch.name}")
         if reuse and p.assign_node is self.node and p.assign_target:
             cur = p.scope.vars.get(p.assign_target)
-            if isinstance(cur, kind) and cur.ref.dtype == dtype:
+            if isinstance(cur, kind) and cur.ref.dtype == dtype and not aliased(p, cur, p.assign_target):
                 return cur
         st = state(p)
         cap = p.arch.capacity["Reg"]
@@ -121,8 +146,28 @@ class Call:
             raise self.not_implemented(f"{dtype.name} registers (4-bit types)")
         return self._alloc(dtype, Reg, reuse)
 
+    def dest(self, dtype: dt.DataType, merge: bool) -> Reg:
+        """The result register of an op whose MERGING mode keeps the destination's old lanes: the
+        target's register, or (when another name refers to it) a copy of it."""
+        p = self.p
+        cur = p.scope.vars.get(p.assign_target) if p.assign_node is self.node and p.assign_target else None
+        if merge and isinstance(cur, Reg) and cur.dtype == dtype and aliased(p, cur, p.assign_target):
+            return self.copy(cur, reuse=False)
+        return self.reg(dtype)
+
     def mask(self) -> Mask:
         return self._alloc(dt.DT_UINT8, Mask)
+
+    def copy(self, src, reuse: bool = True):
+        """A copy of register or mask register ``src`` (into the assignment target's own register when it
+        has one of the same kind and dtype)."""
+        if isinstance(src, Mask):
+            m = self.mask() if reuse else self._alloc(dt.DT_UINT8, Mask, False)
+            self.emit("vf_mask_logic", dst=m.ref, a=src.ref, b=src.ref, mask=None, fn="and")
+            return m
+        d = self.reg(src.dtype, reuse)
+        self.emit("vf_unary", dst=d.ref, a=src.ref, mask=None, fn="copy", merge=False)
+        return d
 
     # -- operands
     def want_reg(self, value, what: str) -> Reg:
@@ -217,6 +262,18 @@ def _what(value) -> str:
 
 
 # ----------------------------------------------------------------------------- parser hooks
+def vf_rebind(p, name: str, value, node):
+    """``name = value`` where ``value`` is a register another live name refers to: a copy (value
+    semantics; see the module docstring).  Other values pass through unchanged."""
+    if not isinstance(value, (Reg, Mask)) or not aliased(p, value, name):
+        return value
+    outer = p.assign_target, p.assign_node
+    p.assign_target, p.assign_node = name, node
+    try:
+        return Call(p, node, "copy").copy(value)
+    finally:
+        p.assign_target, p.assign_node = outer
+
 def vf_pointer_arith(p, op: str, a, b, node):
     """``tile + n`` / ``n + tile`` / ``ptr + n``: a :class:`VfPtr` (None when the operands are not that)."""
     from ..parser import is_scalar
@@ -297,6 +354,20 @@ def _post_update_names(fdef: ast.FunctionDef) -> set:
     return names
 
 
+def _assigned_params(fdef: ast.FunctionDef) -> set:
+    """Names ``fdef`` stores to anywhere in its body (not in nested definitions)."""
+    names = set()
+    stack = list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        stack.extend(ast.iter_child_nodes(n))
+    return names
+
+
 class VectorFunction:
     """``@pl.vector_function``: a helper of register code, inlined into the (vector section of the)
     kernel that calls it; VF functions may call each other."""
@@ -330,9 +401,15 @@ class VectorFunction:
                 values[k] = VfPtr(v, 0, p.new_var(f"{k}_cursor", 0, node))
             elif isinstance(v, VfPtr):
                 values[k] = VfPtr(v.base, v.offset, p.new_var(f"{k}_cursor", 0, node))
+        assigned = _assigned_params(fdef) & set(values)
+        for k in assigned:  # a parameter the function rebinds starts as its own copy (value semantics)
+            if isinstance(values[k], (Reg, Mask)):
+                values[k] = Call(p, node, "copy").copy(values[k], reuse=False)
         st = state(p)
         st.post_update_names.append(names)
+        st.caller_scopes.append(p.scope)
         try:
             return p.inline_call(self.fn, [], values, node)
         finally:
             st.post_update_names.pop()
+            st.caller_scopes.pop()
