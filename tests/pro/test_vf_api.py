@@ -208,3 +208,38 @@ def test_rebinding_a_name_never_changes_another(backend):
     np.testing.assert_array_equal(out[2], x)
     # first half: (a + 100) - (a + 1) + a; second half: c - c + a
     np.testing.assert_array_equal(out[3], np.where(np.arange(64) < 32, x + 99, x))
+
+
+@pl.vector_function
+def _two_streams(src, dst):
+    every = vf.create_mask()
+    second = dst + 128                         # the address now: advancing dst later does not move it
+    for i in pl.range(0, 2):
+        x = vf.load_align(src, i * 64)
+        vf.store_align(dst, x, every, 64, post_update=True)
+        vf.store_align(second, vf.muls(x, -1.0, every), every, 64, post_update=True)
+
+
+@pl.jit()
+def _two_streams_kernel(a: pl.Tensor[[1, 128], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
+    ta = pl.make_tile(pl.TileType(shape=[1, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0,
+                      size=512)
+    t_out = pl.make_tile(pl.TileType(shape=[1, 256], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=512,
+                         size=1024)
+    with pl.section_vector():
+        pl.load(ta, a, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        _two_streams(ta, t_out)
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        pl.store(out, t_out, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pointer_from_advancing_pointer_is_a_snapshot(backend):
+    a = np.arange(128, dtype=np.float32).reshape(1, 128) + 1
+    out = np.zeros((1, 256), np.float32)
+    _run(_two_streams_kernel, backend, a, out)
+    np.testing.assert_array_equal(out[0, :128], a[0])
+    np.testing.assert_array_equal(out[0, 128:], -a[0])

@@ -290,6 +290,8 @@ def vf_pointer_arith(p, op: str, a, b, node):
         return None
     call = Call(p, node, "tile + offset")
     base, off = call.address(a, b)
+    if isinstance(a, VfPtr) and a.cursor is not None:  # the address now: later advances of `a` do not move it
+        off = p.new_var("vf_addr", off, node)
     st = state(p)
     name = p.assign_target if p.assign_node is node else None
     if name is not None and st.post_update_names and name in st.post_update_names[-1]:
