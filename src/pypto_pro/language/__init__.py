@@ -25,6 +25,7 @@ from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_
 from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .vf import ENUMS as _VF_ENUMS
 from .vf import MaskReg, RegTensor, Vf, vector_function  # noqa: F401
+from .simt import simt  # noqa: F401
 from .stubs import build_namespaces
 
 ND, DN, NZ, ZN, ZZ, NN = Layout.ND, Layout.DN, Layout.NZ, Layout.ZN, Layout.ZZ, Layout.NN

@@ -136,7 +136,6 @@ def _not_implemented(name: str, family: str):
 NOT_IMPLEMENTED = {
     "quantisation": ("quant", "dequant"),
     "scalar buffer": ("ssbuf_load", "ssbuf_store"),
-    "SIMT API": ("simt",),
     "scalar structs and tuples": ("struct", "struct_array", "make_tuple"),
 }
 NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)

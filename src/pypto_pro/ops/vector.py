@@ -96,7 +96,9 @@ def _register_binary(name, fn, dtypes, scalar_ok):
             y = operand(ctx, a["rhs"], d.dtype, rows, cols)
             write_result(d, binary_values(ctx, name, x, y, d.dtype), rows, cols)
 
-    op(name, [Out("dst"), In("lhs"), In("rhs", kind)], "V")(Binary)
+    # pl.adds / pl.muls / ...: the official scalar-operand spellings of the same ops
+    scalar_alias = (name + "s",) if scalar_ok and name in ("add", "sub", "mul", "div", "max", "min") else ()
+    op(name, [Out("dst"), In("lhs"), In("rhs", kind)], "V", aliases=(name,) + scalar_alias)(Binary)
 
 
 for _name, (_fn, _dtypes, _scalar) in _BINARY.items():

@@ -60,6 +60,11 @@ def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
             raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "
                                       f"values can be neither checked nor computed on)")
         return arr.view(dtype.np_dtype)
+    if (dtype is not None and dtype.np_dtype is not None and arr.dtype.kind in "iu" and dtype.kind in ("int", "uint")
+            and np.dtype(dtype.np_dtype).kind in "iu" and arr.dtype.itemsize == np.dtype(dtype.np_dtype).itemsize):
+        # torch has no unsigned 16/32/64-bit tensors on every version: an integer tensor of the other
+        # signedness and the same width carries the bits (zero-copy), as a device pointer would
+        return arr.view(dtype.np_dtype)
     return arr
 
 

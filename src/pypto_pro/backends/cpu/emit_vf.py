@@ -133,3 +133,4 @@ _register("vf_load2", lambda g, s: f"pto::vf_load2<{c_type(s.args['dst0'].dtype)
                                    f"{_reg(g, s.args['dst1'])}, {_ub(g, s.args['src'], s.args['offset'])}, {_cap(g)});")
 _register("vf_store", _store)
 _register("vf_mem_bar", lambda g, s: "/* vf.mem_bar: program order */")
+

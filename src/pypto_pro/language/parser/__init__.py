@@ -28,6 +28,7 @@ from ...ir.layout import footprint_elems
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
+from ..simt import simt_element_op, tile_valid_shape
 from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
@@ -767,6 +768,8 @@ class KernelParser:
                 return getattr(obj, attr)
             if attr == "tile_type":
                 return obj.ttype
+            if attr == "valid_shape":
+                return tile_valid_shape(self, obj, node)
             raise self.err(KernelSyntaxError, f"tile has no attribute '{attr}' in a kernel", node)
         if is_runtime(obj):
             raise self.err(KernelSyntaxError, f"runtime scalars have no attribute '{attr}'", node)
@@ -1051,7 +1054,7 @@ class KernelParser:
 
     def op_named(self, name: str) -> OpDef:
         from ...ir.optable import OPS
-        return OPS[name]
+        return OPS[simt_element_op(self, name)]  # element access by a SIMT thread: its V-pipe variant
 
     def bind(self, public: str, sig: inspect.Signature, args, kwargs, node) -> inspect.BoundArguments:
         """Bind a call of ``pl.<public>``; a mismatch is a KernelSyntaxError naming the function, the
