@@ -25,16 +25,18 @@ REG_BYTES = 256
 
 
 class Reg:
-    """A vector register (``RegTensor``) of one dtype."""
+    """A vector register (``RegTensor``) of one dtype.  A register of a 4-bit type (512 lanes, two per
+    byte, the even lane in the low nibble) is held in a UINT8 register tile; ``logical`` names its type."""
 
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "logical")
 
-    def __init__(self, ref: ir.DeclRef):
+    def __init__(self, ref: ir.DeclRef, logical: Optional[dt.DataType] = None):
         self.ref = ref
+        self.logical = logical
 
     @property
     def dtype(self) -> dt.DataType:
-        return self.ref.dtype
+        return self.logical or self.ref.dtype
 
     def __repr__(self) -> str:
         return f"<RegTensor {self.ref.tile.name} {self.dtype.name}>"
@@ -67,6 +69,33 @@ class VfPtr:
         return f"<{self.base!r} + {self.offset!r}>"
 
 
+class AddrReg:
+    """``vf.create_addr_reg``: an address offset ``sum(index_k * stride_k)`` in elements of ``dtype``."""
+
+    __slots__ = ("offset", "dtype")
+
+    def __init__(self, offset, dtype: dt.DataType):
+        self.offset = offset
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"<AddrReg {self.offset!r} x {self.dtype.name}>"
+
+
+class UnalignReg:
+    """``vf.load_unalign_init`` / ``vf.unalign_reg_for_store``: the buffer register of unaligned transfers.
+    Decision: the buffering is invisible in the values (each transfer moves exactly the data the page
+    describes), so the object only checks that calls are paired."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"<UnalignReg for {self.kind}>"
+
+
 class _State:
     """Per kernel: the next free register slot; per active VF function: names advanced by post_update
     and the scopes of its callers (whose names stay live while it runs)."""
@@ -75,6 +104,8 @@ class _State:
         self.next_addr = 0
         self.post_update_names: list = []  # stack of sets, one per inlined vector_function
         self.caller_scopes: list = []  # stack of parser scopes, one per inlined vector_function
+        self.ar = None  # the AR special register: bytes the last squeeze(STORE_REG) kept (a runtime Var)
+        self.spr_mask = None  # (mask register, element bytes) of the latest VF compare (vf.get_mask_spr)
 
 
 def _same(value, reg) -> bool:
@@ -126,7 +157,8 @@ class Call:
             raise self.error(f"the Reg/VF API exists on arch a5 (Ascend 950) only, not on {p.arch.name}")
         if reuse and p.assign_node is self.node and p.assign_target:
             cur = p.scope.vars.get(p.assign_target)
-            if isinstance(cur, kind) and cur.ref.dtype == dtype and not aliased(p, cur, p.assign_target):
+            if (isinstance(cur, kind) and cur.ref.dtype == dtype and getattr(cur, "logical", None) is None
+                    and not aliased(p, cur, p.assign_target)):
                 return cur
         st = state(p)
         cap = p.arch.capacity["Reg"]
@@ -143,7 +175,13 @@ class Call:
 
     def reg(self, dtype: dt.DataType, reuse: bool = True) -> Reg:
         if dtype.bits() < 8:
-            raise self.not_implemented(f"{dtype.name} registers (4-bit types)")
+            if dtype not in (dt.DT_INT4, dt.DT_UINT4):
+                raise self.not_implemented(f"{dtype.name} registers (4-bit float types)")
+            p = self.p
+            cur = p.scope.vars.get(p.assign_target) if p.assign_node is self.node and p.assign_target else None
+            if reuse and isinstance(cur, Reg) and cur.logical == dtype and not aliased(p, cur, p.assign_target):
+                return cur
+            return Reg(self._alloc(dt.DT_UINT8, Reg, False).ref, dtype)
         return self._alloc(dtype, Reg, reuse)
 
     def dest(self, dtype: dt.DataType, merge: bool) -> Reg:
@@ -166,7 +204,7 @@ class Call:
             self.emit("vf_mask_logic", dst=m.ref, a=src.ref, b=src.ref, mask=None, fn="and")
             return m
         d = self.reg(src.dtype, reuse)
-        self.emit("vf_unary", dst=d.ref, a=src.ref, mask=None, fn="copy", merge=False)
+        self.emit("vf_unary", dst=d.ref, a=src.ref, mask=None, fn="copy", merge=False)  # bytes, for 4-bit types too
         return d
 
     # -- operands
@@ -185,7 +223,7 @@ class Call:
 
     def scalar(self, value, what: str):
         from ..parser import is_scalar
-        if isinstance(value, (Reg, Mask, VfPtr, ir.TileRef)) or not is_scalar(value):
+        if isinstance(value, (Reg, Mask, VfPtr, ir.TileRef, AddrReg, UnalignReg)) or not is_scalar(value):
             raise self.error(f"'{what}' must be a scalar, got {_what(value)}")
         return value.item() if hasattr(value, "item") else value
 
@@ -215,6 +253,9 @@ class Call:
             raise self.error(f"'{what}' must be a UB tile or `tile + offset`, got {_what(tile)}")
         if base.space != MemorySpace.Vec:
             raise self.error(f"'{what}' must be a Vec (UB) tile, got a {base.space.name} tile")
+        if isinstance(offset, AddrReg):  # elements of the AddrReg's dtype -> elements of the tile's dtype
+            offset = self.p.binop("//", self.p.binop("*", offset.offset, offset.dtype.nbytes, self.node),
+                                  base.dtype.nbytes, self.node)
         if offset is not None:
             if isinstance(offset, (list, tuple)):
                 if len(offset) != 2:
@@ -236,16 +277,20 @@ class Call:
         self.p.emit(ir.Assign(self.p.loc(self.node), cursor, _expr(self.add(cursor, step))))
 
     # -- emission
-    def emit(self, opname: str, **args) -> None:
+    def emit(self, opname: str, result: Optional[dt.DataType] = None, **args) -> Optional[ir.Var]:
+        """Emit internal op ``opname``; with ``result`` (a dtype) the op's scalar result is returned as a Var."""
         p = self.p
         opdef = OPS[opname]
         bound = opdef.bind([], args)
         if p.section == "cube":
             raise self.error("VF code runs on the vector core; it cannot stand in pl.section_cube()")
         stmt = ir.OpStmt(p.loc(self.node), opdef, bound)
+        if result is not None:
+            stmt.result = ir.Var(f"{opname}_result", result)
         if p.section is None:
             p.sides_outside.setdefault("vector", stmt)
         p.emit(stmt)
+        return stmt.result
 
 
 def _expr(value) -> ir.Expr:
@@ -254,7 +299,7 @@ def _expr(value) -> ir.Expr:
 
 
 def _what(value) -> str:
-    if isinstance(value, (Reg, Mask, VfPtr)):
+    if isinstance(value, (Reg, Mask, VfPtr, AddrReg, UnalignReg)):
         return repr(value)
     if isinstance(value, ir.TileRef):
         return f"tile {value!r}"
