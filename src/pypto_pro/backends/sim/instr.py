@@ -58,7 +58,8 @@ class Access:
 class Instr:
     """One executed tile instruction of one core, in program order."""
 
-    __slots__ = ("core", "seq", "op", "pipe", "loc", "accesses", "sync", "cost", "start", "end", "issue", "ticket")
+    __slots__ = ("core", "seq", "op", "pipe", "loc", "accesses", "sync", "cost", "start", "end", "issue", "ticket",
+                 "after")
 
     def __init__(self, core: int, seq: int, op: str, pipe: str, loc: Optional[SourceLoc]):
         self.core = core
@@ -74,6 +75,9 @@ class Instr:
         self.end = 0
         self.issue = 0
         self.ticket = -1
+        #: for a wait (flag, mutex hand-over between pipes, cross-core event, phase flag): the instruction
+        #: whose release it acquired (the trace draws it as a flow arrow); None otherwise
+        self.after: Optional["Instr"] = None
 
     def where(self) -> str:
         if self.loc is None:

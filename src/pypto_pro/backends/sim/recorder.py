@@ -28,6 +28,7 @@ from ...ops.vf import SPECULATIVE_READS
 from ..interp.executor import ExecCtx, Interpreter
 from .costs import CostParams, cost_of
 from .instr import Access, Hazard, Instr
+from .scratch import scratch_operands
 
 SPACE_LABEL = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C"}
 _SYNC_ALL_KINDS = {SyncCoreType.AIV_ONLY: ("vector",), SyncCoreType.AIC_ONLY: ("cube",),
@@ -40,16 +41,17 @@ SyncRule = Callable[[object, ir.OpStmt], Tuple]
 class _OpPlan:
     """What the recorder derives once per statement: name, pipe, loc, sync rule, fixed cost, element access."""
 
-    __slots__ = ("name", "pipe", "loc", "sync", "cost", "element_of")
+    __slots__ = ("name", "pipe", "loc", "sync", "cost", "element_of", "scratch")
 
     def __init__(self, name: str, pipe: str, loc, sync: Optional[SyncRule], cost: Optional[int],
-                 element_of: Optional[str]):
+                 element_of: Optional[str], scratch: Tuple[str, ...] = ()):
         self.name = name
         self.pipe = pipe
         self.loc = loc
         self.sync = sync                  # None for ops without sync meaning
         self.cost = cost                  # cycles of a sync op (they do not depend on accesses); else None
         self.element_of = element_of      # getval/setval on a tile: the argument naming that tile
+        self.scratch = scratch            # the scratch tile operands the op overwrites (scratch.py)
 
 
 class _Buffer:
@@ -85,6 +87,9 @@ class Recorder:
         self._plans: Dict[ir.OpStmt, _OpPlan] = {}
         self._buffers: Dict[int, _Buffer] = {}
         self._gm: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # tensor param index -> (region key, array)
+        #: tensor param index -> (region key, base address) of the parameters recorded as byte runs of their
+        #: memory (see gm_memories); built at the first GM access
+        self._memories: Optional[Dict[int, Tuple[Tuple, int]]] = None
         self._sync_all_gen: Dict[Tuple[int, int], int] = {}
         self._meanings: Dict[Tuple, Tuple] = {}
         self._nbytes: Dict[object, int] = {}  # element size by dtype (DataType.nbytes is computed per call)
@@ -127,12 +132,18 @@ class Recorder:
 
     def end_op(self, core, stmt: ir.OpStmt) -> None:
         ci = self.index[id(core)]
+        plan = self._plans[stmt]
+        if plan.scratch:  # the op overwrites its scratch tiles on the hardware (scratch.py)
+            ctx = ExecCtx(self.interp, core, stmt)
+            for name in plan.scratch:
+                view = ctx.tile(stmt.args[name])
+                self.on_tile(view, True, view.valid)
         ins = self._pending.pop(ci)
         if self._gm_writes:
             for acc, arr, index in self._gm_writes:
                 acc.digest = hash(arr[index].tobytes())
             self._gm_writes.clear()
-        cost = self._plans[stmt].cost
+        cost = plan.cost
         ins.cost = cost if cost is not None else cost_of(self.params, ins)
         self.streams[ci].append(ins)
         self.cur = None
@@ -149,7 +160,7 @@ class Recorder:
         if name in ("getval", "setval", "simt_getval", "simt_setval"):  # one element (SIMT threads: simt_*)
             arg = "src" if name.endswith("getval") else "dst"
             element_of = arg if isinstance(args[arg], ir.TileRef) else None
-        return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of)
+        return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of, scratch_operands(stmt))
 
     def _int_of(self, value) -> Callable[[object], int]:
         """``core -> int(value)``: an expression is evaluated on the core, a constant is returned as is."""
@@ -336,8 +347,11 @@ class Recorder:
         ins = self.cur
         if ins is None:
             return
-        if view is not None:
-            self._on_view(ins, param, view, index, write, atomic)
+        if self._memories is None:
+            self._memories = gm_memories(self.interp.kernel, self.interp.launch.tensors)
+        if view is not None or param.index in self._memories:
+            self._on_bytes(ins, param, view if view is not None else self.interp.launch.tensors[param.index],
+                           index, write, atomic)
             return
         found = self._gm.get(param.index)
         if found is None:
@@ -365,12 +379,11 @@ class Recorder:
             self._gm_writes.append((acc, arr, index))
 
 
-    def _on_view(self, ins, view: ir.TensorView, arr: np.ndarray, index: Tuple, write: bool, atomic: bool) -> None:
-        """A view's access, recorded as the byte runs it touches in its root argument's memory (one
-        region per root), so that accesses through different views of one pointer meet."""
-        root = self.interp.launch.tensors[view.index]
-        base = root.__array_interface__["data"][0]
-        region = ("G", base, (root.nbytes,), (1,), 1)
+    def _on_bytes(self, ins, view: ir.TensorParam, arr: np.ndarray, index: Tuple, write: bool, atomic: bool) -> None:
+        """An access through a view, or to an argument sharing memory with another, recorded as the byte runs
+        it touches in the memory they share (one region per memory, :func:`gm_memories`), so that accesses
+        through different views of one pointer, or through aliased arguments, meet."""
+        region, base = self._memories[view.index]
         window = arr[tuple(ix if type(ix) is slice else slice(int(ix), int(ix) + 1) for ix in index)]
         start = window.__array_interface__["data"][0] - base
         starts = np.full((), start, np.int64)
@@ -386,6 +399,51 @@ class Recorder:
         _add_access(ins, acc)
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
+
+
+def _extent(arr: np.ndarray) -> Tuple[int, int]:
+    """[first, last) address of the bytes ``arr`` spans."""
+    lo = hi = arr.__array_interface__["data"][0]
+    if arr.size == 0:
+        return lo, lo
+    for n, st in zip(arr.shape, arr.strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + arr.itemsize
+
+
+def gm_memories(kernel: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> Dict[int, Tuple[Tuple, int]]:
+    """The tensor parameters whose GM accesses are recorded as byte runs of a shared memory region:
+    arguments whose bytes overlap another argument's (views of one torch/numpy buffer) and roots of
+    ``pl.make_tensor`` views.  Maps each to (region key, base address) of the span of its overlap group;
+    every other argument keeps element boxes of its own array (cheaper, exact for one array)."""
+    viewed = {a.index for s in ir.walk(kernel.body) if isinstance(s, ir.OpStmt)
+              for a in _flat(s.args.values()) if isinstance(a, ir.TensorView)}
+    spans = sorted((_extent(arr) + (i,) for i, arr in tensors.items()), key=lambda t: t[0])
+    groups: List[List] = []
+    for lo, hi, i in spans:
+        if groups and lo < groups[-1][1] and hi > groups[-1][0]:
+            groups[-1][1] = max(groups[-1][1], hi)
+            groups[-1][2].append(i)
+        else:
+            groups.append([lo, hi, [i]])
+    out: Dict[int, Tuple[Tuple, int]] = {}
+    for lo, hi, members in groups:
+        if len(members) > 1 or any(i in viewed for i in members):
+            region = ("G", lo, (hi - lo,), (1,), 1)
+            for i in members:
+                out[i] = (region, lo)
+    return out
+
+
+def _flat(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
 
 
 def _byte_runs(starts: np.ndarray, es: int) -> Tuple[Tuple[int, int], ...]:

@@ -29,7 +29,7 @@ S = PIPE_INDEX["S"]
 
 
 class _Mutex:
-    __slots__ = ("issued", "released", "held_by", "vc", "time", "last_agent")
+    __slots__ = ("issued", "released", "held_by", "vc", "time", "last_agent", "last_unlock")
 
     def __init__(self):
         self.issued = 0          # lock tickets handed out in program order
@@ -38,6 +38,7 @@ class _Mutex:
         self.vc = None           # vector clock published by the last unlock
         self.time = 0
         self.last_agent = -1
+        self.last_unlock: Optional[Instr] = None
 
 
 class Replay:
@@ -68,8 +69,8 @@ class Replay:
         self.xflags: Dict[Tuple, Deque] = {}
         #: (core, mutex id) -> its state, created on first use
         self.mutexes: Dict[Tuple[int, int], _Mutex] = defaultdict(_Mutex)
-        #: Acc phase flags (API.md A6): (core, tile) -> (flag, published clock, time)
-        self.phases: Dict[Tuple[int, int], Tuple[int, Optional[np.ndarray], int]] = {}
+        #: Acc phase flags (API.md A6): (core, tile) -> (flag, published clock, time, setting instruction)
+        self.phases: Dict[Tuple[int, int], Tuple[int, Optional[np.ndarray], int, Optional[Instr]]] = {}
         self.arrivals: Dict[Tuple, Dict[int, Tuple[int, np.ndarray]]] = {}
         self.waiters: Dict[Tuple, List[int]] = {}
         self.blocked: Dict[int, str] = {}
@@ -272,7 +273,7 @@ class Replay:
             self._park(agent, ("flag", ci, sync[1]), f"waits for flag set_pipe={set_pipe} wait_pipe={wait_pipe} "
                        f"event_id={event}, which no sync_src sets")
             return None
-        dep, published = q.popleft()
+        dep, published, ins.after = q.popleft()
         np.maximum(self.vc[agent], published, out=self.vc[agent])
         return dep
 
@@ -288,6 +289,7 @@ class Replay:
         m.held_by = ins
         if m.vc is not None and m.last_agent != agent:  # a hand-over within one pipe adds nothing
             np.maximum(self.vc[agent], m.vc, out=self.vc[agent])
+            ins.after = m.last_unlock
             return m.time
         return 0
 
@@ -300,15 +302,16 @@ class Replay:
         dep = 0
         vc = self.vc[agent]
         for key in sync[1]:
-            t, published = self.xflags[key].popleft()
-            dep = max(dep, t)
+            t, published, setter = self.xflags[key].popleft()
+            if t >= dep:
+                dep, ins.after = t, setter
             np.maximum(vc, published, out=vc)
         return dep
 
     def _acquire_phase(self, agent: int, ins: Instr, sync: Tuple) -> Optional[int]:
         ci = agent // NP
         want = 0 if sync[0] == "phase_mm" else 1
-        state, published, t = self.phases.get((ci, sync[1]), (0, None, 0))
+        state, published, t, setter = self.phases.get((ci, sync[1]), (0, None, 0, None))
         if state != want:
             self._park(agent, ("phase", ci, sync[1]), f"waits for the Acc tile's phase flag to become {want} "
                        f"({'a Final store' if want == 0 else 'a Final matmul'} that never comes)")
@@ -316,6 +319,7 @@ class Replay:
         if published is None:
             return 0
         np.maximum(self.vc[agent], published, out=self.vc[agent])
+        ins.after = setter
         return t
 
     # A publish runs once the instruction has executed.  What a release publishes covers all earlier
@@ -331,7 +335,7 @@ class Replay:
 
     def _publish_flag(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
         key = (agent // NP, sync[1])
-        self.flags.setdefault(key, deque()).append((end, self._snapshot(agent, clock)))
+        self.flags.setdefault(key, deque()).append((end, self._snapshot(agent, clock), ins))
         self._notify(("flag",) + key)
 
     def _publish_unlock(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
@@ -344,19 +348,19 @@ class Replay:
             return
         m.held_by = None
         m.released += 1
-        m.vc, m.time, m.last_agent = self._snapshot(agent, clock), end, agent
+        m.vc, m.time, m.last_agent, m.last_unlock = self._snapshot(agent, clock), end, agent, ins
         self._notify(("mutex", ci, sync[1]))
 
     def _publish_cross_core(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
         published = self._snapshot(agent, clock)
         for key in sync[1]:
-            self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published))
+            self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published, ins))
             self._notify(("x", key))
 
     def _publish_phase(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
         if sync[2]:  # Final: a matmul sets the flag for the fixpipe, a store hands the tile back
             key = (agent // NP, sync[1])
-            self.phases[key] = (1 if sync[0] == "phase_mm" else 0, self._snapshot(agent, clock), end)
+            self.phases[key] = (1 if sync[0] == "phase_mm" else 0, self._snapshot(agent, clock), end, ins)
             self._notify(("phase",) + key)
 
     # ------------------------------------------------------------------ problems

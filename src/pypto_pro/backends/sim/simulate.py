@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import weakref
 from typing import Any, Dict, List
 
@@ -11,6 +12,7 @@ import numpy as np
 from ...ir.nodes import KernelIR
 from ...passes.auto_mutex import insert_auto_mutex
 from ..interp.executor import Interpreter
+from .advice import TileInfo
 from .costs import params_for
 from .describe import race_hazard
 from .instr import Hazard
@@ -57,6 +59,18 @@ def resident_blocks(kernel: KernelIR) -> int:
     return arch.vector_core_num if kernel.kind == "vector" else arch.core_num
 
 
+def tile_infos(kernel: KernelIR) -> Dict[str, TileInfo]:
+    """Tile name -> its group, depth and declaration line (what the report's advice names)."""
+    def line(loc) -> str:
+        return f"{os.path.basename(loc.filename)}:{loc.lineno}" if loc is not None else "?"
+
+    infos = {t.name: TileInfo(None, 1, line(t.loc)) for t in kernel.tiles}
+    for g in kernel.groups:
+        for slot in g.slots:
+            infos[slot.name] = TileInfo(g.name, g.depth, line(g.loc or slot.loc))
+    return infos
+
+
 def _priority(hazard: Hazard) -> int:
     """Root causes first: races between pipes or cores, then hangs, then same-pipe reuse."""
     if hazard.kind == "race":
@@ -101,7 +115,8 @@ def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[in
     if options.strict and hazards:
         raise _first(hazards).error(kernel.name)
     return SimReport(kernel.name, kernel.arch.name, block_dim, capacity, labels,
-                     [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards)
+                     [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards,
+                     tile_infos(kernel))
 
 
 __all__ = ["simulate", "with_auto_mutex", "paused_cycle_collection", "resident_blocks"]

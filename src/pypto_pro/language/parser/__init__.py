@@ -24,10 +24,11 @@ from ... import dtypes as dt
 from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
+from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
 from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
@@ -811,8 +812,7 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
             return ir.DeclRef(obj.decl.slots[index])
         if is_runtime(index) or (isinstance(index, tuple) and any(is_runtime(i) for i in index)):
-            raise self.err(KernelSyntaxError, "indexing a compile-time value (list, tuple, tensor shape) needs a "
-                           "compile-time index", node)
+            return runtime_lookup.select(self, obj, index, node)
         try:
             return obj[index]
         except Exception as e:  # noqa: BLE001 - compile-time evaluation failure
@@ -914,13 +914,21 @@ class KernelParser:
         left = self.eval(node.left)
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
-            right = self.eval(right_node)
-            if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op_node, (ast.In, ast.NotIn)):  # also a runtime value in a list or a pl.range
+                right = None
+                cmp = runtime_lookup.contains(self, left, right_node, node)
+                if isinstance(op_node, ast.NotIn):
+                    cmp = ir.UnOp("not", cmp, dt.DT_BOOL) if is_runtime(cmp) else not cmp
+                if len(node.ops) > 1:  # a chained comparison continues from the right operand
+                    right = self.eval(right_node)
+            elif isinstance(op_node, (ast.Is, ast.IsNot)):
+                right = self.eval(right_node)
                 if is_runtime(left) or is_runtime(right):
-                    raise self.err(KernelSyntaxError, "is/in comparisons need compile-time values", node)
-                cmp = {ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
-                       ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}[type(op_node)](left, right)
+                    raise self.err(KernelSyntaxError, "is/is not comparisons need compile-time values (use == for "
+                                   "runtime scalars)", node)
+                cmp = (left is right) if isinstance(op_node, ast.Is) else (left is not right)
             else:
+                right = self.eval(right_node)
                 cmp = self.binop(_CMPOPS[type(op_node)], left, right, node)
             if result is None:
                 result = cmp
@@ -966,6 +974,12 @@ class KernelParser:
             kwargs[k.arg] = self.eval(k.value)
         opdef = getattr(func, "__pto_op__", None)
         if opdef is not None:
+            adapt = getattr(func, "__pto_adapt__", None)  # an instruction-level spelling (language/spellings.py)
+            if adapt is not None:
+                try:
+                    args, kwargs = adapt(args, kwargs, lambda v: isinstance(v, ir.TileRef))
+                except KernelError as e:
+                    raise e.attach(loc=self.loc(node), kernel=self.name)
             return self.call_op(opdef, args, kwargs, node)
         frontend = getattr(func, "__pto_frontend__", None)  # API families with their own module (vf)
         if frontend is not None:
@@ -1316,7 +1330,8 @@ class KernelParser:
             raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
                            f"{ttype.shape[1]} {ttype.dtype.name} tile needs {packed} bytes", node)
         span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, layout)) * ttype.dtype.nbytes
         end = addr + builtins.max(size, span)
         if end > cap:
             raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
@@ -1326,19 +1341,20 @@ class KernelParser:
 
     def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
         """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
-        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose shape is not
-        whole fractals occupies more than that (its fractals are padded), so its slots would overlap
-        and corrupt each other: rejected here instead of computing wrong numbers."""
+        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose 32-byte runs
+        (or ZZ/NN blocks) are padded occupies more than that (ir/layout.py), so its slots would
+        overlap and corrupt each other: rejected here instead of computing wrong numbers."""
         span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, slots[0].layout)) * ttype.dtype.nbytes
         ordered = sorted(slots, key=lambda d: d.addr)
         for lo, hi in zip(ordered, ordered[1:]):
             if lo.addr + span > hi.addr:
                 raise self.err(KernelMemoryError, f"{what}: slots {lo.name} and {hi.name} overlap: a "
                                f"{ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} {ttype.target_memory.name} "
-                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractals are padded to "
-                               f"whole fractals), but the slots are {hi.addr - lo.addr} bytes apart; use a shape "
-                               f"of whole fractals or pass addrs=[...] at least {span} bytes apart", node)
+                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractal runs are padded to "
+                               f"32 bytes), but the slots are {hi.addr - lo.addr} bytes apart; use a shape of whole "
+                               f"32-byte runs or pass addrs=[...] at least {span} bytes apart", node)
 
     def _check_vec_extent(self, decl: ir.TileDecl, what: str, node) -> None:
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
