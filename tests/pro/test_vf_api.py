@@ -139,17 +139,17 @@ def test_vf_outside_kernel_and_unimplemented():
         vf.add(1, 2, 3)
 
     @pl.vector_function
-    def uses_gather(t):
-        vf.gather(t, t)
+    def uses_addc(t):
+        vf.addc(t, t)
 
     @pl.jit()
     def k(a: pl.Tensor[[1, 64], pl.DT_FP32]):
         t = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0,
                          size=256)
         with pl.section_vector():
-            uses_gather(t)
+            uses_addc(t)
 
-    with pytest.raises(NotImplementedError, match="vf.gather"):
+    with pytest.raises(NotImplementedError, match="vf.addc"):
         k(np.zeros((1, 64), np.float32))
 
 
