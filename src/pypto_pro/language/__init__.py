@@ -26,6 +26,7 @@ from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .spellings import build_spellings
 from .vf import ENUMS as _VF_ENUMS
 from .vf import MaskReg, RegTensor, Vf, vector_function  # noqa: F401
+from .simt import simt  # noqa: F401
 from .stubs import build_namespaces
 
 ND, DN, NZ, ZN, ZZ, NN = Layout.ND, Layout.DN, Layout.NZ, Layout.ZN, Layout.ZZ, Layout.NN

@@ -153,7 +153,6 @@ def _not_implemented(name: str, family: str):
 NOT_IMPLEMENTED = {
     "quantisation": ("quant", "dequant"),
     "scalar buffer": ("ssbuf_load", "ssbuf_store"),
-    "SIMT API": ("simt",),
 }
 NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)
                          for family, names in NOT_IMPLEMENTED.items() for name in names}

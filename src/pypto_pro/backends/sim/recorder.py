@@ -157,8 +157,8 @@ class Recorder:
             # a phased matmul/store still moves its data at the op's cost
             cost = self.params.sync_all_latency if name == "sync_all" else self.params.sync_cost
         element_of = None
-        if name in ("getval", "setval"):
-            arg = "src" if name == "getval" else "dst"
+        if name in ("getval", "setval", "simt_getval", "simt_setval"):  # one element (SIMT threads: simt_*)
+            arg = "src" if name.endswith("getval") else "dst"
             element_of = arg if isinstance(args[arg], ir.TileRef) else None
         return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of, scratch_operands(stmt))
 
@@ -275,7 +275,7 @@ class Recorder:
         es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
         if self._element is not None:
-            if not write and ins.op == "setval":
+            if not write and ins.op in ("setval", "simt_setval"):
                 return
             er, ec = self._element
             lo = view.addr + offs.item(er, ec) * es

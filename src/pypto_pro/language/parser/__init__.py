@@ -29,7 +29,8 @@ from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
 from . import runtime_lookup
-from ..vf.frontend import vf_pointer_arith
+from ..simt import simt_element_op, tile_valid_shape
+from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
@@ -435,6 +436,7 @@ class KernelParser(StructsMixin, ReturnsMixin):
         raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
 
     def assign_name(self, name: str, value, node) -> None:
+        value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
@@ -768,6 +770,8 @@ class KernelParser(StructsMixin, ReturnsMixin):
                 return getattr(obj, attr)
             if attr == "tile_type":
                 return obj.ttype
+            if attr == "valid_shape":
+                return tile_valid_shape(self, obj, node)
             raise self.err(KernelSyntaxError, f"tile has no attribute '{attr}' in a kernel", node)
         if is_runtime(obj):
             raise self.err(KernelSyntaxError, f"runtime scalars have no attribute '{attr}'", node)
@@ -1077,7 +1081,7 @@ class KernelParser(StructsMixin, ReturnsMixin):
 
     def op_named(self, name: str) -> OpDef:
         from ...ir.optable import OPS
-        return OPS[name]
+        return OPS[simt_element_op(self, name)]  # element access by a SIMT thread: its V-pipe variant
 
     def bind(self, public: str, sig: inspect.Signature, args, kwargs, node) -> inspect.BoundArguments:
         """Bind a call of ``pl.<public>``; a mismatch is a KernelSyntaxError naming the function, the
