@@ -88,7 +88,8 @@ class Recorder:
         self._pending: Dict[int, Instr] = {}
         self._plans: Dict[ir.OpStmt, _OpPlan] = {}
         self._buffers: Dict[int, _Buffer] = {}
-        self._gm: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # tensor param index -> (region key, array)
+        #: tensor param index -> (region key, array, shape, itemsize, name, dtype name)
+        self._gm: Dict[int, Tuple] = {}
         #: tensor param index -> (region key, base address) of the parameters recorded as byte runs of their
         #: memory (see gm_memories); built at the first GM access
         self._memories: Optional[Dict[int, Tuple[Tuple, int]]] = None
@@ -360,14 +361,16 @@ class Recorder:
         found = self._gm.get(param.index)
         if found is None:
             arr = self.interp.launch.tensors[param.index]
-            found = self._gm[param.index] = (
-                ("G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize), arr)
-        region, arr = found
+            region = ("G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize)
+            found = self._gm[param.index] = (region, arr, arr.shape, arr.itemsize, param.name, param.dtype.name)
+        region, arr, shape, itemsize, name, dtype = found
         lo, hi = [], []
         elems = 1
-        for ix, size in zip(index, arr.shape):
+        for ix, size in zip(index, shape):
             if type(ix) is slice:
-                start, stop, _ = ix.indices(size)
+                start, stop = ix.start, ix.stop
+                if ix.step is not None or start is None or stop is None or start < 0 or stop > size:
+                    start, stop, _ = ix.indices(size)
             else:
                 start = int(ix)
                 stop = start + 1
@@ -376,12 +379,13 @@ class Recorder:
             elems *= stop - start
         rows = hi[-2] - lo[-2] if len(lo) >= 2 else 1
         cols = hi[-1] - lo[-1] if lo else 1
-        acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
-                     rows, cols, "GM", param.dtype.name, True)
-        _add_access(ins, acc)
+        acc = Access(region, tuple(lo), tuple(hi), write, atomic, name, elems * itemsize, rows, cols, "GM", dtype, True)
+        if ins.accesses:
+            ins.accesses.append(acc)
+        else:
+            ins.accesses = [acc]
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
-
 
     def _on_bytes(self, ins, view: ir.TensorParam, arr: np.ndarray, index: Tuple, write: bool, atomic: bool) -> None:
         """An access through a view, or to an argument sharing memory with another, recorded as the byte runs
