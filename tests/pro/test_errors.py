@@ -350,18 +350,10 @@ def test_not_implemented_features_are_named(kernel, feature):
         kernel(GOOD.copy())
 
 
-def test_vector_function_is_not_implemented():
-    def vf(x):
-        return x
-
-    with pytest.raises(NotImplementedError, match="vector_function"):
-        pl.vector_function(vf)
-
-
 def test_jit_options_not_implemented_or_invalid():
     with pytest.raises(NotImplementedError, match="datatype"):
         pl.jit(datatype={"T": pl.DT_FP16})
-    with pytest.raises(NotImplementedError, match="pipeline"):
+    with pytest.raises(TypeError, match="PipelineConfig"):
         pl.jit(pipeline=object())
     with pytest.raises(TypeError):
         pl.jit(no_such_option=1)

@@ -232,3 +232,10 @@ class TileType:
     def __repr__(self) -> str:
         extra = f", layout={self.layout!r}" if self.layout else ""
         return f"TileType({self.shape}, {self.dtype!r}, {self.target_memory!r}{extra})"
+
+
+class QuantMode(enum.IntEnum):
+    """``pl.quant``'s mode: symmetric (INT8 result) or asymmetric (UINT8 result with a zero-point offset)."""
+
+    SYM = 0
+    ASYM = 1

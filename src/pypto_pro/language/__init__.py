@@ -16,13 +16,15 @@ from ..errors import (KernelDeadlockError, KernelError, KernelLaunchError, Kerne
                       KernelValueError)
 from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCoreSyncMode, DcciDst,  # noqa: F401
                         FillPadMode, Layout, MemorySpace, PipeType, ReluPreMode, RoundMode, STPhase, SyncAllMode,
-                        SyncCoreType, TilePad, TileType)
+                        QuantMode, SyncCoreType, TilePad, TileType)
 from ..runtime.jit import JitKernel, jit  # noqa: F401
+from . import pipeline  # noqa: F401  (pl.pipeline.stage, pl.pipeline.PipelineConfig)
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
 from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
-                         get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, max, min, range,
-                         section_cube, section_vector, set_stride)
+                         get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, make_tuple, max,
+                         min, range, section_cube, section_vector, set_stride, struct, struct_array)
 from .intrinsics import NOT_IMPLEMENTED_STUBS
+from .spellings import build_spellings
 from .vf import ENUMS as _VF_ENUMS
 from .vf import MaskReg, RegTensor, Vf, vector_function  # noqa: F401
 from .stubs import build_namespaces
@@ -33,4 +35,5 @@ TileLayout = TensorLayout = Layout  # the official names of the layout enum (pl.
 globals().update(NOT_IMPLEMENTED_STUBS)
 globals().update(_VF_ENUMS)
 globals().update(build_namespaces())
-del build_namespaces, NOT_IMPLEMENTED_STUBS
+globals().update({k: v for k, v in build_spellings().items() if k not in globals()})
+del build_namespaces, build_spellings, NOT_IMPLEMENTED_STUBS

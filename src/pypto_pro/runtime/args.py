@@ -52,14 +52,21 @@ def as_numpy(value, what: str) -> np.ndarray:
 
 
 def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
-    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format (API.md B2: torch
+    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format, or an integer array of
+    the same width and other signedness (API.md B2: torch
     has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
-    Zero-copy.  HF8 has no host type: a carrier of it raises NotImplementedError."""
+    Zero-copy.  HF8 is stored as its uint8 codes (dtypes.DT_HF8), so its carrier is taken as is."""
     if dtype is not None and arr.dtype == np.uint8 and dtype.kind == "float" and dtype.bits() == 8:
         if dtype.np_dtype is None:
             raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "
                                       f"values can be neither checked nor computed on)")
         return arr.view(dtype.np_dtype)
+    want = dtype.np_dtype if dtype is not None else None
+    if want is not None and arr.dtype != want and arr.dtype.kind in "iu" and np.dtype(want).kind in "iu" \
+            and arr.dtype.itemsize == np.dtype(want).itemsize:
+        # the same integer bits under the other signedness: torch has no uint16/32/64 tensors on most
+        # versions, so UINT32 data travels as int32 (and the official launch passes raw pointers)
+        return arr.view(want)
     return arr
 
 
@@ -214,8 +221,14 @@ def check_scalar(kernel_name: str, p: ParamSpec, value):
     if not isinstance(value, int):
         raise KernelLaunchError(f"{what}: expected an int ({d.name}), got {type(value).__name__}", kernel=kernel_name)
     info = np.iinfo(d.require_numpy())
+    if info.min < 0 and info.max < value < 2 * (info.max + 1):
+        # the unsigned bit pattern of a signed scalar (e.g. struct.unpack("I", <float bytes>) passed as INT32):
+        # the launch ABI passes the bits, as ctypes' c_int32 does officially
+        value -= 2 * (info.max + 1)
     if not info.min <= value <= info.max:
-        raise KernelLaunchError(f"{what}: {value} does not fit {d.name}", kernel=kernel_name)
+        bits = d.bits()
+        raise KernelLaunchError(f"{what}: {value} does not fit {d.name} (values in [{info.min}, {info.max}], or an "
+                                f"unsigned {bits}-bit pattern below 2**{bits})", kernel=kernel_name)
     return int(value)
 
 

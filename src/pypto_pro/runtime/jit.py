@@ -7,6 +7,7 @@ the selected backend.  A kernel with a tiling key (``@pl.jit(tiling_key=Schema)`
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 import os
@@ -21,13 +22,16 @@ from ..arch import ArchSpec, resolve_arch
 from ..log import logger
 from ..backends import KNOWN as KNOWN_BACKENDS
 from ..backends import get_runner
-from ..errors import KernelLaunchError, KernelSyntaxError, SourceLoc
+from ..errors import KernelLaunchError, KernelLaunchValueError, KernelSyntaxError, SourceLoc
+from ..dtypes import DataType
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
 from ..language.annotations import (PtrAnnotation, TensorAnnotation, is_tiling_annotation, parameter_annotations,
                                     scalar_annotation_dtype)
 from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
 from .fastpath import arg_key, frozen_launcher, launch_environment
+from ..passes.pipeline_sync import insert_pipeline_sync
+from .pipeline import PipelineConfig, check_pipeline_config
 from .tilingkey import TilingKeySchema
 
 #: the largest block_dim a launch accepts: the hardware's blockDim field (larger is not clamped but
@@ -111,14 +115,32 @@ def parameter_loc(fn: Callable, pname: str) -> Optional[SourceLoc]:
             return SourceLoc(filename, line, text)
     return SourceLoc(filename, line)
 
+class VariantCache(dict):
+    """The parsed variants of a kernel, keyed by (arch, STATIC dims, tiling key).
+
+    Clearing it also drops the kernel's frozen launchers, so the next launch of every signature
+    compiles again (the official tests count variants after clearing ``_compiled_by_signature``)."""
+
+    def __init__(self, fast: Dict[Tuple, Callable]):
+        super().__init__()
+        self._fast = fast
+
+    def clear(self) -> None:
+        super().clear()
+        self._fast.clear()
+
+
 class JitKernel:
     """A tile kernel: compiled on first launch per STATIC-dims signature, then reused."""
 
     __pto_jit__ = True
 
     def __init__(self, fn: Callable, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
-                 backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None, tiling_key=None):
+                 backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None, tiling_key=None,
+                 pipeline: Optional[PipelineConfig] = None):
         self.fn = fn
+        #: the ``pipeline=`` configuration (docs/language.md: stages keep their serial meaning on every backend)
+        self.pipeline = pipeline
         #: the ``tiling_key=`` schema, checked now (launches then name a key: ``kernel[stream, n, {...}]``)
         self.tiling_key = TilingKeySchema(tiling_key) if tiling_key is not None else None
         #: options of the simulator backend (``{"strict": False}``; see docs/simulator.md)
@@ -127,9 +149,10 @@ class JitKernel:
         self.auto_mutex = auto_mutex
         self._arch_request = arch
         self._backend_request = backend
-        self._variants: Dict[Tuple, KernelIR] = {}
         self._fast: Dict[Tuple, Callable] = {}
+        self._variants: VariantCache = VariantCache(self._fast)
         self._signature: Optional[List[ParamSpec]] = None
+        self._param_names: Optional[Tuple[str, ...]] = None
         self._lock = threading.Lock()
         #: what the backend reported about the latest launch (the simulator's report; None for interp)
         self.last_report = None
@@ -141,6 +164,41 @@ class JitKernel:
             _ = self.arch
         if backend is not None:
             self.selected_backend()
+
+    @property
+    def func_name(self) -> str:
+        """The decorated function's name (the official attribute)."""
+        return self.fn.__name__
+
+    @property
+    def _compiled_by_signature(self) -> VariantCache:
+        """The official name of the variant cache (one entry per compiled STATIC-dims signature)."""
+        return self._variants
+
+    @property
+    def _kernel_def_by_static_signature(self) -> VariantCache:
+        """The official name of the parsed-kernel cache; parsing and compiling share one cache here."""
+        return self._variants
+
+    def _positional(self, args, kwargs) -> tuple:
+        """Launch arguments in parameter order: keywords bound by name, defaults filled in (as Python
+        binds a call); a mismatch raises KernelLaunchError with the signature."""
+        if not kwargs and len(args) == len(self._parameters()):
+            return args
+        sig = inspect.signature(self.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            names = ", ".join(sig.parameters)
+            raise KernelLaunchError(f"expected {len(sig.parameters)} arguments ({names}) as in "
+                                    f"{self.fn.__name__}{sig}: {e}", kernel=self.name) from None
+        bound.apply_defaults()
+        return tuple(bound.arguments[name] for name in sig.parameters)
+
+    def _parameters(self):
+        if self._param_names is None:
+            self._param_names = tuple(inspect.signature(self.fn).parameters)
+        return self._param_names
 
     # ------------------------------------------------------------------ launch forms
     def __getitem__(self, key) -> Callable[..., None]:
@@ -159,22 +217,21 @@ class JitKernel:
                                     "schema", kernel=self.name)
         tiling = self._tiling(key[2] if len(key) == 3 else None)
 
-        def launcher(*args):
-            return self.launch(args, block_dim=block_dim, stream=stream, tiling=tiling)
+        def launcher(*args, **kwargs):
+            return self.launch(self._positional(args, kwargs), block_dim=block_dim, stream=stream, tiling=tiling)
 
         return launcher
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise KernelLaunchError("kernels take positional arguments only", kernel=self.name)
-        return self.launch(args, block_dim=1, tiling=self._tiling(None))
+        tiling = self._tiling(None)  # a kernel with a tiling key is never called directly, whatever the arguments
+        return self.launch(self._positional(args, kwargs), block_dim=1, tiling=tiling)
 
     def _tiling(self, key) -> Optional[Tuple[int, Dict[str, int]]]:
         """(packed key, field values) of a launch's tiling key; None for a kernel without a schema."""
         if self.tiling_key is None:
             return None
-        if key is None:
-            raise KernelLaunchError(f"the kernel has a tiling key: launch it with kernel[stream, block_dim, "
+        if key is None:  # ValueError officially: a kernel with compile-time specialization is not called directly
+            raise KernelLaunchValueError(f"the kernel has a tiling key and cannot be called directly: launch it with kernel[stream, block_dim, "
                                     f"{{{', '.join(repr(n) + ': ...' for n in self.tiling_key.names)}}}](...)",
                                     kernel=self.name)
         return self.tiling_key.resolve(key, self.name)
@@ -237,6 +294,7 @@ class JitKernel:
                 start = time.perf_counter()
                 kir = parse_kernel(self.fn, name=self.name, arch=arch, auto_mutex=self.auto_mutex,
                                    static_dims=static_shapes, key_fields=tiling[1] if tiling else None)
+                kir = insert_pipeline_sync(kir, self.pipeline)
                 self._variants[cache_key] = kir
                 static = ", ".join(f"{name}={list(dims)}" for name, dims in key if dims) or "none"
                 logger.info("parsed kernel %s for arch %s (STATIC dims: %s): %s kernel in %.1f ms",
@@ -293,6 +351,31 @@ class JitKernel:
         return format_kernel(next(iter(self._variants.values())))
 
 
+def is_tile_kernel(fn: Callable) -> bool:
+    """Whether ``fn`` declares a kernel parameter: a ``pl.Tensor``/``pl.Ptr`` annotation or a ``pl.DT_*``
+    scalar type (also as a string under ``from __future__ import annotations``).  Officially ``@pl.jit``
+    on any other function (no parameters, plain ``int``/``float`` ones, none annotated) returns the
+    function wrapped unchanged."""
+    for pname, ann in getattr(fn, "__annotations__", {}).items():
+        if pname == "return":
+            continue
+        if isinstance(ann, (TensorAnnotation, PtrAnnotation, DataType)):
+            return True
+        if isinstance(ann, str) and ann.split("[")[0].split(".")[-1] in ("Tensor", "Ptr") or \
+                isinstance(ann, str) and ann.split(".")[-1].startswith("DT_"):
+            return True
+    return False
+
+
+def plain_function(fn: Callable) -> Callable:
+    """``fn`` as an ordinary Python function (what ``@pl.jit`` makes of a function that is no kernel)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
         pipeline=None, tiling_key=None, datatype=None, compile_timeout=None, backend: Optional[str] = None,
         sim_options: Optional[Dict[str, Any]] = None):
@@ -300,16 +383,18 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
 
     ``sim_options`` configures the simulator backend, e.g. ``{"strict": False}`` to collect hazards into
     ``kernel.last_report.hazards`` instead of raising (docs/simulator.md)."""
-    for feature, value in (("pipeline=", pipeline), ("datatype=", datatype)):
-        if value is not None:
-            raise NotImplementedError(f"@pl.jit({feature}...)")
+    if datatype is not None:
+        raise NotImplementedError("@pl.jit(datatype=...)")
+    check_pipeline_config(pipeline)
     if compile_timeout is not None and (not isinstance(compile_timeout, (int, float)) or compile_timeout <= 0):
         raise ValueError("compile_timeout must be a positive number of seconds")
 
-    def wrap(fn: Callable) -> JitKernel:
+    def wrap(fn: Callable):
         if not callable(fn):
             raise TypeError("@pl.jit decorates a function")
+        if not is_tile_kernel(fn):
+            return plain_function(fn)
         return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend, sim_options=sim_options,
-                         tiling_key=tiling_key)
+                         tiling_key=tiling_key, pipeline=pipeline)
 
     return wrap(target) if target is not None else wrap
