@@ -134,7 +134,6 @@ def _not_implemented(name: str, family: str):
 
 #: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
 NOT_IMPLEMENTED = {
-    "quantisation": ("quant", "dequant"),
     "scalar buffer": ("ssbuf_load", "ssbuf_store"),
     "SIMT API": ("simt",),
     "scalar structs and tuples": ("struct", "struct_array", "make_tuple"),

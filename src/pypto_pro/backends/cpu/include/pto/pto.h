@@ -12,3 +12,5 @@
 #include "random.h"
 #include "fuse.h"
 #include "vf.h"
+#include "quant.h"
+#include "gather_cmp.h"
