@@ -71,6 +71,13 @@ class PtrValue:
         self.dtype = dtype
         self.byte_offset = byte_offset
 
+    def address(self) -> ir.Expr:
+        """The pointer's value as an INT64 scalar (``printf("%p", ptr)``): the argument's address, bound
+        at launch (``ir.PtrParam.address``), plus the byte offset."""
+        if self.root.address is None:
+            self.root.address = ir.Var(f"{self.root.name}_address", dt.DT_INT64)
+        return ir.BinOp("+", self.root.address, to_expr(self.byte_offset))
+
 
 class TilingHandle:
     """A TilingData parameter: its fields are runtime scalars (arrays: :class:`TilingArray`)."""
@@ -249,9 +256,10 @@ class KernelParser:
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
     def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None):
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None):
         self.fn = fn
         self.key_fields = dict(key_fields or {})  # the launch's tiling-key fields: compile-time names
+        self.type_names = dict(type_names or {})  # @pl.jit(datatype=...)'s dtype variables (runtime/datatype.py)
         self.name = name
         self.arch = arch
         self.auto_mutex = auto_mutex
@@ -421,6 +429,8 @@ class KernelParser:
             return v
         if name in self.key_fields:
             return self.key_fields[name]
+        if name in self.type_names:
+            return self.type_names[name]
         if name in scope.closure:
             return scope.closure[name]
         if name in scope.globals:
@@ -1135,6 +1145,7 @@ class KernelParser:
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be a list of scalar offsets, got {value!r}", node)
         if kind == "scalars":
+            value = [v.address() if isinstance(v, PtrValue) else v for v in value]  # printf("%p", ptr)
             if all(is_scalar(v) for v in value):
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be scalars", node)
@@ -1454,8 +1465,9 @@ class KernelParser:
 
 
 def parse_kernel(fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None) -> ir.KernelIR:
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None
+                 ) -> ir.KernelIR:
     """Parse ``fn`` into tile IR for one specialization (the values of its STATIC dims and, for a kernel
     with a tiling key, the key's field values: compile-time names in the body)."""
     return KernelParser(fn, name=name, arch=arch, auto_mutex=auto_mutex, static_dims=static_dims,
-                        key_fields=key_fields).parse()
+                        key_fields=key_fields, type_names=type_names).parse()
