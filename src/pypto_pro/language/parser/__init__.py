@@ -1453,7 +1453,8 @@ class KernelParser:
             layout = self._check_placement(type, a, size, f"{where} slot {i}", node)
             slots.append(ir.TileDecl(f"{name}[{i}]", type, layout, a, size, self.loc(node)))
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
-        self._check_slots_apart(type, slots, where, node)
+        if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
+            self._check_slots_apart(type, slots, where, node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
         for s in slots:
