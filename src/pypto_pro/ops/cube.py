@@ -63,8 +63,8 @@ def _product(ctx, a):
         if not 1 <= v <= 4095:
             raise ctx.error(f"matmul: {name}={v} is outside [1, 4095]")
     exact = np.int64 if lhs.dtype == dt.DT_INT8 else np.float64
-    x = lhs.read(m, k).astype(exact)
-    y = rhs.read(k, n).astype(exact)
+    x = lhs.read_compute(m, k).astype(exact)
+    y = rhs.read_compute(k, n).astype(exact)
     return x @ y, m, n
 
 

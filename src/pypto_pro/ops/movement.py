@@ -144,7 +144,7 @@ class LoadTile:
 
 
 # --------------------------------------------------------------------------- store
-_FIXPIPE_OUT = {"FP32": ("FP32", "FP16", "BF16"), "INT32": ("INT32", "FP16", "INT8")}
+_FIXPIPE_OUT = {"FP32": ("FP32", "FP16", "BF16", "HF8"), "INT32": ("INT32", "FP16", "INT8")}
 
 
 def fixpipe_check(c, acc_dtype, out_dtype, relu, scale):
@@ -169,6 +169,8 @@ def fixpipe_values(ctx, values: np.ndarray, out_dtype, relu, scale) -> np.ndarra
             x = x.astype(np.float32)
     if relu is not None and ReluPreMode(relu) == ReluPreMode.NormalRelu:
         x = np.maximum(x, 0)
+    if out_dtype.codec is not None:  # HF8: fp32 -> code, ties away from zero, saturating (dtypes.DT_HF8)
+        return out_dtype.encode(x.astype(np.float32))
     target = out_dtype.require_numpy()
     if out_dtype.is_float():
         return x.astype(np.float32).astype(target) if x.dtype.kind == "f" else x.astype(np.float64).astype(target)

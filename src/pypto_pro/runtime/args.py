@@ -55,7 +55,7 @@ def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
     """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format, or an integer array of
     the same width and other signedness (API.md B2: torch
     has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
-    Zero-copy.  HF8 has no host type: a carrier of it raises NotImplementedError."""
+    Zero-copy.  HF8 is stored as its uint8 codes (dtypes.DT_HF8), so its carrier is taken as is."""
     if dtype is not None and arr.dtype == np.uint8 and dtype.kind == "float" and dtype.bits() == 8:
         if dtype.np_dtype is None:
             raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "

@@ -303,6 +303,9 @@ def _check_slot(g: KernelCodegen, s: ir.OpStmt) -> str:
 
 
 _register("check_slot", _check_slot)
+_register("check_index", lambda g, s: (
+    f'{{ const int64_t i_ = (int64_t)({g.scalar(s.args["index"])}); if (i_ < 0 || i_ >= {s.args["size"]}) '
+    f'pto::fail(C, "index %lld is out of bounds for an array of length {s.args["size"]}", (long long)i_); }}'))
 
 
 # ------------------------------------------------------------------ synchronisation

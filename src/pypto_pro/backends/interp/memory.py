@@ -130,7 +130,7 @@ class TileView:
 
     def read_compute(self, rows: Optional[int] = None, cols: Optional[int] = None) -> np.ndarray:
         """The window in the compute dtype (fp32 for 16/8-bit floats)."""
-        return self.read(rows, cols).astype(self.dtype.compute_np_dtype)
+        return self.dtype.decode(self.read(rows, cols))
 
     def byte_range(self, rows: Optional[int] = None, cols: Optional[int] = None) -> Tuple[int, int]:
         """[lo, hi) bytes covering the window (a superset for non-contiguous layouts)."""

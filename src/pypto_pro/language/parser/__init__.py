@@ -24,7 +24,7 @@ from ... import dtypes as dt
 from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
@@ -32,6 +32,9 @@ from . import runtime_lookup
 from ..vf.frontend import vf_pointer_arith
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
+from .returns import ReturnFrame, ReturnsMixin
+from .structs import AGGREGATES, NamedTuple, StructsMixin, selects_aggregates
+from .tile_choice import merge_branch_tiles, select_tile
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Pow: "**"}
@@ -252,7 +255,7 @@ def function_source(fn) -> tuple:
 # ----------------------------------------------------------------------------------------------
 # The parser
 # ----------------------------------------------------------------------------------------------
-class KernelParser:
+class KernelParser(StructsMixin, ReturnsMixin):
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
     def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
@@ -280,6 +283,7 @@ class KernelParser:
         #: write its result into the target's existing register: pypto_pro.language.vf)
         self.assign_node: Optional[ast.expr] = None
         self.inline_stack: List[Any] = []
+        self.frames: List[ReturnFrame] = []  # the kernel body and the inlined helper calls being parsed
         #: uid -> why: UINT8 Vec tiles whose rows break the 32-byte rule, usable only as compare/select masks
         self.mask_only: Dict[int, str] = {}
 
@@ -306,6 +310,7 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, f"tiling-key field '{key_name}' is also {clash}; rename one of "
                                f"them", fdef)
         self.blocks.append([])
+        self.enter_frame(self.name, helper=False)
         try:
             self.visit_body(fdef.body)
         except _Return:
@@ -474,10 +479,6 @@ class KernelParser:
                 self.scope.vars[name] = self.new_var(name, cur, node)
 
     # ------------------------------------------------------------------ statements
-    def visit_body(self, stmts: Sequence[ast.stmt]) -> None:
-        for s in stmts:
-            self.visit_stmt(s)
-
     def visit_stmt(self, node: ast.stmt) -> None:
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
@@ -532,6 +533,9 @@ class KernelParser:
             raise self.err(KernelSyntaxError, f"operator {type(node.op).__name__} is not supported", node)
         if isinstance(node.target, ast.Name):
             current = self.lookup(node.target.id, node)
+        elif isinstance(node.target, ast.Attribute):
+            current = self.eval(ast.Attribute(value=node.target.value, attr=node.target.attr, ctx=ast.Load(),
+                                              lineno=node.lineno, col_offset=node.col_offset))
         else:
             current = self.eval(ast.Subscript(value=node.target.value, slice=node.target.slice, ctx=ast.Load(),
                                               lineno=node.lineno, col_offset=node.col_offset))
@@ -544,31 +548,22 @@ class KernelParser:
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.err(KernelSyntaxError, "tuple unpacking needs a compile-time sequence of the same "
                                "length", node)
+            value = self.unpacked_values(target.elts, value, node)
             for t, v in zip(target.elts, value):
                 self.store(t, v, node)
+        elif isinstance(target, ast.Attribute):
+            self.aggregate_store_attr(self.eval(target.value), target.attr, value, node)
         elif isinstance(target, ast.Subscript):
             obj = self.eval(target.value)
             index = self.eval_index(target.slice)
-            if isinstance(obj, (ir.TileRef, TensorHandle)):
+            if isinstance(obj, AGGREGATES):
+                self.aggregate_store_item(obj, index, value, node)
+            elif isinstance(obj, (ir.TileRef, TensorHandle)):
                 self.call_op(self.op_named("setval"), [obj, self.scalar_index(obj, index, node), value], {}, node)
             else:
                 raise self.err(KernelSyntaxError, "only tiles and tensors support item assignment in a kernel", node)
         else:
             raise self.err(KernelSyntaxError, f"cannot assign to {type(target).__name__}", node)
-
-    def stmt_Return(self, node: ast.Return) -> None:
-        value = None if node.value is None else self.eval(node.value)
-        if not self.inline_stack:
-            if value is not None:
-                raise self.err(KernelSyntaxError, "a kernel cannot return a value; write results into an output "
-                               "tensor", node)
-            if self.runtime_depth or self.unroll_depth:
-                raise self.err(KernelSyntaxError, "return inside a loop or runtime branch is not supported", node)
-            raise _Return(None)
-        if self.runtime_depth > self.inline_stack[-1]:
-            raise self.err(KernelSyntaxError, "return inside runtime control flow of an inlined helper is not "
-                           "supported; compute the value into a variable and return it at the end", node)
-        raise _Return(value)
 
     def stmt_If(self, node: ast.If) -> None:
         cond = self.eval(node.test)
@@ -587,7 +582,8 @@ class KernelParser:
         for name in set(then_env) | set(self.scope.vars):
             # a PendingVar that got its Var in one branch (e.g. a nested elif) is that Var in both
             a, b = (_resolved(env.get(name, Conflict(name))) for env in (then_env, self.scope.vars))
-            merged[name] = a if a is b else Conflict(name)
+            merged[name] = a if a is b else (merge_branch_tiles(self, name, a, b, then_body, else_body, node)
+                                             or Conflict(name))
         self.scope.vars = {k: v for k, v in merged.items() if not (isinstance(v, PendingVar) and v.var is None)}
         self.emit(ir.If(self.loc(node), cond, then_body, else_body))
 
@@ -622,14 +618,15 @@ class KernelParser:
             if isinstance(n, (ast.Break, ast.Continue)) and not self._inside_nested_loop(node, n):
                 raise self.err(KernelSyntaxError, "break/continue in a compile-time unrolled loop is not supported; "
                                "use pl.range for a runtime loop", n)
+        def bind(v):
+            if isinstance(node.target, ast.Name):
+                self.scope.vars[node.target.id] = v  # a fresh compile-time binding per iteration
+            else:
+                self.store(node.target, v, node)
+
         self.unroll_depth += 1
         try:
-            for v in values:
-                if isinstance(node.target, ast.Name):
-                    self.scope.vars[node.target.id] = v  # a fresh compile-time binding per iteration
-                else:
-                    self.store(node.target, v, node)
-                self.visit_body(node.body)
+            self.visit_unrolled(node.body, values, bind)
         finally:
             self.unroll_depth -= 1
 
@@ -747,6 +744,10 @@ class KernelParser:
     def expr_Attribute(self, node: ast.Attribute):
         obj = self.eval(node.value)
         attr = node.attr
+        if isinstance(obj, AGGREGATES):
+            return self.aggregate_attr(obj, attr, node)
+        if isinstance(obj, NamedTuple):
+            return self.tuple_field(obj, attr, node)
         if isinstance(obj, TensorHandle):
             p = obj.param
             if attr == "shape":
@@ -788,6 +789,8 @@ class KernelParser:
     def expr_Subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
         index = self.eval_index(node.slice)
+        if isinstance(obj, AGGREGATES):
+            return self.aggregate_item(obj, index, node)
         if isinstance(obj, ir.TileRef):
             if isinstance(index, tuple) and len(index) == 2 and all(isinstance(i, slice) for i in index):
                 return self.subview(obj, index, node)
@@ -817,6 +820,8 @@ class KernelParser:
             if not 0 <= index < obj.decl.depth:
                 raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
             return ir.DeclRef(obj.decl.slots[index])
+        if is_runtime(index) and selects_aggregates(obj):
+            return self.sequence_item(obj, index, node)  # structs, tiles or runtime scalars
         if is_runtime(index) or (isinstance(index, tuple) and any(is_runtime(i) for i in index)):
             return runtime_lookup.select(self, obj, index, node)
         try:
@@ -950,9 +955,12 @@ class KernelParser:
         if not is_runtime(cond):
             return self.eval(node.body if cond else node.orelse)
         a, b = self.eval(node.body), self.eval(node.orelse)
+        tile = select_tile(self, cond, a, b, node)
+        if tile is not None:
+            return tile
         if not (is_scalar(a) and is_scalar(b)):
-            raise self.err(KernelSyntaxError, "a runtime conditional expression can only choose between scalars",
-                           node)
+            raise self.err(KernelSyntaxError, "a runtime conditional expression can only choose between scalars "
+                           "or between whole tiles of one type", node)
         ea, eb = to_expr(a), to_expr(b)
         dtype = ir.binop_dtype("+", ea.dtype, eb.dtype) if ea.dtype != eb.dtype else ea.dtype
         return ir.Select(cond, ea, eb, dtype)
@@ -1040,17 +1048,22 @@ class KernelParser:
         except TypeError as e:
             raise self.err(KernelSyntaxError, f"calling {func.__name__}: {e}", node) from None
         bound.apply_defaults()
+        reassigned = set(_assigned_names(fdef.body))
+        params = {name: self.new_var(name, value, node) if name in reassigned and isinstance(value, ir.Var) else value
+                  for name, value in bound.arguments.items()}  # a reassigned parameter is local, not the caller's
         outer = self.scope
         self.scope = Scope(func.__globals__, closure_vars(func), filename, first, lines)
-        for name, value in bound.arguments.items():
-            self.scope.vars[name] = value
+        self.scope.vars.update(params)
         self.inline_stack.append(self.runtime_depth)
+        frame = self.enter_frame(func.__name__, helper=True)
         try:
             self.visit_body(fdef.body)
-            return None
+            return self.leave_frame(frame, fdef, node)
         except _Return as r:
             return r.value
         finally:
+            if self.frames and self.frames[-1] is frame:
+                self.frames.pop()
             self.inline_stack.pop()
             self.scope = outer
 
@@ -1337,7 +1350,8 @@ class KernelParser:
             raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
                            f"{ttype.shape[1]} {ttype.dtype.name} tile needs {packed} bytes", node)
         span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, layout)) * ttype.dtype.nbytes
         end = addr + builtins.max(size, span)
         if end > cap:
             raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
@@ -1347,19 +1361,20 @@ class KernelParser:
 
     def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
         """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
-        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose shape is not
-        whole fractals occupies more than that (its fractals are padded), so its slots would overlap
-        and corrupt each other: rejected here instead of computing wrong numbers."""
+        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose 32-byte runs
+        (or ZZ/NN blocks) are padded occupies more than that (ir/layout.py), so its slots would
+        overlap and corrupt each other: rejected here instead of computing wrong numbers."""
         span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, slots[0].layout)) * ttype.dtype.nbytes
         ordered = sorted(slots, key=lambda d: d.addr)
         for lo, hi in zip(ordered, ordered[1:]):
             if lo.addr + span > hi.addr:
                 raise self.err(KernelMemoryError, f"{what}: slots {lo.name} and {hi.name} overlap: a "
                                f"{ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} {ttype.target_memory.name} "
-                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractals are padded to "
-                               f"whole fractals), but the slots are {hi.addr - lo.addr} bytes apart; use a shape "
-                               f"of whole fractals or pass addrs=[...] at least {span} bytes apart", node)
+                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractal runs are padded to "
+                               f"32 bytes), but the slots are {hi.addr - lo.addr} bytes apart; use a shape of whole "
+                               f"32-byte runs or pass addrs=[...] at least {span} bytes apart", node)
 
     def _check_vec_extent(self, decl: ir.TileDecl, what: str, node) -> None:
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN

@@ -426,7 +426,7 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
   const int np = (n + kNR - 1) / kNR;
   // ZN with 16-column fractals (the Right tile's layout): fractal (rb, p) holds column j of panel p
   // as fr contiguous rows, so each fractal column becomes a strided column of the panel.
-  if (b.lay == ZN && b.fc == kNR && b.r0 % b.fr == 0 && b.c0 % kNR == 0) {
+  if (b.lay == ZN && b.fc == kNR && b.pcols % kNR == 0 && b.r0 % b.fr == 0 && b.c0 % kNR == 0) {
     const int64_t B = (int64_t)b.fr * b.fc;
     float colv[64];
     for (int p = 0; p < np; ++p) {
