@@ -329,15 +329,7 @@ def uses_ssbuf_load(x: pl.Tensor[[8, 32], pl.DT_FP32]):
         pl.ssbuf_load(x)
 
 
-@pl.jit
-def uses_matmul_mx(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    a0 = pl.make_tile(pl.TileType([16, 32], pl.DT_FP16, LEFT), addr=0)
-    with pl.section_cube():
-        pl.matmul_mx(a0, a0, a0, a0, a0)
-
-
-@pytest.mark.parametrize("kernel,feature", [(uses_ssbuf_load, "ssbuf_load"), (uses_matmul_mx, "matmul_mx")],
-                         ids=["ssbuf_load", "matmul_mx"])
+@pytest.mark.parametrize("kernel,feature", [(uses_ssbuf_load, "ssbuf_load")], ids=["ssbuf_load"])
 def test_not_implemented_features_are_named(kernel, feature):
     with pytest.raises(NotImplementedError, match=feature):
         kernel(GOOD.copy())

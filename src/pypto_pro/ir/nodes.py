@@ -338,6 +338,17 @@ class TensorView(TensorParam):
 
 
 @dataclass(eq=False)
+class PackedStrides(TensorParam):
+    """A packed 4-bit GM tensor (``dtypes.PACKED_GM``) after ``pl.set_stride``: later loads step
+    ``tile_strides[0]`` / ``tile_strides[1]`` logical (4-bit) elements per tile row / column (ints or
+    Vars) instead of the tensor's own strides along their two ``order`` axes.  ``base`` is the root
+    parameter, whose bytes (and name) this denotes."""
+
+    base: Optional[TensorParam] = None
+    tile_strides: List[Union[int, "Var"]] = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class ScalarParam:
     """A scalar kernel parameter, bound to ``var`` at launch."""
 

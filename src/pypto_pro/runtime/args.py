@@ -23,6 +23,7 @@ _TORCH_VIEW = {  # torch dtypes numpy cannot hold directly: reinterpret through 
 }
 if hasattr(ml_dtypes, "float8_e8m0fnu"):  # ml_dtypes >= 0.5
     _TORCH_VIEW["torch.float8_e8m0fnu"] = ("uint8", ml_dtypes.float8_e8m0fnu)
+_TORCH_VIEW["torch.float4_e2m1fn_x2"] = ("uint8", np.uint8)  # two packed FP4 E2M1 codes per element
 
 
 def is_torch_tensor(value) -> bool:
@@ -56,6 +57,8 @@ def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
     the same width and other signedness (API.md B2: torch
     has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
     Zero-copy.  HF8 is stored as its uint8 codes (dtypes.DT_HF8), so its carrier is taken as is."""
+    if dtype is not None and dt.is_packed_gm(dtype):
+        return arr  # packed 4-bit codes: the bytes themselves (dtypes.PACKED_GM)
     if dtype is not None and arr.dtype == np.uint8 and dtype.kind == "float" and dtype.bits() == 8:
         if dtype.np_dtype is None:
             raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "
@@ -117,8 +120,9 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
             elif arr.ndim != len(declared):
                 raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, "
                                         f"got shape {list(arr.shape)}", kernel=kernel_name)
-            if arr.dtype != p.dtype.np_dtype:
-                raise KernelLaunchError(f"{what}: expected dtype {p.dtype.name}, got {_dtype_name(arr)}",
+            if arr.dtype != dt.gm_np_dtype(p.dtype):
+                packed = " (packed two per byte: a uint8 tensor)" if dt.is_packed_gm(p.dtype) else ""
+                raise KernelLaunchError(f"{what}: expected dtype {p.dtype.name}{packed}, got {_dtype_name(arr)}",
                                         kernel=kernel_name)
             element_strides(arr, what, kernel_name)
             static_dims = []

@@ -188,7 +188,8 @@ class Recorder:
             return self._mutex_rule("lock" if name == "mutex_lock" else "unlock", a["mutex_id"])
         if name in ("set_cross_core", "wait_cross_core"):
             return self._cross_core
-        if name in ("matmul", "matmul_acc", "store", "store_tile") and a.get("phase") is not None:
+        if name in ("matmul", "matmul_acc", "matmul_mx", "matmul_mx_acc", "store", "store_tile") \
+                and a.get("phase") is not None:
             ref = a["dst"] if name.startswith("matmul") else a["src"]
             if ref.space == MemorySpace.Acc:
                 return self._phase

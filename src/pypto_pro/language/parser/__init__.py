@@ -1319,6 +1319,9 @@ class KernelParser(StructsMixin, ReturnsMixin):
         if not isinstance(tensor, TensorHandle) or not isinstance(target, ast.Name):
             raise self.err(KernelTypeError, f"pl.set_stride takes a GM tensor by its name, got {_what(tensor)}", node)
         p = tensor.param
+        if dt.is_packed_gm(p.dtype):
+            self._set_packed_stride(node, target, p, stride)
+            return
         if not isinstance(stride, (list, tuple)) or len(stride) != p.ndim:
             raise self.err(KernelTypeError, f"pl.set_stride: stride must be a list of {p.ndim} entries (one per axis "
                            f"of '{p.name}'), got {stride!r}", node)
@@ -1328,6 +1331,18 @@ class KernelParser(StructsMixin, ReturnsMixin):
         # in place: the name now denotes the re-strided tensor
         self.assign_name(target.id, TensorHandle(self._view(root, p.dtype, p.dims, strides, offset, node,
                                                             clamp_rows=True)), node)
+
+    def _set_packed_stride(self, node, target, p: ir.TensorParam, stride) -> None:
+        """``pl.set_stride`` of a packed FP4 tensor: ``[row_stride, col_stride]`` in logical 4-bit elements,
+        the steps of a loaded tile's rows and columns (the tensor's own shape counts bytes)."""
+        if not isinstance(stride, (list, tuple)) or len(stride) != 2:
+            raise self.err(KernelTypeError, f"pl.set_stride: '{p.name}' is a packed {p.dtype.name} tensor; its stride is "
+                           f"[row_stride, col_stride] in {p.dtype.name} elements, got {stride!r}", node)
+        strides = [self._index_value(s, f"pl.set_stride: stride[{i}]", node) for i, s in enumerate(stride)]
+        root = p.base if isinstance(p, ir.PackedStrides) else p
+        view = ir.PackedStrides(root.name, root.index, root.dtype, list(root.dims), root.layout, root.declared,
+                                base=root, tile_strides=strides)
+        self.assign_name(target.id, TensorHandle(view), node)
 
     def _check_placement(self, ttype: TileType, addr, size: int, what: str, node) -> int:
         if is_runtime(addr) or not isinstance(addr, int) or isinstance(addr, bool):
