@@ -308,7 +308,11 @@ class TensorParam:
 class PtrParam(TensorParam):
     """A raw GM pointer parameter ``pl.Ptr[dtype]``: the argument's bytes as a flat run of ``dtype``
     elements, ``dims == [extent]`` (a DYNAMIC dim).  Kernels address it only through views
-    (:class:`TensorView`, ``pl.make_tensor``)."""
+    (:class:`TensorView`, ``pl.make_tensor``).  ``address``, made when the kernel uses the pointer's
+    value (``printf("%p", ptr)``), is an INT64 Var bound at launch to the argument's host address (0
+    for a ``None`` argument)."""
+
+    address: Optional["Var"] = None
 
 
 @dataclass(eq=False)

@@ -151,7 +151,6 @@ def _not_implemented(name: str, family: str):
 
 #: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
 NOT_IMPLEMENTED = {
-    "quantisation": ("quant", "dequant"),
     "scalar buffer": ("ssbuf_load", "ssbuf_store"),
 }
 NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)

@@ -162,10 +162,23 @@ def element_strides(arr: np.ndarray, what: str, kernel_name: str) -> List[int]:
     return strides
 
 
+class NullPointer(np.ndarray):
+    """The memory of a ``None`` passed for a ``pl.Ptr`` parameter: no elements (every access is out of
+    bounds), and the address 0 (:func:`pointer_address`)."""
+
+
+def pointer_address(arr: np.ndarray) -> int:
+    """The address a ``pl.Ptr`` argument's pointer holds in the kernel: its host data address, 0 for None."""
+    return 0 if isinstance(arr, NullPointer) else int(arr.ctypes.data)
+
+
 def bind_pointer(kernel_name: str, p: ParamSpec, value) -> np.ndarray:
     """The memory of a ``pl.Ptr[dtype]`` argument: any C-contiguous tensor or array, its bytes seen as a
-    flat run of ``dtype`` elements (a view, no copy)."""
+    flat run of ``dtype`` elements (a view, no copy); ``None`` is the null pointer (officially optional
+    inputs are passed so), which holds no element."""
     what = f"argument '{p.name}'"
+    if value is None:
+        return np.empty(0, p.pointer.np_dtype).view(NullPointer)
     try:
         arr = as_numpy(value, what)
     except KernelLaunchError as e:
@@ -238,7 +251,8 @@ def check_scalar(kernel_name: str, p: ParamSpec, value):
 
 def runtime_scalars(params: Sequence[Any], tensors: Dict[int, np.ndarray], scalars_by_index: Dict[int, Any]
                     ) -> Dict[int, Any]:
-    """Values of every runtime Var of a parsed kernel: scalar parameters and DYNAMIC dims."""
+    """Values of every runtime Var of a parsed kernel: scalar parameters, DYNAMIC dims and the addresses
+    of the pointer parameters whose value the kernel uses."""
     values: Dict[int, Any] = {}
     for p in params:
         if isinstance(p, ScalarParam):
@@ -248,6 +262,8 @@ def runtime_scalars(params: Sequence[Any], tensors: Dict[int, np.ndarray], scala
             for i, d in enumerate(p.dims):
                 if isinstance(d, Var):
                     values[d.uid] = int(arr.shape[i])
+            if getattr(p, "address", None) is not None:
+                values[p.address.uid] = pointer_address(arr)
     return values
 
 

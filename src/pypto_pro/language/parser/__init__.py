@@ -75,6 +75,13 @@ class PtrValue:
         self.dtype = dtype
         self.byte_offset = byte_offset
 
+    def address(self) -> ir.Expr:
+        """The pointer's value as an INT64 scalar (``printf("%p", ptr)``): the argument's address, bound
+        at launch (``ir.PtrParam.address``), plus the byte offset."""
+        if self.root.address is None:
+            self.root.address = ir.Var(f"{self.root.name}_address", dt.DT_INT64)
+        return ir.BinOp("+", self.root.address, to_expr(self.byte_offset))
+
 
 class TilingHandle:
     """A TilingData parameter: its fields are runtime scalars (arrays: :class:`TilingArray`)."""
@@ -253,9 +260,10 @@ class KernelParser(StructsMixin, ReturnsMixin):
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
     def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None):
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None):
         self.fn = fn
         self.key_fields = dict(key_fields or {})  # the launch's tiling-key fields: compile-time names
+        self.type_names = dict(type_names or {})  # @pl.jit(datatype=...)'s dtype variables (runtime/datatype.py)
         self.name = name
         self.arch = arch
         self.auto_mutex = auto_mutex
@@ -427,6 +435,8 @@ class KernelParser(StructsMixin, ReturnsMixin):
             return v
         if name in self.key_fields:
             return self.key_fields[name]
+        if name in self.type_names:
+            return self.type_names[name]
         if name in scope.closure:
             return scope.closure[name]
         if name in scope.globals:
@@ -1152,6 +1162,7 @@ class KernelParser(StructsMixin, ReturnsMixin):
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be a list of scalar offsets, got {value!r}", node)
         if kind == "scalars":
+            value = [v.address() if isinstance(v, PtrValue) else v for v in value]  # printf("%p", ptr)
             if all(is_scalar(v) for v in value):
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be scalars", node)
@@ -1476,7 +1487,8 @@ class KernelParser(StructsMixin, ReturnsMixin):
             layout = self._check_placement(type, a, size, f"{where} slot {i}", node)
             slots.append(ir.TileDecl(f"{name}[{i}]", type, layout, a, size, self.loc(node)))
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
-        self._check_slots_apart(type, slots, where, node)
+        if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
+            self._check_slots_apart(type, slots, where, node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
         for s in slots:
@@ -1488,8 +1500,9 @@ class KernelParser(StructsMixin, ReturnsMixin):
 
 
 def parse_kernel(fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None) -> ir.KernelIR:
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None
+                 ) -> ir.KernelIR:
     """Parse ``fn`` into tile IR for one specialization (the values of its STATIC dims and, for a kernel
     with a tiling key, the key's field values: compile-time names in the body)."""
     return KernelParser(fn, name=name, arch=arch, auto_mutex=auto_mutex, static_dims=static_dims,
-                        key_fields=key_fields).parse()
+                        key_fields=key_fields, type_names=type_names).parse()

@@ -13,3 +13,5 @@
 #include "fuse.h"
 #include "vf.h"
 #include "vf_more.h"
+#include "quant.h"
+#include "gather_cmp.h"
