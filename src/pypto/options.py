@@ -252,10 +252,16 @@ def effective(local: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def cache_key(options: Dict[str, Dict[str, Any]]) -> Any:
+    """The options that can change a compiled kernel, hashable (NPU knobs have no effect: left out)."""
+    return freeze({g: {k: v for k, v in values.items() if SPEC[g][k][2] != "npu-knob"}
+                   for g, values in options.items()})
+
+
 def freeze(value) -> Any:
     """A hashable form of an option value (for cache keys)."""
     if isinstance(value, dict):
-        return tuple(sorted((k, freeze(v)) for k, v in value.items()))
+        return tuple(sorted(((k, freeze(v)) for k, v in value.items()), key=lambda kv: repr(kv[0])))
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return value
