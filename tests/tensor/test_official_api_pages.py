@@ -904,15 +904,15 @@ def test_vec_tile_shapes_page():
 
 
 # pypto-set_cube_tile_shapes.md / pypto-get_cube_tile_shapes.md (the example; L0 > 0, L0 <= L1, L1 % L0 == 0;
-# enable_split_k=True raises NotImplementedError, docs/tensor.md)
+# enable_split_k=True is reported back, docs/tensor.md)
 def test_cube_tile_shapes_page():
     pypto.set_cube_tile_shapes([128, 128], [128, 128], [128, 128])
     assert pypto.get_cube_tile_shapes() == ([128, 128], [128, 128], [128, 128], False)
     for m in ([0, 64], [128, 64], [32, 48]):
         with pytest.raises((TypeError, ValueError)):
             pypto.set_cube_tile_shapes(m, [128, 128], [128, 128])
-    with pytest.raises(NotImplementedError):
-        pypto.set_cube_tile_shapes([128, 128], [64, 256], [128, 128], enable_split_k=True)
+    pypto.set_cube_tile_shapes([128, 128], [64, 256], [128, 128], enable_split_k=True)
+    assert pypto.get_cube_tile_shapes() == ([128, 128], [64, 256], [128, 128], True)
 
 
 # pypto-set_cube_tile_shapes.md ("must be called before pypto.matmul")

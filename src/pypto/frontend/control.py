@@ -252,9 +252,11 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
         if len(v) != 2 or not all(is_static(x) and x > 0 for x in v) or v[0] > v[1] or v[1] % v[0]:
             raise KernelTypeError(f"pypto.set_cube_tile_shapes: {name}={list(v)} needs [L0, L1] with L0 <= L1 and "
                                   f"L1 % L0 == 0")
-    if enable_split_k:
-        raise NotImplementedError("pypto.set_cube_tile_shapes(enable_split_k=True)")
+    if not isinstance(enable_split_k, bool):
+        raise KernelTypeError(f"pypto.set_cube_tile_shapes: enable_split_k must be a bool, got {enable_split_k!r}")
     shapes = {"m": tuple(m), "k": tuple(k), "n": tuple(n)}
+    if enable_split_k:  # matmuls check its constraints (pypto/ops/matmul.py: split_k_checks)
+        shapes["split_k"] = True
     TILE_SHAPES.last_cube = shapes
     if recording():
         current_recorder().cube_tile = shapes
@@ -268,7 +270,7 @@ def get_cube_tile_shapes() -> Optional[Tuple[List[int], List[int], List[int], bo
     shapes = current_recorder().cube_tile if recording() else TILE_SHAPES.last_cube
     if shapes is None:
         return None
-    return list(shapes["m"]), list(shapes["k"]), list(shapes["n"]), False
+    return list(shapes["m"]), list(shapes["k"]), list(shapes["n"]), bool(shapes.get("split_k", False))
 
 
 def set_matrix_size(size: Sequence[int]) -> None:
