@@ -24,6 +24,7 @@ from .frontend.control import (cond, get_conv_tile_shapes, get_convbp_input_tile
                                set_cube_tile_shapes, set_matrix_size, set_semantic_label, set_vec_tile_shapes)
 from .frontend.graph_function import function  # noqa: F401 (with pypto.function(name, *tensors))
 from .frontend.jit import jit  # noqa: F401
+from .frontend.verify import set_verify_golden_data  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _NOT_IMPLEMENTED
 from .options import (CompStage, RunMode, get_codegen_options, get_debug_options, get_host_options,  # noqa: F401

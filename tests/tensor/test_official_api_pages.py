@@ -577,7 +577,6 @@ def test_pass_verify_print_save_pages(which, tmp_path):
 
 
 # pypto-set_verify_golden_data.md
-@xfail("pypto.set_verify_golden_data is not provided")
 def test_set_verify_golden_data_page():
     golden_out0 = torch.ones(4)
     pypto.set_verify_options(enable_pass_verify=True)
