@@ -129,3 +129,43 @@ def test_from_torch_checks():
         pypto.from_torch(torch.zeros(4, 4), dynamic_axis=[2])
     u = pypto.from_torch(torch.tensor([0x38, 0x40], dtype=torch.uint8), dtype=pypto.DT_FP8E4M3)
     assert u.dtype == pypto.DT_FP8E4M3
+
+
+def test_iterated_function_explores_runtime_ifs():
+    """``with pypto.function(...) as f: for _ in f:`` re-runs the body per branch outcome and merges."""
+    a = pypto.tensor([32, 16], pypto.DT_FP32, "a")
+    out = pypto.tensor([32, 16], pypto.DT_FP32, "out")
+    with pypto.function("piecewise", a, out) as f:
+        for _ in f:
+            for i in pypto.loop(4, idx_name="i"):
+                pypto.set_vec_tile_shapes(8, 16)
+                v = pypto.view(a, [8, 16], [i * 8, 0])
+                if pypto.cond(i == 0):
+                    r = v + 1.0
+                elif pypto.cond(i < 3):
+                    r = v * 2.0
+                else:
+                    r = -v
+                pypto.assemble(r, [i * 8, 0], out)
+    x, z = torch.randn(32, 16), torch.zeros(32, 16)
+    pypto.runtime._device_run_once_data_from_host(x, z)
+    want = torch.cat([x[:8] + 1, x[8:24] * 2, -x[24:]])
+    assert torch.equal(z, want)
+
+
+def test_runtime_valid_shape_larger_than_the_view_is_cut_to_it():
+    """valid_shape ``min(n - i * 16, n)`` exceeds the 16-row view before the tail: the window holds 16."""
+    @pypto.frontend.jit
+    def inplace_double(a: pypto.Tensor([40, 16], pypto.DT_FP32), out: pypto.Tensor([40, 16], pypto.DT_FP32)):
+        for i in pypto.loop(3, idx_name="i"):
+            v = pypto.view(a, [16, 16], [i * 16, 0],
+                           valid_shape=[pypto.min(pypto.symbolic_scalar(40) - i * 16, pypto.symbolic_scalar(40)), 16])
+            pypto.set_vec_tile_shapes(8, 16)
+            v.move(v * 2.0)
+            pypto.assemble(v, [i * 16, 0], out)
+
+    x = torch.randn(40, 16)
+    want = x * 2.0
+    out = torch.zeros(40, 16)
+    inplace_double(x, out)
+    assert torch.equal(out, want) and torch.equal(x, want)

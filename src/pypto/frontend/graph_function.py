@@ -8,9 +8,12 @@ since the last ``pypto.runtime._device_init()`` (or ``pypto.pypto_impl.Reset()``
 program; ``pypto.runtime._device_run_once_data_from_host(*host_tensors)`` runs its last function on
 host data bound to the parameters in order (see :mod:`pypto.runtime`).
 
-Inside a kernel that is already recording, ``pypto.function`` only groups statements (they are
-recorded inline).  A runtime ``if`` on a symbolic value cannot be explored here (the ``with`` body
-runs once, it cannot be re-run per branch outcome) and raises ``NotImplementedError``.
+``with pypto.function(...) as f: for _ in f: body`` is the official spelling for bodies with runtime
+``if``s on symbolic values: iterating ``f`` runs ``body`` once per branch outcome (each run records
+the rest of the enclosing scope into the taken branch, as a jit kernel's re-runs do) and merges the
+runs.  Without the iteration the body runs once, and a runtime ``if`` raises ``NotImplementedError``.
+Inside a kernel that is already recording, ``pypto.function`` only groups statements (recorded
+inline).
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from ..graph import Buffer, Graph, full_leaf
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor, is_named_dim
 from . import tracer
-from .tracer import Recorder, Session, caller_location, recording, traceback_location
+from .tracer import MAX_PATHS, Recorder, Session, _merge, caller_location, recording, traceback_location
 
 
 class RecordedFunction:
@@ -89,13 +92,69 @@ def _param(t: Tensor, index: int, fname: str, dyn_vars: list) -> Buffer:
     return Buffer(name, t.ann_dtype, tuple(shape), "param", index=index)
 
 
+class _Paths:
+    """What ``with pypto.function(...) as f`` binds: iterating ``f`` runs the loop body once per
+    runtime-branch path and merges the paths into the block's recording (see the module doc)."""
+
+    def __init__(self, name: str, session: Session, outer: Recorder, buffers: List[Buffer]):
+        self.name = name
+        self.session = session
+        self.outer = outer
+        self.buffers = buffers
+
+    def __iter__(self) -> Iterator[int]:
+        outer = self.outer
+        versions = [b.version for b in self.buffers] + [t.version for t in self.session.temps]
+        pending: List[List[bool]] = [[]]
+        merged: Optional[List[Any]] = None
+        runs = 0
+        counts = (outer._var_count, outer._temp_count)
+        while pending:
+            decisions = pending.pop()
+            runs += 1
+            if runs > MAX_PATHS:
+                raise KernelSyntaxError(f"more than {MAX_PATHS} runtime-branch paths; restructure the function",
+                                        kernel=self.name)
+            rec = Recorder(self.session, decisions)
+            rec.vec_tile, rec.cube_tile = outer.vec_tile, outer.cube_tile
+            rec._var_count, rec._temp_count = counts
+            for b, v in zip(self.buffers + list(self.session.temps), versions):
+                b.version = v
+            tracer._local.recorder = rec
+            try:
+                yield runs - 1
+            finally:
+                tracer._local.recorder = outer
+            if rec.early_exit is not None:
+                raise KernelSyntaxError("break/return inside a pypto.loop body: the body is recorded once",
+                                        loc=rec.early_exit, kernel=self.name)
+            for k in range(len(decisions), len(rec.made)):
+                pending.append(rec.made[:k] + [False])
+            if merged is None:
+                merged = rec.body
+            else:
+                _merge(merged, rec.body)
+            outer._var_count = max(outer._var_count, rec._var_count)
+            outer._temp_count = max(outer._temp_count, rec._temp_count)
+            outer.vec_tile, outer.cube_tile = rec.vec_tile, rec.cube_tile
+        outer.stack[-1].extend(merged or [])
+
+
+class _Inline:
+    """``pypto.function`` inside a recording kernel: iterating runs the body once (the kernel's own
+    re-runs explore its branches)."""
+
+    def __iter__(self) -> Iterator[int]:
+        yield 0
+
+
 @contextlib.contextmanager
-def function(name: str, *tensors: Any) -> Iterator[Optional[RecordedFunction]]:
+def function(name: str, *tensors: Any) -> Iterator[Any]:
     """``with pypto.function(name, *tensors):`` (see the module docstring)."""
     if not isinstance(name, str):
         raise KernelTypeError(f"pypto.function takes a name (str) first, got {name!r}")
-    if recording():
-        yield None
+    if recording():  # inside a kernel: the body is recorded inline (iterating runs it once)
+        yield _Inline()
         return
     args = [t for t in tensors if isinstance(t, Tensor)]
     dyn_vars: List[Tuple[int, int, Any]] = []
@@ -111,7 +170,7 @@ def function(name: str, *tensors: Any) -> Iterator[Optional[RecordedFunction]]:
         t.node = full_leaf(p)
     tracer._local.recorder = rec
     try:
-        yield None
+        yield _Paths(name, session, rec, params)
     except KernelError as e:
         raise e.attach(loc=traceback_location(e.__traceback__), kernel=name)
     finally:
