@@ -34,6 +34,7 @@ from .options import (CompStage, RunMode, get_codegen_options, get_debug_options
 from .options import set_global_options as set_options  # noqa: F401
 from .options import scoped_options as options  # noqa: F401,E402 (the attribute is the decorator, not the module)
 from .converter import from_torch  # noqa: F401
+from . import error  # noqa: F401 (pypto.error.FeError ...)
 from . import runtime  # noqa: F401 (pypto.runtime._device_run_once_data_from_host ...)
 from . import pypto_impl  # noqa: F401 (pypto.pypto_impl.SetGlobalConfig ...)
 from . import symbolic_scalar as _symbolic_scalar_module  # noqa: F401 (loaded before the alias below)
@@ -47,6 +48,15 @@ from .symbolic import sym_min as min  # noqa: F401,A001
 from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat  # noqa: F401
 
 from . import ops as _ops
+
+greater = gt  # noqa: F405 (the official name of the comparison)
+# pypto.DataType.DT_FP32 ...: the official enum spelling of the dtype names
+for _name, _value in list(globals().items()):
+    if _name.startswith("DT_") and isinstance(_value, DataType) and not hasattr(DataType, _name):
+        setattr(DataType, _name, _value)
+for _name, _value in (("DT_FP4_E2M1", DT_FP4_E2M1X2), ("DT_FP4_E1M2", DT_FP4_E1M2X2)):
+    if not hasattr(DataType, _name):
+        setattr(DataType, _name, _value)
 
 for _name in _NOT_IMPLEMENTED:
     globals()[_name] = getattr(_ops, _name)

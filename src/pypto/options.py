@@ -33,6 +33,7 @@ class CompStage(enum.IntEnum):
     TILE_GRAPH = 2
     EXECUTE_GRAPH = 3
     CODEGEN_INSTRUCTION = 4
+    CODEGEN_BINARY = 5  # the NPU binary: here, like CODEGEN_INSTRUCTION, the lowered program (nothing runs)
 
 
 def _int_in(lo: int, hi: int) -> Callable[[Any], bool]:

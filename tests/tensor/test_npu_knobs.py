@@ -131,3 +131,21 @@ def test_symbolic_scalar_module_and_ceildiv():
     assert pypto.ceildiv(70, 32) == 3 and pypto.ceildiv(64, 32) == 2
     assert pypto.symbolic_scalar(5).concrete() == 5
     assert np.array_equal(np.array([pypto.ceildiv(n, 8) for n in range(1, 20)]), (np.arange(1, 20) + 7) // 8)
+
+
+def test_official_spellings():
+    """pypto.greater, pypto.DataType.DT_*, pypto.error.FeError, CompStage.CODEGEN_BINARY."""
+    assert pypto.DataType.DT_FP32 is pypto.DT_FP32 and pypto.DataType.DT_INT8 is pypto.DT_INT8
+    assert pypto.CompStage.CODEGEN_BINARY == 5
+
+    @pypto.frontend.jit
+    def greater(a: pypto.Tensor([8, 32], pypto.DT_FP32), o: pypto.Tensor([8, 32], pypto.DT_BOOL)):
+        pypto.set_vec_tile_shapes(8, 32)
+        o[:] = pypto.greater(a, 0.25)
+
+    a = torch.randn(8, 32)
+    o = torch.zeros(8, 32, dtype=torch.bool)
+    greater(a, o)
+    assert torch.equal(o, a > 0.25)
+    with pytest.raises(pypto.error.FeError):
+        greater(a)
