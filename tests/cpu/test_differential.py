@@ -37,6 +37,12 @@ OPS = [
     ("pl.maximum(row, {a}, tmp, dim=0)\n        pl.expand_sub({d}, {a}, row, dim=0)", ("FP32", "FP16"), False),
     ("pl.sum(row, {a}, tmp, dim=0)\n        pl.expand_mul({d}, {a}, row, dim=0)", ("FP32", "FP16", "INT32"), False),
     ("pl.gt(mask, {a}, {b})\n        pl.select({d}, mask, {a}, {b}, tmp)", None, False),
+    # every comparison, tile and scalar rhs, into select with a tile or scalar rhs (the row fast paths)
+    ("pl.le(mask, {a}, {s})\n        pl.select({d}, mask, {b}, {s})", None, False),
+    ("pl.ne(mask, {a}, {b})\n        pl.select({d}, mask, {b}, {a})", None, False),
+    ("pl.eq(mask, {a}, {a})\n        pl.select({d}, mask, {b}, {s})", None, False),
+    ("pl.lt(mask, {a}, {b})\n        pl.select({d}, mask, {a}, {s})", None, False),
+    ("pl.ge(mask, {a}, {s})\n        pl.select({d}, mask, {b}, {a})", None, False),
 ]
 
 KERNEL = """

@@ -62,7 +62,7 @@ template <class T> inline ct<T> scal(bool v) { return ld<T>(from_int<T>((int64_t
 // ------------------------------------------------------------------------------------------
 // Memory spaces, layouts, declarations
 // ------------------------------------------------------------------------------------------
-enum Space : int32_t { Vec = 0, Mat, Left, Right, Acc, Bias, Scaling, ScaleLeft, ScaleRight, NSPACES };
+enum Space : int32_t { Vec = 0, Mat, Left, Right, Acc, Bias, Scaling, ScaleLeft, ScaleRight, Reg, NSPACES };
 enum Lay : int32_t { ND = 0, DN, NZ, ZN, ZZ, NN };
 
 struct TileDecl {

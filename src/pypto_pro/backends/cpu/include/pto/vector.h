@@ -525,6 +525,54 @@ template <class T> inline void rhs_fits(Core& C, const Tile<T>& t, int rows, int
 }
 template <class T, class S> inline void rhs_fits(Core&, const S&, int, int) {}
 
+// Row-pointer fast paths of compare/select for ND operands (the common case): the same bits as the
+// generic loops above, in loops over contiguous memory that the compiler vectorises (8 lanes per
+// mask byte, no per-element address arithmetic).  A scalar rhs is one value; a tile rhs one row.
+template <class T> struct RowRhs {
+  const T* p;
+  inline ct<T> operator()(int c) const { return ld<T>(p[c]); }
+};
+template <class T> struct ScalarRhs {
+  ct<T> v;
+  inline ct<T> operator()(int) const { return v; }
+};
+template <class T> inline bool rhs_is_nd(const Tile<T>& t) { return t.nd(); }
+template <class S> inline bool rhs_is_nd(const S&) { return true; }
+template <class T> inline RowRhs<T> rhs_row(const Tile<T>& t, int r) { return RowRhs<T>{t.rowp(r)}; }
+template <class T, class S> inline ScalarRhs<T> rhs_row(const S& s, int) { return ScalarRhs<T>{scal<T>(s)}; }
+
+template <class Op, class T, class B>
+inline void compare_row_nd(uint8_t* mp, int mbytes, const T* ap, const B& b, int cols) {
+  const int full = cols / 8;
+  for (int j = 0; j < full; ++j) {
+    const T* a8 = ap + 8 * j;
+    unsigned byte = 0;
+    for (int k = 0; k < 8; ++k) byte |= (unsigned)Op::f(ld<T>(a8[k]), b(8 * j + k)) << k;
+    mp[j] = (uint8_t)byte;
+  }
+  int j = full;
+  if (cols % 8) {
+    unsigned byte = 0;
+    for (int c = 8 * full; c < cols; ++c) byte |= (unsigned)Op::f(ld<T>(ap[c]), b(c)) << (c - 8 * full);
+    mp[j++] = (uint8_t)byte;
+  }
+  for (; j < mbytes; ++j) mp[j] = 0;
+}
+
+template <class T, class B>
+inline void select_row_nd(T* dp, const uint8_t* mp, const T* ap, const B& b, int cols) {
+  const int full = cols / 8;
+  for (int j = 0; j < full; ++j) {
+    const unsigned byte = mp[j];
+    for (int k = 0; k < 8; ++k) {
+      const int c = 8 * j + k;
+      const ct<T> x = ld<T>(ap[c]), y = b(c);
+      dp[c] = st<T>(((byte >> k) & 1u) ? x : y);
+    }
+  }
+  for (int c = 8 * full; c < cols; ++c) dp[c] = st<T>(((mp[c / 8] >> (c % 8)) & 1u) ? ld<T>(ap[c]) : b(c));
+}
+
 // mask = lhs OP rhs over lhs's valid window, LSB-first, ceil(cols/8) bytes at the start of each mask row.
 template <class Op, class T, class R> inline void compare(Core& C, const Tile<uint8_t>& m, const Tile<T>& lhs, const R& rhs) {
   const int rows = lhs.vr, cols = lhs.vc;
@@ -534,6 +582,10 @@ template <class Op, class T, class R> inline void compare(Core& C, const Tile<ui
   const auto sb = snapshot_if_tile<T>(m, rhs, rows, cols);
   const Tile<T>& a = sa.view;
   const auto& b = sb.get();
+  if (m.nd() && a.nd() && rhs_is_nd(b)) {
+    for (int r = 0; r < rows; ++r) compare_row_nd<Op>(m.rowp(r), m.cols, a.rowp(r), rhs_row<T>(b, r), cols);
+    return;
+  }
   for (int r = 0; r < rows; ++r) {
     for (int j = 0; j < m.cols; ++j) {
       uint8_t byte = 0;
@@ -557,6 +609,10 @@ template <class T, class R> inline void select(Core& C, const Tile<T>& d, const 
   const auto sb = snapshot_if_tile<T>(d, rhs, rows, cols);
   const Tile<uint8_t>& m = sm.view;
   const auto& b = sb.get();
+  if (d.nd() && sa.view.nd() && m.nd() && rhs_is_nd(b) && m.cols * 8 >= cols) {
+    for (int r = 0; r < rows; ++r) select_row_nd(d.rowp(r), m.rowp(r), sa.view.rowp(r), rhs_row<T>(b, r), cols);
+    return;
+  }
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       const bool bit = (c / 8 < m.cols) && ((m.at(r, c / 8) >> (c % 8)) & 1u);
