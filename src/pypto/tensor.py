@@ -180,8 +180,18 @@ class Tensor:
         _ops().setitem(self, key, value)
 
     def move(self, value) -> None:
-        """``out.move(expr)``: the same as ``out[:] = expr``."""
-        self[:] = value
+        """``t.move(expr)``: ``t`` now holds ``expr``.  On a whole kernel parameter or ``pypto.tensor``
+        buffer that is a store (``t[:] = expr``: the official handle's final tensor is what the buffer
+        receives).  On any other tensor -- a ``pypto.view`` window, a computed value -- it rebinds the
+        handle to ``expr`` as the official ``Tensor.move`` does: the viewed tensor is not written
+        (``pypto.assemble`` writes windows)."""
+        n = self.node
+        if n is None or _is_whole_buffer(n):
+            self[:] = value
+            return
+        if not isinstance(value, Tensor):
+            raise KernelTypeError(f"Tensor.move takes a tensor, got {type(value).__name__}")
+        self.node = value._need_node()
 
     def _bind_unshaped(self, key, value) -> bool:
         """``r = pypto.tensor()`` inside a kernel, then ``r.move(expr)`` / ``r[:] = expr``: ``r`` becomes
@@ -211,6 +221,20 @@ class Tensor:
         if fn is None or name.startswith("_") or not callable(fn):
             raise AttributeError(f"pypto.Tensor has no attribute {name!r}")
         return lambda *a, **k: fn(self, *a, **k)
+
+
+def _is_whole_buffer(n: Node) -> bool:
+    """``n`` reads a whole parameter / workspace buffer (not a window of it)."""
+    if n.op != "gm":
+        return False
+    buf = n.attrs["buf"]
+    def same(a, b) -> bool:  # no symbolic comparison here: it would record a runtime branch
+        return a is b or (is_static(a) and is_static(b) and int(a) == int(b))
+
+    return (buf.base is None and "view_shape" not in n.attrs and len(n.shape) == len(buf.shape)
+            and all(same(a, b) for a, b in zip(n.shape, buf.shape))
+            and all(same(o, 0) for o in n.attrs["offsets"])
+            and tuple(n.attrs["axes"]) == tuple(range(len(buf.shape))))
 
 
 def _ops():

@@ -165,7 +165,24 @@ def test_runtime_valid_shape_larger_than_the_view_is_cut_to_it():
             pypto.assemble(v, [i * 16, 0], out)
 
     x = torch.randn(40, 16)
-    want = x * 2.0
+    x0 = x.clone()
     out = torch.zeros(40, 16)
     inplace_double(x, out)
-    assert torch.equal(out, want) and torch.equal(x, want)
+    assert torch.equal(out, x0 * 2.0)
+    assert torch.equal(x, x0)  # move on a view rebinds the view: the input is not written
+
+
+def test_move_on_a_view_rebinds_and_on_a_parameter_stores():
+    a = pypto.tensor([16, 32], pypto.DT_INT32, "a")
+    out = pypto.tensor([16, 32], pypto.DT_INT32, "out")
+    with pypto.function("scale_rows", a, out):
+        for i in pypto.loop(2, idx_name="i"):
+            pypto.set_vec_tile_shapes(8, 32)
+            v = pypto.view(a, [8, 32], [i * 8, 0])
+            v.move(v * 3)
+            v.move(v + 1)  # v is now 3 * a + 1; a itself is untouched
+            pypto.assemble(v, [i * 8, 0], out)
+    x = torch.randint(-100, 100, (16, 32), dtype=torch.int32)
+    x0, z = x.clone(), torch.zeros(16, 32, dtype=torch.int32)
+    pypto.runtime._device_run_once_data_from_host(x, z)
+    assert torch.equal(z, 3 * x0 + 1) and torch.equal(x, x0)
