@@ -273,11 +273,23 @@ def _move_pipe(a):
     return _MOVE_PIPES.get((a["src"].space, a["dst"].space), "V")
 
 
-def _is_insert(a) -> bool:
+def insert_transposes(dst, src) -> bool:
+    """An NZ block inserted into a ZN Mat tile lands transposed: a ZN ``[R, C]`` tile holds the bytes of an
+    NZ ``[C, R]`` one, and the insert's offset and bounds are in that NZ frame (move.md: ZN/NZ pairs compare
+    transposed shapes)."""
+    return dst.layout == Layout.ZN and src.layout == Layout.NZ
+
+
+def is_insert(a) -> bool:
+    """Whether a ``pl.move`` with an offset is an insert: its source, seen in the destination's frame,
+    fits inside a larger destination (move.md)."""
     s, d = a["src"].static_shape, a["dst"].static_shape
-    return (a["offset"] is not None and s is not None and d is not None and s[0] <= d[0] and s[1] <= d[1]
-            and tuple(s) != tuple(d) and a["acc_to_vec_mode"] is None and a["relu_pre_mode"] is None
-            and a["scale"] is None and a["dst"].space == M.Mat)
+    if a.get("offset") is None or s is None or d is None or a["dst"].space != M.Mat:
+        return False
+    if insert_transposes(a["dst"], a["src"]):
+        d = (d[1], d[0])
+    return (s[0] <= d[0] and s[1] <= d[1] and tuple(s) != tuple(d) and a.get("acc_to_vec_mode") is None
+            and a.get("relu_pre_mode") is None and a.get("scale") is None)
 
 
 @op("move", [Out("dst"), In("src"), Arg("offset", "index_list", default=None),
@@ -313,7 +325,7 @@ class Move:
         if a["offset"] is not None:
             if len(a["offset"]) != 2:
                 c.fail("'offset' is [row, col] in source coordinates")
-            if s is not None and d is not None and not _is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
+            if s is not None and d is not None and not is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
                 c.fail(f"extracting a {list(d)} tile from a {list(s)} tile")
         elif (s is not None and d is not None and tuple(s) != tuple(d) and tuple(s) != (d[1], d[0])
               and tuple(d) != _split_share(a["acc_to_vec_mode"], s)):
@@ -321,7 +333,7 @@ class Move:
 
     @staticmethod
     def run(ctx, a):
-        if _is_insert(a):
+        if is_insert(a):
             _insert(ctx, a["dst"], a["src"], a["offset"])
             return
         s = ctx.tile(a["src"])
@@ -404,18 +416,19 @@ def _insert(ctx, dst_ref, src_ref, offset):
     targets = ctx.peers("cube") if s.space == M.Vec and dst_ref.space == M.Mat else [ctx.core]
     if not targets:
         raise ctx.error("insert into Mat needs the block's cube core; this kernel has none")
+    transposed = insert_transposes(dst_ref, src_ref)
+    rows, cols = vals.shape
     for core in targets:
         d = ctx.tile(dst_ref, core)
-        rows, cols = vals.shape
-        transposed = dst_ref.layout == Layout.ZN and src_ref.layout == Layout.NZ
-        if transposed:
-            vals_t, rows, cols = vals.T, cols, rows
-        else:
-            vals_t = vals
-        if r0 < 0 or c0 < 0 or r0 + rows > d.shape[0] or c0 + cols > d.shape[1]:
+        frame = (d.shape[1], d.shape[0]) if transposed else d.shape  # offsets are in the NZ frame of a ZN dst
+        if r0 < 0 or c0 < 0 or r0 + rows > frame[0] or c0 + cols > frame[1]:
+            view = " (the NZ view of a ZN tile)" if transposed else ""
             raise ctx.error(f"insert at [{r0}, {c0}] of a {rows}x{cols} block leaves {d.name} of shape "
-                            f"{list(d.shape)}")
-        d.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).write(vals_t)
+                            f"{list(frame)}{view}")
+        if transposed:
+            d.sub(c0, c0 + cols, r0, r0 + rows, (cols, rows)).write(vals.T)
+        else:
+            d.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).write(vals)
 
 
 @op("insert", [InOut("dst"), In("src"), Arg("offset", "index_list")], "MTE3")
@@ -438,4 +451,4 @@ class Insert:
         _insert(ctx, a["dst"], a["src"], a["offset"])
 
 
-__all__ = ["gm_window", "fixpipe_values"]
+__all__ = ["gm_window", "fixpipe_values", "is_insert", "insert_transposes"]

@@ -255,15 +255,17 @@ class KernelCodegen:
 
     # ------------------------------------------------------------------ tiles
     def tile(self, ref: ir.TileRef, core: str = "C") -> str:
+        """The tile ``ref`` denotes on ``core``; its slot index and subview bounds are scalars of the executing
+        core ``C`` even when the tile lives on another core (Vec->Mat insert, Acc->Vec move)."""
         ct = c_type(ref.dtype)
         t = type(ref)
         if t is ir.DeclRef:
             return f"T_<{ct}>({core}, {self.decl_index[ref.tile.uid]})"
         if t is ir.SlotRef:
-            return f"T_<{ct}>({core}, {self.slot_index(ref, core)})"
+            return f"T_<{ct}>({core}, {self.slot_index(ref)})"
         if t is ir.SubRef:
             base = self.tile(ref.base, core)
-            bounds = ", ".join(self.scalar(x, core) for x in (ref.r0, ref.r1, ref.c0, ref.c1))
+            bounds = ", ".join(self.scalar(x) for x in (ref.r0, ref.r1, ref.c0, ref.c1))
             return f"pto::sub(C, {base}, {bounds})"
         raise NotImplementedError(f"tile reference {ref!r}")
 

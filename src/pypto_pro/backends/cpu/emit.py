@@ -11,6 +11,7 @@ from typing import Callable
 
 from ...ir import nodes as ir
 from ...ir.optable import OPS
+from ...ops.movement import is_insert, insert_transposes
 from ...ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode, RoundMode
 from .codegen import KernelCodegen, c_type
 from .fusion import gm_axes
@@ -149,19 +150,12 @@ _register("store_tile", _store(True))
 
 
 # ------------------------------------------------------------------ tile -> tile
-def _is_insert(a) -> bool:
-    s, d = a["src"].static_shape, a["dst"].static_shape
-    return (a.get("offset") is not None and s is not None and d is not None and s[0] <= d[0] and s[1] <= d[1]
-            and tuple(s) != tuple(d) and a.get("acc_to_vec_mode") is None and a.get("relu_pre_mode") is None
-            and a.get("scale") is None and a["dst"].space == M.Mat)
-
-
 def _peer_cube(a) -> bool:
     return a["src"].space == M.Vec and a["dst"].space == M.Mat
 
 
 def _insert_code(g, dst, src, offset) -> str:
-    transposed = "true" if (dst.layout == Layout.ZN and src.layout == Layout.NZ) else "false"
+    transposed = "true" if insert_transposes(dst, src) else "false"
     r0, c0 = (g.scalar(x) for x in offset)
     if _peer_cube({"src": src, "dst": dst}):
         return "\n".join([
@@ -176,7 +170,7 @@ def _insert_code(g, dst, src, offset) -> str:
 def _move(g, s):
     a = s.args
     dst, src = a["dst"], a["src"]
-    if _is_insert(a):
+    if is_insert(a):
         return _insert_code(g, dst, src, a["offset"])
     if src.space == M.Acc:
         mode = int(AccToVecMode(a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0))

@@ -96,7 +96,21 @@ class ExecCtx:
         return self.launch.tensors[param.index]
 
     def tile(self, ref: ir.TileRef, core: Optional[CoreState] = None) -> TileView:
+        """The view ``ref`` denotes on ``core`` (default: the executing core).  A slot index or subview bound
+        is a scalar of the executing core, so for another core's tile (Vec->Mat insert, Acc->Vec move) it is
+        evaluated here, not in the other core's variables."""
+        if core is not None and core is not self.core:
+            ref = self._pinned(ref)
         return self.interp.resolve_tile(ref, core or self.core, self.stmt)
+
+    def _pinned(self, ref: ir.TileRef) -> ir.TileRef:
+        """``ref`` with its runtime slot index and subview bounds replaced by their values on this core."""
+        if isinstance(ref, ir.SlotRef):
+            return ir.DeclRef(ref.group.slots[self.scalar(ref.index) % ref.group.depth])
+        if isinstance(ref, ir.SubRef):
+            return ir.SubRef(self._pinned(ref.base), *(ir.const(int(self.scalar(x)))
+                                                         for x in (ref.r0, ref.r1, ref.c0, ref.c1)))
+        return ref
 
     def decl_of(self, ref: ir.TileRef) -> Optional[ir.TileDecl]:
         """The declaration a whole-tile reference denotes now (``None`` for subviews)."""

@@ -331,15 +331,16 @@ inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offs
   else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
 }
 
-// pl.insert / inserting move: dst[r0 + i, c0 + j] = src[i, j] over src's valid window (ZN dst <- NZ src: transposed).
+// pl.insert / inserting move: dst[r0 + i, c0 + j] = src[i, j] over src's valid window.  ZN dst <- NZ src
+// (transposed): [r0, c0] is in the NZ frame of dst (its [cols, rows] view), so dst[c0 + j, r0 + i] = src[i, j].
 template <class TD, class TS>
 inline void insert_into(Core& C, const Tile<TD>& d, const Tile<TS>& s, int64_t r0, int64_t c0, bool transposed) {
-  int rows = s.vr, cols = s.vc;
-  if (transposed) { int t = rows; rows = cols; cols = t; }
-  if (r0 < 0 || c0 < 0 || r0 + rows > d.rows || c0 + cols > d.cols)
-    fail(C, "insert at [%lld, %lld] of a %dx%d block leaves %s of shape [%d, %d]", (long long)r0, (long long)c0, rows,
-         cols, d.name, d.rows, d.cols);
-  copy_block(d, (int)r0, (int)c0, s, 0, 0, rows, cols, transposed, PlainConv<TD, TS>());
+  const int frame_rows = transposed ? d.cols : d.rows, frame_cols = transposed ? d.rows : d.cols;
+  if (r0 < 0 || c0 < 0 || r0 + s.vr > frame_rows || c0 + s.vc > frame_cols)
+    fail(C, "insert at [%lld, %lld] of a %dx%d block leaves %s of shape [%d, %d]%s", (long long)r0, (long long)c0,
+         s.vr, s.vc, d.name, frame_rows, frame_cols, transposed ? " (the NZ view of a ZN tile)" : "");
+  if (transposed) copy_block(d, (int)c0, (int)r0, s, 0, 0, s.vc, s.vr, true, PlainConv<TD, TS>());
+  else copy_block(d, (int)r0, (int)c0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
 }
 
 enum AccToVec { SingleModeVec0 = 0, SingleModeVec1, DualModeSplitM, DualModeSplitN };
