@@ -324,12 +324,6 @@ def test_runtime_valid_shape_outside_the_tile(rows):
 # NotImplementedError names the feature
 # ----------------------------------------------------------------------------------------------
 @pl.jit
-def uses_ssbuf_load(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    with pl.section_vector():
-        pl.ssbuf_load(x)
-
-
-@pl.jit
 def uses_matmul_mx(x: pl.Tensor[[8, 32], pl.DT_FP32]):
     a0 = pl.make_tile(pl.TileType([16, 32], pl.DT_FP16, LEFT), addr=0)
     with pl.section_cube():
@@ -343,8 +337,8 @@ def uses_quant(x: pl.Tensor[[8, 32], pl.DT_FP32]):
         pl.quant(t, t)
 
 
-@pytest.mark.parametrize("kernel,feature", [(uses_ssbuf_load, "ssbuf_load"), (uses_matmul_mx, "matmul_mx"),
-                                            (uses_quant, "quant")], ids=["ssbuf_load", "matmul_mx", "quant"])
+@pytest.mark.parametrize("kernel,feature", [(uses_matmul_mx, "matmul_mx"), (uses_quant, "quant")],
+                         ids=["matmul_mx", "quant"])
 def test_not_implemented_features_are_named(kernel, feature):
     with pytest.raises(NotImplementedError, match=feature):
         kernel(GOOD.copy())

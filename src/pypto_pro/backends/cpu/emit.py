@@ -322,3 +322,4 @@ _register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args[
 
 from . import emit_extra  # noqa: E402,F401  (fillpad, transpose, part ops, printf, ... and their log)
 from . import emit_vf  # noqa: E402,F401  (Reg/VF API ops)
+from . import emit_ssbuf  # noqa: E402,F401  (ssbuf_put / ssbuf_get)

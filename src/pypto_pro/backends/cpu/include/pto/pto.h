@@ -12,3 +12,4 @@
 #include "random.h"
 #include "fuse.h"
 #include "vf.h"
+#include "ssbuf.h"
