@@ -148,6 +148,21 @@ FLOAT_VECTOR = (DT_FP16, DT_BF16, DT_FP32)
 INT_VECTOR = (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
 
 
+#: 4-bit float formats whose GM tensors hold two codes per byte (element 2i in the low nibble of byte i):
+#: their tensor arguments are ``uint8`` arrays whose last dimension counts bytes (API.md: MXFP4 data)
+PACKED_GM = frozenset(["FP4E2M1", "FP4E1M2", "FP4"])
+
+
+def is_packed_gm(dtype: "DataType") -> bool:
+    """Whether GM tensors of ``dtype`` are packed two elements per byte (:data:`PACKED_GM`)."""
+    return dtype.name in PACKED_GM
+
+
+def gm_np_dtype(dtype: "DataType") -> Optional[np.dtype]:
+    """The numpy dtype of a GM tensor argument of ``dtype``: ``uint8`` bytes for packed formats."""
+    return np.dtype(np.uint8) if is_packed_gm(dtype) else dtype.np_dtype
+
+
 def by_name(name: str) -> DataType:
     return _BY_NAME[name]
 

@@ -262,7 +262,7 @@ def test_fused_cast_ops(tmp_path, op, src_t, dst_t, mode):
 # ----------------------------------------------------------------------------------------------
 PRINTF = """
 @pl.jit(backend="@B@")
-def k(n: int, f: float):
+def k(n: int, f: pl.DT_FP32):  # a pl.DT_* parameter makes it a kernel (only int/float: a plain function)
     with pl.section_vector():
         b = pl.get_block_idx()
         for i in pl.range(n):

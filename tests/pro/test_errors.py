@@ -320,33 +320,7 @@ def test_runtime_valid_shape_outside_the_tile(rows):
     assert_points_at(e.value, "validshape")
 
 
-# ----------------------------------------------------------------------------------------------
-# NotImplementedError names the feature
-# ----------------------------------------------------------------------------------------------
-@pl.jit
-def uses_matmul_mx(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    a0 = pl.make_tile(pl.TileType([16, 32], pl.DT_FP16, LEFT), addr=0)
-    with pl.section_cube():
-        pl.matmul_mx(a0, a0, a0, a0, a0)
-
-
-@pl.jit
-def uses_quant(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    t = pl.make_tile(pl.TileType([8, 32], FP32), addr=0)
-    with pl.section_vector():
-        pl.quant(t, t)
-
-
-@pytest.mark.parametrize("kernel,feature", [(uses_matmul_mx, "matmul_mx"), (uses_quant, "quant")],
-                         ids=["matmul_mx", "quant"])
-def test_not_implemented_features_are_named(kernel, feature):
-    with pytest.raises(NotImplementedError, match=feature):
-        kernel(GOOD.copy())
-
-
 def test_jit_options_not_implemented_or_invalid():
-    with pytest.raises(NotImplementedError, match="datatype"):
-        pl.jit(datatype={"T": pl.DT_FP16})
     with pytest.raises(TypeError, match="PipelineConfig"):
         pl.jit(pipeline=object())
     with pytest.raises(TypeError):

@@ -139,15 +139,107 @@ def test_vf_outside_kernel_and_unimplemented():
         vf.add(1, 2, 3)
 
     @pl.vector_function
-    def uses_gather(t):
-        vf.gather(t, t)
+    def uses_addc(t):
+        vf.addc(t, t)
 
     @pl.jit()
     def k(a: pl.Tensor[[1, 64], pl.DT_FP32]):
         t = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0,
                          size=256)
         with pl.section_vector():
-            uses_gather(t)
+            uses_addc(t)
 
-    with pytest.raises(NotImplementedError, match="vf.gather"):
+    with pytest.raises(NotImplementedError, match="vf.addc"):
         k(np.zeros((1, 64), np.float32))
+
+
+# ----------------------------------------------------------------------------- value semantics of register names
+@pl.vector_function
+def _bump(r):
+    r = vf.adds(r, 1.0, vf.create_mask())  # rebinding a parameter leaves the caller's register alone
+    return r
+
+
+@pl.vector_function
+def _aliases(src, o0, o1, o2, o3):
+    every = vf.create_mask()
+    a = vf.load_align(src, 0)
+    b = a
+    b = vf.muls(b, 2.0, every)             # a keeps its value
+    vf.store_align(o0, a)
+    vf.store_align(o1, b)
+    acc = vf.full(0.0, every)
+    prev = acc
+    for _ in pl.range(0, 3):
+        prev = acc                         # a snapshot, not a second name for acc
+        acc = vf.add(acc, a, every)
+    vf.store_align(o2, vf.sub(acc, prev, every))   # == a
+    c = _bump(a)
+    half = vf.create_mask(pattern=pl.MaskPattern.H)
+    d = c
+    d = vf.adds(a, 100.0, half, mode=pl.MergeMode.MERGING)  # lanes outside `half` keep d's old value (c)
+    vf.store_align(o3, vf.add(vf.sub(d, c, every), a, every))
+
+
+@pl.jit()
+def _aliases_kernel(a: pl.Tensor[[1, 64], pl.DT_FP32], out: pl.Tensor[[4, 64], pl.DT_FP32]):
+    tt = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    to = pl.TileType(shape=[4, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    ta = pl.make_tile(tt, addr=0, size=256)
+    t_out = pl.make_tile(to, addr=256, size=1024)
+    with pl.section_vector():
+        pl.load(ta, a, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        _aliases(ta, t_out, t_out + 64, t_out + 128, t_out + 192)
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        pl.store(out, t_out, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rebinding_a_name_never_changes_another(backend):
+    a = np.arange(64, dtype=np.float32).reshape(1, 64) - 20
+    out = np.zeros((4, 64), np.float32)
+    _run(_aliases_kernel, backend, a, out)
+    x = a[0]
+    np.testing.assert_array_equal(out[0], x)
+    np.testing.assert_array_equal(out[1], 2 * x)
+    np.testing.assert_array_equal(out[2], x)
+    # first half: (a + 100) - (a + 1) + a; second half: c - c + a
+    np.testing.assert_array_equal(out[3], np.where(np.arange(64) < 32, x + 99, x))
+
+
+@pl.vector_function
+def _two_streams(src, dst):
+    every = vf.create_mask()
+    second = dst + 128                         # the address now: advancing dst later does not move it
+    for i in pl.range(0, 2):
+        x = vf.load_align(src, i * 64)
+        vf.store_align(dst, x, every, 64, post_update=True)
+        vf.store_align(second, vf.muls(x, -1.0, every), every, 64, post_update=True)
+
+
+@pl.jit()
+def _two_streams_kernel(a: pl.Tensor[[1, 128], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
+    ta = pl.make_tile(pl.TileType(shape=[1, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0,
+                      size=512)
+    t_out = pl.make_tile(pl.TileType(shape=[1, 256], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=512,
+                         size=1024)
+    with pl.section_vector():
+        pl.load(ta, a, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        _two_streams(ta, t_out)
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        pl.store(out, t_out, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pointer_from_advancing_pointer_is_a_snapshot(backend):
+    a = np.arange(128, dtype=np.float32).reshape(1, 128) + 1
+    out = np.zeros((1, 256), np.float32)
+    _run(_two_streams_kernel, backend, a, out)
+    np.testing.assert_array_equal(out[0, :128], a[0])
+    np.testing.assert_array_equal(out[0, 128:], -a[0])

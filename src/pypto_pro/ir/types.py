@@ -194,6 +194,9 @@ class TileType:
                  valid_shape: Optional[Sequence[int]] = None, layout: Optional[Layout] = None,
                  fractal: Optional[int] = None, pad: Optional[TilePad] = None, compact: Optional[int] = None):
         shape = list(shape) if isinstance(shape, (list, tuple)) else shape
+        if target_memory == MemorySpace.Scaling and isinstance(shape, list) and len(shape) != 2:
+            raise ValueError(f"a Scaling tile holds the fixpipe's per-channel scales: the scale tile must be 2D with "
+                             f"shape [1, N], got {shape!r}")
         if not isinstance(shape, list) or len(shape) != 2 or not all(
                 isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
             raise ValueError(f"TileType shape must be two positive compile-time ints, got {shape!r}")

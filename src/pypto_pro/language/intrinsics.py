@@ -163,8 +163,6 @@ def _not_implemented(name: str, family: str):
 
 #: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
 NOT_IMPLEMENTED = {
-    "quantisation": ("quant", "dequant"),
-    "SIMT API": ("simt",),
 }
 NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)
                          for family, names in NOT_IMPLEMENTED.items() for name in names}

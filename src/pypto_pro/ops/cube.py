@@ -119,22 +119,4 @@ class MatmulAcc:
         _finish(ctx, a, prod, m, n, base)
 
 
-def _mx_not_implemented(name):
-    class MX:
-        __doc__ = f"pl.{name}: MX-format matmul (not implemented yet)."
-
-        @staticmethod
-        def check(c, a):
-            raise NotImplementedError(f"pl.{name} (MX FP8/FP4 matmul)")
-
-        @staticmethod
-        def run(ctx, a):  # pragma: no cover - check always raises
-            raise NotImplementedError(name)
-
-    op(name, [Arg("args", "any", var=True)], "M")(MX)
-
-
-_mx_not_implemented("matmul_mx")
-_mx_not_implemented("matmul_mx_acc")
-
 __all__ = ["acc_dtype_for"]

@@ -14,7 +14,8 @@ import numpy as np
 from .. import dtypes as dt
 from ..ir.nodes import TensorParam
 from ..ir.optable import Arg, In, InOut, Out, op
-from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode
+from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace
+from . import fixpipe, gm_mx
 from .common import write_result
 
 M = MemorySpace
@@ -92,14 +93,24 @@ def _scaled_offsets(ctx, offsets, tile_shape, ndim, order):
 
 
 # --------------------------------------------------------------------------- load
-def _load_check(c, a):
+def _load_check(c, a, tile_units: bool = False):
     c.space("dst", a["dst"], M.Vec, M.Mat)
     if a["dst"].dtype != a["src"].dtype:
         c.fail(f"tile dtype {a['dst'].dtype.name} differs from tensor '{a['src'].name}' dtype {a['src'].dtype.name}")
     _check_gm_args(c, a["src"], a["dst"], a["offsets"], a["order"], store=False)
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.check_packed_load(c, a, tile_units)
+    elif gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.check_mx_scale_load(c, a)
 
 
 def _load_run(ctx, a, tile_units: bool):
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.load_packed(ctx, a)
+        return
+    if gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.load_mx_scale(ctx, a, tile_units, gm_window)
+        return
     d = ctx.tile(a["dst"])
     arr = ctx.tensor(a["src"])
     rows, cols = d.valid
@@ -134,7 +145,7 @@ class LoadTile:
 
     @staticmethod
     def check(c, a):
-        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])})
+        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])}, tile_units=True)
         if len(a["tile_offsets"]) != a["src"].ndim:
             c.fail(f"'tile_offsets' needs {a['src'].ndim} entries")
 
@@ -144,47 +155,12 @@ class LoadTile:
 
 
 # --------------------------------------------------------------------------- store
-_FIXPIPE_OUT = {"FP32": ("FP32", "FP16", "BF16", "HF8"), "INT32": ("INT32", "FP16", "INT8")}
-
-
-def fixpipe_check(c, acc_dtype, out_dtype, relu, scale):
-    allowed = _FIXPIPE_OUT.get(acc_dtype.name, ())
-    if out_dtype.name not in allowed:
-        c.fail(f"the fixpipe converts {acc_dtype.name} accumulators to {', '.join(allowed)}, not {out_dtype.name}")
-    if isinstance(scale, TensorParam) or (scale is not None and not isinstance(scale, (int, float))
-                                          and not hasattr(scale, "dtype")):
-        raise NotImplementedError("per-channel fixpipe scaling (Scaling tile) is not implemented yet")
-    if out_dtype.name == "BF16" and scale is not None:  # API.md A4: FP32/INT32 -> BF16 with scale is rejected
-        c.fail(f"the fixpipe cannot scale {acc_dtype.name} accumulators into BF16; drop scale= or store FP32/FP16")
-    if acc_dtype.name == "INT32" and out_dtype.name in ("FP16", "INT8") and scale is None:
-        c.fail(f"INT32 -> {out_dtype.name} through the fixpipe needs a scale")
-
-
-def fixpipe_values(ctx, values: np.ndarray, out_dtype, relu, scale) -> np.ndarray:
-    """Accumulator values -> output storage: optional scale, optional ReLU, one rounding."""
-    x = values.astype(np.float64 if values.dtype.kind == "f" else np.int64)
-    if scale is not None:
-        x = x.astype(np.float64) * np.float32(ctx.scalar(scale))
-        if values.dtype.kind == "f":
-            x = x.astype(np.float32)
-    if relu is not None and ReluPreMode(relu) == ReluPreMode.NormalRelu:
-        x = np.maximum(x, 0)
-    if out_dtype.codec is not None:  # HF8: fp32 -> code, ties away from zero, saturating (dtypes.DT_HF8)
-        return out_dtype.encode(x.astype(np.float32))
-    target = out_dtype.require_numpy()
-    if out_dtype.is_float():
-        return x.astype(np.float32).astype(target) if x.dtype.kind == "f" else x.astype(np.float64).astype(target)
-    if x.dtype.kind == "f":
-        info = np.iinfo(target)
-        return np.clip(np.rint(x), info.min, info.max).astype(target)
-    return x.astype(target)
-
-
 def _store_check(c, a, offsets_name):
     src, t = a["src"], a["dst"]
+    gm_mx.reject_packed_store(c, t)
     c.space("src", src, M.Vec, M.Acc)
     if src.space == M.Acc:
-        fixpipe_check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"])
+        fixpipe.check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"], phase=a["phase"])
     else:
         if src.dtype != t.dtype:
             c.fail(f"tile dtype {src.dtype.name} differs from tensor '{t.name}' dtype {t.dtype.name}; cast first")
@@ -212,7 +188,7 @@ def _store_run(ctx, a, tile_units: bool):
     vals = s.read(rows, cols)
     tdt = a["dst"].dtype
     if s.space == M.Acc:
-        vals = fixpipe_values(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
+        vals = fixpipe.apply(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
     if one_d:
         vals = vals[0]
     ctx.note_gm(a["dst"], index, write=True, atomic=AtomicType(a["atomic"]) == AtomicType.AtomicAdd)
@@ -228,7 +204,7 @@ def _store_pipe(a):
     return "FIX" if a["src"].space == M.Acc else "MTE3"
 
 
-_STORE_KW = [Arg("relu_pre_mode", default=None, kw_only=True), Arg("scale", "any", default=None, kw_only=True),
+_STORE_KW = [Arg("relu_pre_mode", default=None, kw_only=True), In("scale", "any", default=None, kw_only=True),
              Arg("order", default=None, kw_only=True), Arg("atomic", default=AtomicType.AtomicNone, kw_only=True),
              Arg("phase", default=None, kw_only=True)]
 
@@ -294,7 +270,7 @@ def is_insert(a) -> bool:
 
 @op("move", [Out("dst"), In("src"), Arg("offset", "index_list", default=None),
              Arg("acc_to_vec_mode", default=None, kw_only=True), Arg("relu_pre_mode", default=None, kw_only=True),
-             Arg("scale", "any", default=None, kw_only=True)], _move_pipe)
+             In("scale", "any", default=None, kw_only=True)], _move_pipe)
 class Move:
     """pl.move(dst, src, offset=None, *, acc_to_vec_mode=None, relu_pre_mode=None, scale=None): tile -> tile.
     Paths: Mat->Left/Right/Bias (MTE1), Acc->Vec (FIX, fixpipe conversion into the AIV's UB), Vec->Vec (V),
@@ -311,7 +287,8 @@ class Move:
             legal = ", ".join(f"{s.name}->{d.name}" for s, d in _MOVE_PIPES)
             c.fail(f"no move path {src.space.name} -> {dst.space.name}; legal paths: {legal}")
         if src.space == M.Acc:
-            fixpipe_check(c, src.dtype, dst.dtype, a["relu_pre_mode"], a["scale"])
+            fixpipe.check(c, src.dtype, dst.dtype, a["relu_pre_mode"], a["scale"],
+                          acc_to_vec_mode=a["acc_to_vec_mode"])
             if a["acc_to_vec_mode"] is not None:
                 a["acc_to_vec_mode"] = AccToVecMode(a["acc_to_vec_mode"])
         else:
@@ -384,7 +361,7 @@ def _acc_to_vec(ctx, a, s, vals):
         if not (0 <= r0 < vals.shape[0] and 0 <= c0 < vals.shape[1]):
             raise ctx.error(f"move offset [{r0}, {c0}] is outside the valid window {list(vals.shape)} of {s.name}")
         vals = vals[r0:, c0:]
-    out = fixpipe_values(ctx, vals, a["dst"].dtype, a["relu_pre_mode"], a["scale"])
+    out = fixpipe.apply(ctx, vals, a["dst"].dtype, a["relu_pre_mode"], a["scale"])
     mode = a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0
     rows, cols = out.shape
     parts = []
@@ -451,4 +428,4 @@ class Insert:
         _insert(ctx, a["dst"], a["src"], a["offset"])
 
 
-__all__ = ["gm_window", "fixpipe_values", "is_insert", "insert_transposes"]
+__all__ = ["gm_window", "is_insert", "insert_transposes"]

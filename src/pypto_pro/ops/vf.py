@@ -156,7 +156,7 @@ _MASK_LOGIC = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor
 @op("vf_mask_logic", [Out("dst"), In("a"), Arg("fn"), In("b", "tile", default=None),
                       In("mask", "tile", default=None)], "V", internal=True, aliases=("Vf.mask_logic",))
 class MaskLogic:
-    """dst = a <fn> b bit by bit (``not``: ~a), bits outside ``mask`` cleared."""
+    """dst = a <fn> b bit by bit (``not``: ~a), bits outside ``mask`` cleared; ``sel``: a where ``mask``, else b."""
 
     @staticmethod
     def check(c, a):
@@ -165,9 +165,12 @@ class MaskLogic:
     @staticmethod
     def run(ctx, a):
         x = mask_bits(ctx, a["a"])
-        r = ~x if a["fn"] == "not" else _MASK_LOGIC[a["fn"]](x, mask_bits(ctx, a["b"]))
-        if a["mask"] is not None:
-            r = r & mask_bits(ctx, a["mask"])
+        if a["fn"] == "sel":  # a where the mask bit is set, else b
+            r = np.where(mask_bits(ctx, a["mask"]), x, mask_bits(ctx, a["b"]))
+        else:
+            r = ~x if a["fn"] == "not" else _MASK_LOGIC[a["fn"]](x, mask_bits(ctx, a["b"]))
+            if a["mask"] is not None:
+                r = r & mask_bits(ctx, a["mask"])
         reg_write(ctx, a["dst"], r.astype(np.uint8))
 
 
@@ -184,12 +187,48 @@ def _lanewise(name):
         return lambda ctx, x, y, d: unary_values("exp", (x - y).astype(x.dtype))
     if name == "abs_sub":
         return lambda ctx, x, y, d: np.abs((x - y).astype(x.dtype))
-    if name == "mul_add_dst":  # (x * y) + dst: handled by the op (needs dst)
-        raise KeyError(name)
+    if name in ("lrelu", "prelu"):  # x >= 0 ? x : x * y (y a scalar / a register)
+        return lambda ctx, x, y, d: np.where(x >= 0, x, (x * y).astype(x.dtype))
+    if name in ("vshl", "vshr"):
+        return lambda ctx, x, y, d: register_shift(x, y, d, name == "vshl")
     return lambda ctx, x, y, d: binary_values(ctx, name, x, y, d)
 
 
-BINARY_FNS = ("add", "sub", "mul", "div", "max", "min", "and_", "or_", "xor", "exp_sub", "abs_sub", "shl", "shr")
+def register_shift(x: np.ndarray, amount, d: dt.DataType, left: bool) -> np.ndarray:
+    """Shift by per-lane amounts (the reg_tensor form of vf.shift_left / shift_right): amounts are
+    unsigned, so a negative amount counts as >= the width (the pages leave it undefined); shifting by
+    the width or more gives 0, or -1 for a right shift of a negative signed value."""
+    bits = 8 * d.nbytes
+    u = np.dtype(f"u{d.nbytes}")
+    amt = np.asarray(amount).astype(np.int64).astype(np.uint64)
+    big = amt >= bits
+    a = np.where(big, 0, amt).astype(np.uint64)
+    xs = x.astype(d.require_numpy())
+    if left:
+        r = (xs.view(u).astype(np.uint64) << a).astype(u).view(xs.dtype)
+        return np.where(big, 0, r).astype(x.dtype)
+    if d.kind == "uint":
+        r = (xs.astype(np.uint64) >> a).astype(xs.dtype)
+        return np.where(big, 0, r).astype(x.dtype)
+    r = (xs.astype(np.int64) >> a.astype(np.int64)).astype(xs.dtype)
+    return np.where(big, np.where(xs < 0, -1, 0), r).astype(x.dtype)
+
+
+BITWISE_FNS = ("band", "bor", "bxor", "bnot")
+
+
+def bitwise(fn: str, x: np.ndarray, y) -> np.ndarray:
+    """Bitwise and / or / xor / not on the lanes' bits (any dtype: floats by their bit patterns)."""
+    u = np.dtype(f"u{x.dtype.itemsize}")
+    a = x.view(u)
+    if fn == "bnot":
+        return (~a).view(x.dtype)
+    b = np.asarray(y, dtype=x.dtype).view(u)
+    return {"band": np.bitwise_and, "bor": np.bitwise_or, "bxor": np.bitwise_xor}[fn](a, b).view(x.dtype)
+
+
+BINARY_FNS = ("add", "sub", "mul", "div", "max", "min", "and_", "or_", "xor", "exp_sub", "abs_sub", "shl", "shr",
+              "lrelu", "prelu", "vshl", "vshr") + BITWISE_FNS
 
 
 @op("vf_binary", [Out("dst"), In("a"), In("b", "tile_or_scalar"), Arg("fn"), In("mask", "tile", default=None),
@@ -204,6 +243,9 @@ class Binary:
     @staticmethod
     def run(ctx, a):
         d = a["dst"].dtype
+        if a["fn"] in BITWISE_FNS:
+            _run_bitwise(ctx, a)
+            return
         x = reg_read(ctx, a["a"])
         b = a["b"]
         if isinstance(b, TileRef):
@@ -216,10 +258,27 @@ class Binary:
         reg_write(ctx, a["dst"], merged(ctx, a["dst"], np.asarray(r, dtype=x.dtype), on, a["merge"]))
 
 
-@op("vf_fma", [Out("dst"), In("a"), In("b"), In("c"), In("mask", "tile", default=None)], "V", internal=True,
-    aliases=("Vf.mul_add_dst",))
+def _run_bitwise(ctx, a) -> None:
+    """vf_binary with a bitwise fn: on the storage bits of the lanes (b: a register, a scalar or None)."""
+    d = a["dst"].dtype
+    x = ctx.tile(a["a"]).read().reshape(-1)
+    b = a["b"]
+    if isinstance(b, TileRef):
+        y = ctx.tile(b).read().reshape(-1)
+    elif b is None:
+        y = None
+    else:
+        y = np.asarray(ctx.scalar(b)).astype(d.require_numpy())
+    r = bitwise(a["fn"], x, y)
+    on = active(ctx, a["mask"], d)
+    old = ctx.tile(a["dst"]).read_unreported(1, lanes(d)).reshape(-1) if a["merge"] else np.zeros_like(r)
+    ctx.tile(a["dst"]).write(np.where(on, r, old).reshape(1, -1))
+
+
+@op("vf_fma", [Out("dst"), In("a"), In("b", "tile_or_scalar"), In("c"), In("mask", "tile", default=None)], "V",
+    internal=True, aliases=("Vf.mul_add_dst",))
 class Fma:
-    """dst = a * b + c, two roundings (mul then add), masked (zeroing)."""
+    """dst = a * b + c, two roundings (mul then add), masked (zeroing); b a register or a scalar (axpy)."""
 
     @staticmethod
     def check(c, a):
@@ -228,7 +287,10 @@ class Fma:
     @staticmethod
     def run(ctx, a):
         d = a["dst"].dtype
-        x, y, z = (reg_read(ctx, a[k]) for k in ("a", "b", "c"))
+        x, z = reg_read(ctx, a["a"]), reg_read(ctx, a["c"])
+        b = a["b"]
+        y = reg_read(ctx, b) if isinstance(b, TileRef) else \
+            np.asarray(ctx.scalar(b)).astype(d.require_numpy()).astype(d.compute_np_dtype)[()]
         with np.errstate(all="ignore"):
             r = binary_values(ctx, "add", binary_values(ctx, "mul", x, y, d).astype(x.dtype), z, d)
         reg_write(ctx, a["dst"], merged(ctx, a["dst"], r, active(ctx, a["mask"], d), False))
@@ -320,11 +382,13 @@ def tree_reduce(values: np.ndarray, fn: str) -> np.ndarray:
     return v[0]
 
 
-@op("vf_reduce", [Out("dst"), In("a"), Arg("fn"), In("mask", "tile", default=None)], "V", internal=True,
-    aliases=("Vf.reduce",))
+@op("vf_reduce", [Out("dst"), In("a"), Arg("fn"), In("mask", "tile", default=None), Arg("group", default=0)], "V",
+    internal=True, aliases=("Vf.reduce",))
 class Reduce:
     """dst[0] = sum / max / min of the selected lanes (a binary tree over adjacent lanes), the rest 0.
-    Unselected lanes count as 0 (sum), -inf (max) or +inf (min)."""
+    Unselected lanes count as 0 (sum), -inf (max) or +inf (min).  ``group`` > 0 (datablock=True): each
+    run of ``group`` lanes (one 32-byte DataBlock) is reduced on its own into its first lane;
+    ``group`` = -2 (pair_reduce_sum): dst[i] = a[2i] + a[2i+1] for the lower half, the upper half 0."""
 
     @staticmethod
     def check(c, a):
@@ -343,8 +407,17 @@ class Reduce:
         else:
             info = np.iinfo(x.dtype)
             ident = info.min if fn == "max" else info.max
+        v = np.where(on, x, np.asarray(ident, dtype=x.dtype))
         out = np.zeros(len(x), dtype=x.dtype)
-        out[0] = tree_reduce(np.where(on, x, np.asarray(ident, dtype=x.dtype)), fn)
+        g = a["group"]
+        if g == -2:
+            with np.errstate(all="ignore"):
+                out[:len(x) // 2] = (v[0::2] + v[1::2]).astype(x.dtype)
+        elif g > 0:
+            for k in range(0, len(x), g):
+                out[k] = tree_reduce(v[k:k + g], fn)
+        else:
+            out[0] = tree_reduce(v, fn)
         reg_write(ctx, a["dst"], out)
 
 
@@ -446,7 +519,7 @@ class Permute:
 
 
 # ----------------------------------------------------------------------------- UB <-> register
-LOAD_DISTS = ("NORM", "BRC", "DS", "US", "UNPK")
+LOAD_DISTS = ("NORM", "BRC", "DS", "US", "UNPK", "U", "BLK")
 
 
 @op("vf_load", [Out("dst"), In("src"), Arg("offset", "scalar"), Arg("dist", default="NORM")], "V", internal=True,
@@ -455,7 +528,8 @@ class Load:
     """dst = UB elements at ``offset`` (elements of the tile's dtype past its first element).
     NORM: one register of consecutive elements (32-byte aligned); BRC: one element broadcast;
     US: lanes/2 elements each repeated twice; DS: 2*lanes elements, every other one kept;
-    UNPK: lanes/2 elements, each followed by a 0."""
+    UNPK: lanes/2 elements, each followed by a 0; U: like NORM at any element-aligned address (vf.load,
+    vf.load_unalign); BLK: one 32-byte DataBlock repeated 8 times."""
 
     @staticmethod
     def check(c, a):
@@ -482,6 +556,14 @@ class Load:
             v = ub_view(ctx, a["src"], a["offset"], d, 2 * n, what)
             require_aligned(ctx, v, BLOCK, what)
             vals = v.read().reshape(-1)[0::2]
+        elif dist == "U":  # vf.load / vf.load_unalign: one register of consecutive elements, any address
+            v = ub_view(ctx, a["src"], a["offset"], d, n, what)
+            require_aligned(ctx, v, d.nbytes, what)
+            vals = v.read().reshape(-1)
+        elif dist == "BLK":  # one DataBlock repeated over the register
+            v = ub_view(ctx, a["src"], a["offset"], d, BLOCK // d.nbytes, what)
+            require_aligned(ctx, v, BLOCK, what)
+            vals = np.tile(v.read().reshape(-1), VL // BLOCK)
         else:  # UNPK
             v = ub_view(ctx, a["src"], a["offset"], d, n // 2, what)
             vals = np.zeros(n, dtype=d.require_numpy())
@@ -509,11 +591,14 @@ class LoadDeinterleave:
 
 
 @op("vf_store", [Out("dst"), In("src"), Arg("offset", "scalar"), In("mask", "tile", default=None),
-                 Arg("block_stride", "scalar", default=None), Arg("dist", default="NORM")], "V", internal=True,
-    aliases=("Vf.store_align",))
+                 Arg("block_stride", "scalar", default=None), Arg("dist", default="NORM"),
+                 Arg("count", "scalar", default=None)], "V", internal=True, aliases=("Vf.store_align",))
 class Store:
     """UB at ``offset`` = the selected lanes of src.  NORM: consecutive elements; DataBlock mode (block_stride set): the 8
-    32-byte blocks of src go ``block_stride`` blocks apart, a block stored when any of its mask bits is set."""
+    32-byte blocks of src go ``block_stride`` blocks apart, a block stored when any of its mask bits is set.
+    PACK / PACK4: the low half / quarter of each selected element's bytes, element i at i * width / 2 (/ 4);
+    FIRST: element 0 only (no mask); U: the first ``count`` elements at any element-aligned address
+    (vf.store, vf.store_unalign)."""
 
     @staticmethod
     def check(c, a):
@@ -538,6 +623,31 @@ class Store:
             return
         n = lanes(s)
         on = bits[::s.nbytes][:n]
+        dist = a["dist"]
+        if dist in ("PACK", "PACK4"):
+            w = s.nbytes // (2 if dist == "PACK" else 4)
+            if w < 1:
+                raise ctx.error(f"{what}: dist={dist} needs elements of at least {2 if dist == 'PACK' else 4} bytes")
+            part = raw.view(np.uint8).reshape(n, s.nbytes)[:, :w].copy().view(f"<u{w}").reshape(-1)
+            v = ub_view(ctx, a["dst"], a["offset"], dt.from_numpy(part.dtype), n, what)
+            require_aligned(ctx, v, BLOCK, what)
+            _writes_in_runs(v, part, on)
+            return
+        if dist == "FIRST":
+            v = ub_view(ctx, a["dst"], a["offset"], s, 1, what)
+            require_aligned(ctx, v, s.nbytes, what)
+            v.write(raw[:1].reshape(1, 1))
+            return
+        if dist == "U":
+            count = n if a["count"] is None else int(ctx.scalar(a["count"]))
+            if not 0 <= count <= n:
+                raise ctx.error(f"{what}: count {count} is outside [0, {n}]")
+            if count == 0:
+                return
+            v = ub_view(ctx, a["dst"], a["offset"], s, count, what)
+            require_aligned(ctx, v, s.nbytes, what)
+            _writes_in_runs(v, raw[:count], on[:count])
+            return
         v = ub_view(ctx, a["dst"], a["offset"], s, n, what)
         require_aligned(ctx, v, BLOCK, what)
         _writes_in_runs(v, raw, on)

@@ -3,7 +3,10 @@
 ``kernel[stream, block_dim](*args)``, ``kernel[block_dim](*args)`` and ``kernel(*args)`` (block_dim 1)
 all bind and check the arguments, fetch or build the variant for the STATIC dims, and run it on
 the selected backend.  A kernel with a tiling key (``@pl.jit(tiling_key=Schema)``) is launched with
-``kernel[stream, block_dim, {field: value}](*args)``; each key is its own variant.  Launches are synchronous on every backend: results are ready on return.
+``kernel[stream, block_dim, {field: value}](*args)``; each key is its own variant.  A kernel with a
+datatype schema (``@pl.jit(datatype={param: "var"})``, runtime/datatype.py) takes the dtype dict after the
+key (or third without a key); each set of types is its own variant too.  Launches are synchronous on
+every backend: results are ready on return.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from ..ir.printer import format_kernel
 from ..language.annotations import (PtrAnnotation, TensorAnnotation, is_tiling_annotation, parameter_annotations,
                                     scalar_annotation_dtype)
 from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
+from .datatype import DatatypeSchema, DtypeBinding, split_launch_key
 from .fastpath import arg_key, frozen_launcher, launch_environment
 from ..passes.pipeline_sync import insert_pipeline_sync
 from .pipeline import PipelineConfig, check_pipeline_config
@@ -137,12 +141,14 @@ class JitKernel:
 
     def __init__(self, fn: Callable, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
                  backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None, tiling_key=None,
-                 pipeline: Optional[PipelineConfig] = None):
+                 pipeline: Optional[PipelineConfig] = None, datatype=None):
         self.fn = fn
         #: the ``pipeline=`` configuration (docs/language.md: stages keep their serial meaning on every backend)
         self.pipeline = pipeline
         #: the ``tiling_key=`` schema, checked now (launches then name a key: ``kernel[stream, n, {...}]``)
         self.tiling_key = TilingKeySchema(tiling_key) if tiling_key is not None else None
+        #: the ``datatype=`` schema: dtype variables chosen per launch (``kernel[stream, n, key, {...}]``)
+        self.datatype = DatatypeSchema(datatype, fn, self.tiling_key) if datatype is not None else None
         #: options of the simulator backend (``{"strict": False}``; see docs/simulator.md)
         self.sim_options = dict(sim_options or {})
         self.name = name or fn.__name__
@@ -209,22 +215,38 @@ class JitKernel:
         if len(key) > 4:
             raise KernelLaunchError(f"launch with kernel[stream, block_dim] or kernel[stream, block_dim, tiling_key"
                                     f"(, datatype)], got {len(key)} items", kernel=self.name)
-        if len(key) == 4:
-            raise NotImplementedError("datatype launch arguments (kernel[stream, block_dim, tiling_key, datatype])")
-        stream, block_dim = key[:2]
-        if len(key) == 3 and self.tiling_key is None:
+        stream, block_dim, key_dict, types = split_launch_key(key, self.tiling_key is not None,
+                                                              self.datatype is not None)
+        if key_dict is not None and self.tiling_key is None:
             raise KernelLaunchError("a tiling key was given at launch, but the kernel has no @pl.jit(tiling_key=...) "
                                     "schema", kernel=self.name)
-        tiling = self._tiling(key[2] if len(key) == 3 else None)
+        tiling = self._tiling(key_dict)
+        dtypes = self._dtypes(types)
 
         def launcher(*args, **kwargs):
-            return self.launch(self._positional(args, kwargs), block_dim=block_dim, stream=stream, tiling=tiling)
+            return self.launch(self._positional(args, kwargs), block_dim=block_dim, stream=stream, tiling=tiling,
+                               dtypes=dtypes)
 
         return launcher
 
     def __call__(self, *args, **kwargs):
         tiling = self._tiling(None)  # a kernel with a tiling key is never called directly, whatever the arguments
-        return self.launch(self._positional(args, kwargs), block_dim=1, tiling=tiling)
+        dtypes = self._dtypes(None)
+        return self.launch(self._positional(args, kwargs), block_dim=1, tiling=tiling, dtypes=dtypes)
+
+    def _dtypes(self, types) -> Optional[DtypeBinding]:
+        """The dtype variables of a launch's dtype dict; None for a kernel without a datatype schema."""
+        if self.datatype is None:
+            if types is not None:
+                raise KernelLaunchValueError("a datatype dict was given at launch, but the kernel has no "
+                                             "@pl.jit(datatype=...) schema", kernel=self.name)
+            return None
+        if types is None:  # ValueError officially, like a missing tiling key
+            where = "kernel[stream, block_dim, tiling_key, {...}]" if self.tiling_key else "kernel[stream, block_dim, {...}]"
+            raise KernelLaunchValueError(f"the kernel has a datatype schema and cannot be called directly: launch it "
+                                         f"with {where}, the dict giving a pl.DT_* for each of "
+                                         f"{sorted(self.datatype.mapping)}", kernel=self.name)
+        return self.datatype.resolve(types, self.name)
 
     def _tiling(self, key) -> Optional[Tuple[int, Dict[str, int]]]:
         """(packed key, field values) of a launch's tiling key; None for a kernel without a schema."""
@@ -282,10 +304,11 @@ class JitKernel:
         return self._signature
 
     def compile(self, static_shapes: Dict[str, List[int]], key: Tuple = (),
-                tiling: Optional[Tuple[int, Dict[str, int]]] = None) -> KernelIR:
-        """The parsed and checked kernel for one STATIC-dims signature and tiling key (cached)."""
+                tiling: Optional[Tuple[int, Dict[str, int]]] = None, dtypes: Optional[DtypeBinding] = None
+                ) -> KernelIR:
+        """The parsed and checked kernel for one STATIC-dims signature, tiling key and dtype binding (cached)."""
         arch = self.arch
-        cache_key = (arch.name, key, tiling[0] if tiling else None)
+        cache_key = (arch.name, key, tiling[0] if tiling else None) + ((dtypes,) if dtypes else ())
         with self._lock:
             kir = self._variants.get(cache_key)
             if kir is None:
@@ -293,7 +316,8 @@ class JitKernel:
 
                 start = time.perf_counter()
                 kir = parse_kernel(self.fn, name=self.name, arch=arch, auto_mutex=self.auto_mutex,
-                                   static_dims=static_shapes, key_fields=tiling[1] if tiling else None)
+                                   static_dims=static_shapes, key_fields=tiling[1] if tiling else None,
+                                   type_names=dict(dtypes) if dtypes else None)
                 kir = insert_pipeline_sync(kir, self.pipeline)
                 self._variants[cache_key] = kir
                 static = ", ".join(f"{name}={list(dims)}" for name, dims in key if dims) or "none"
@@ -302,7 +326,7 @@ class JitKernel:
         return kir
 
     def launch(self, args, *, block_dim=1, stream=None,
-               tiling: Optional[Tuple[int, Dict[str, int]]] = None) -> None:
+               tiling: Optional[Tuple[int, Dict[str, int]]] = None, dtypes: Optional[DtypeBinding] = None) -> None:
         if isinstance(block_dim, numbers.Integral) and not isinstance(block_dim, bool):
             block_dim = int(block_dim)  # numpy ints too (a block count computed with numpy)
         if type(block_dim) is not int or not 1 <= block_dim <= MAX_BLOCK_DIM:
@@ -310,7 +334,7 @@ class JitKernel:
                                     f"limit), got {block_dim!r}", kernel=self.name)
         key = arg_key(args)
         if key is not None:  # a changed $PYPTO_BACKEND / arch / thread count must not reuse a cpu launcher
-            key = (launch_environment(), key, tiling[0] if tiling else None)
+            key = (launch_environment(), key, tiling[0] if tiling else None, dtypes)
         fast = self._fast.get(key) if key is not None else None
         if fast is not None:  # a frozen launcher for exactly these argument types and shapes
             fast(args, block_dim)
@@ -319,7 +343,7 @@ class JitKernel:
         specs = self.signature()
         tensors, scalars, static_key = bind_arguments(self.name, specs, args)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
-        kir = self.compile(shapes, static_key, tiling)
+        kir = self.compile(shapes, static_key, tiling, dtypes)
         check_writeable(kir, tensors)
         values = runtime_scalars(kir.params, tensors, scalars)
         backend = self.selected_backend()
@@ -338,14 +362,15 @@ class JitKernel:
             backend = "interp"
         self.last_report = get_runner(backend)(kir, tensors, values, block_dim, jit=self)
 
-    def ir_text(self, *args, tiling_key: Optional[Dict[str, int]] = None) -> str:
-        """The tile IR of the variant these example arguments (and tiling key) select, or of the only
-        compiled one."""
+    def ir_text(self, *args, tiling_key: Optional[Dict[str, int]] = None,
+                datatype: Optional[Dict[str, DataType]] = None) -> str:
+        """The tile IR of the variant these example arguments (and tiling key, dtype dict) select, or of
+        the only compiled one."""
         if args:
             specs = self.signature()
             tensors, _, key = bind_arguments(self.name, specs, args)
             shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
-            return format_kernel(self.compile(shapes, key, self._tiling(tiling_key)))
+            return format_kernel(self.compile(shapes, key, self._tiling(tiling_key), self._dtypes(datatype)))
         if not self._variants:
             raise KernelLaunchError("the kernel has not been compiled yet; pass example arguments", kernel=self.name)
         return format_kernel(next(iter(self._variants.values())))
@@ -383,8 +408,6 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
 
     ``sim_options`` configures the simulator backend, e.g. ``{"strict": False}`` to collect hazards into
     ``kernel.last_report.hazards`` instead of raising (docs/simulator.md)."""
-    if datatype is not None:
-        raise NotImplementedError("@pl.jit(datatype=...)")
     check_pipeline_config(pipeline)
     if compile_timeout is not None and (not isinstance(compile_timeout, (int, float)) or compile_timeout <= 0):
         raise ValueError("compile_timeout must be a positive number of seconds")
@@ -395,6 +418,6 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
         if not is_tile_kernel(fn):
             return plain_function(fn)
         return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend, sim_options=sim_options,
-                         tiling_key=tiling_key, pipeline=pipeline)
+                         tiling_key=tiling_key, pipeline=pipeline, datatype=datatype)
 
     return wrap(target) if target is not None else wrap

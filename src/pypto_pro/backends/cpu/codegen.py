@@ -565,6 +565,10 @@ class KernelCodegen:
                     if isinstance(d, ir.Var) and d.uid not in declared:
                         out.append(self._decl(d, f"{self.tensor(p)}.shape[{i}]"))
                         declared.add(d.uid)
+                address = getattr(p, "address", None)  # a pl.Ptr whose value the kernel uses (printf %p)
+                if address is not None and address.uid in self.var_names and address.uid not in declared:
+                    out.append(self._decl(address, f"C.args[{self.tensor_slots[p.index]}]"))
+                    declared.add(address.uid)
         for g in k.groups:
             if g.cursor.uid not in declared:
                 out.append(self._decl(g.cursor, str(g.depth - 1)))

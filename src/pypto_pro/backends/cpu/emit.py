@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
+from ... import ops as _ops  # noqa: F401  (fills the op table this module attaches emitters to)
 from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ops.movement import is_insert, insert_transposes
-from ...ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode, RoundMode
+from ...ir.types import AccToVecMode, AtomicType, MemorySpace, ReluPreMode, RoundMode
+from ...ops import fixpipe
 from .codegen import KernelCodegen, c_type
 from .fusion import gm_axes
 
@@ -116,13 +120,22 @@ def _load(tile_units: bool) -> Emitter:
     return emit
 
 
-def _fixpipe_args(g, a) -> str:
-    scale = a.get("scale")
-    relu = a.get("relu_pre_mode")
+def _fixpipe(g, a) -> tuple:
+    """(prelude lines, C++ pto::Fix expression) of a store/move from Acc (ops/fixpipe.py)."""
+    scale, relu = a.get("scale"), a.get("relu_pre_mode")
     relu_v = int(ReluPreMode(relu)) if relu is not None else 0
-    if scale is None:
-        return f"false, 0.f, {relu_v}"
-    return f"true, (float){g.scalar(scale)}, {relu_v}"
+    form = fixpipe.kind(scale)
+    if form == "none":
+        return [], f"pto::fix_plain({relu_v})"
+    if form == "channel":
+        return [f"  const auto w_ = {g.tile(scale)};"], "pto::fix_channel(w_)"
+    if form == "const":
+        value = f"pto::fix_bits({int(fixpipe.hardware_scale(scale).view(np.uint32))}u)"
+    elif form == "value":
+        value = f"pto::fix_value((float)({g.scalar(scale)}))"
+    else:
+        value = f"pto::fix_bits((uint64_t)({g.scalar(scale)}))"
+    return [], f"pto::fix_scalar({value}, {relu_v})"
 
 
 def _store(tile_units: bool) -> Emitter:
@@ -133,11 +146,11 @@ def _store(tile_units: bool) -> Emitter:
         offs = a["tile_offsets"] if tile_units else a["offsets"]
         what = "pl.store_tile" if tile_units else "pl.store"
         atomic = "true" if AtomicType(a["atomic"]) == AtomicType.AtomicAdd else "false"
-        lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
+        prelude, fix = _fixpipe(g, a)
+        lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};", *prelude]
         if tile_units:
             lines.append(f"  pto::tile_units(o_, {a0}, {a1}, s_.rows, s_.cols);")
-        lines.append(f"  pto::store(C, {g.tensor(t)}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, "
-                     f"{_fixpipe_args(g, a)});")
+        lines.append(f"  pto::store(C, {g.tensor(t)}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
         lines.append("}")
         return "\n".join(lines)
     return emit
@@ -175,8 +188,9 @@ def _move(g, s):
     if src.space == M.Acc:
         mode = int(AccToVecMode(a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0))
         offset = "".join(f", {g.scalar(x)}" for x in a["offset"] or ())
-        return (f"pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
-                f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {_fixpipe_args(g, a)}{offset});")
+        prelude, fix = _fixpipe(g, a)
+        return "\n".join(["{", *prelude, f"  pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
+                                          f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {fix}{offset});", "}"])
     has_off = "true" if a["offset"] is not None else "false"
     r0, c0 = (g.scalar(x) for x in a["offset"]) if a["offset"] is not None else ("0", "0")
     if _peer_cube(a):
@@ -322,4 +336,6 @@ _register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args[
 
 from . import emit_extra  # noqa: E402,F401  (fillpad, transpose, part ops, printf, ... and their log)
 from . import emit_vf  # noqa: E402,F401  (Reg/VF API ops)
+from . import emit_simt  # noqa: E402,F401  (SIMT API ops)
+from . import emit_quant  # noqa: E402,F401  (quant, dequant, gather's compare form)
 from . import emit_ssbuf  # noqa: E402,F401  (ssbuf_put / ssbuf_get)

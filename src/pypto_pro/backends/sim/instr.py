@@ -61,7 +61,8 @@ class Instr:
     __slots__ = ("core", "seq", "op", "pipe", "loc", "accesses", "sync", "cost", "start", "end", "issue", "ticket",
                  "after")
 
-    def __init__(self, core: int, seq: int, op: str, pipe: str, loc: Optional[SourceLoc]):
+    def __init__(self, core: int, seq: int, op: str, pipe: str, loc: Optional[SourceLoc],
+                 sync: Optional[Tuple] = None, cost: int = 1):
         self.core = core
         self.seq = seq
         self.op = op
@@ -69,8 +70,8 @@ class Instr:
         self.loc = loc
         #: the accesses, in the order the op made them (a shared empty tuple until the first one)
         self.accesses: Sequence[Access] = ()
-        self.sync: Optional[Tuple] = None
-        self.cost = 1
+        self.sync = sync
+        self.cost = cost
         self.start = 0
         self.end = 0
         self.issue = 0

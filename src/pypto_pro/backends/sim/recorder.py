@@ -82,11 +82,14 @@ class Recorder:
         self.cores = interp.launch.cores
         self.index = {id(c): i for i, c in enumerate(self.cores)}
         self.streams: List[List[Instr]] = [[] for _ in self.cores]
+        #: id(core) -> (core index, its stream)
+        self._where: Dict[int, Tuple[int, List[Instr]]] = {id(c): (i, self.streams[i]) for i, c in enumerate(self.cores)}
         self.cur: Optional[Instr] = None
         self._pending: Dict[int, Instr] = {}
         self._plans: Dict[ir.OpStmt, _OpPlan] = {}
         self._buffers: Dict[int, _Buffer] = {}
-        self._gm: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # tensor param index -> (region key, array)
+        #: tensor param index -> (region key, array, shape, itemsize, name, dtype name)
+        self._gm: Dict[int, Tuple] = {}
         #: tensor param index -> (region key, base address) of the parameters recorded as byte runs of their
         #: memory (see gm_memories); built at the first GM access
         self._memories: Optional[Dict[int, Tuple[Tuple, int]]] = None
@@ -102,22 +105,17 @@ class Recorder:
         interp.observer = self
 
     # ------------------------------------------------------------------ executor callbacks
-    def _new_instr(self, core, stmt: ir.OpStmt):
-        """(plan, stream, instruction) for the next instruction ``stmt`` issues on ``core``."""
-        plan = self._plans.get(stmt)
-        if plan is None:
-            plan = self._plans[stmt] = self._plan(stmt)
-        ci = self.index[id(core)]
-        stream = self.streams[ci]
-        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc)
-        if plan.sync is not None:
-            ins.sync = plan.sync(core, stmt)
-        return plan, stream, ins
+    def _plan_of(self, stmt: ir.OpStmt) -> _OpPlan:
+        plan = self._plans[stmt] = self._plan(stmt)
+        return plan
 
     def begin_op(self, core, stmt: ir.OpStmt) -> None:
-        plan, _, ins = self._new_instr(core, stmt)
+        plan = self._plans.get(stmt) or self._plan_of(stmt)
+        ci, stream = self._where[id(core)]
+        sync = plan.sync
+        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc, None if sync is None else sync(core, stmt))
         self.cur = ins
-        self._pending[ins.core] = ins
+        self._pending[ci] = ins
         self._element = None
         if plan.element_of is not None:
             ctx = ExecCtx(self.interp, core, stmt)
@@ -126,13 +124,20 @@ class Recorder:
 
     def on_noop(self, core, stmt: ir.OpStmt) -> None:
         """An op the interpreter does not run (in-core flag, barrier, mutex; cache hint): it accesses
-        nothing, so it is recorded in one call instead of begin_op/end_op."""
-        plan, stream, ins = self._new_instr(core, stmt)
-        ins.cost = plan.cost if plan.cost is not None else cost_of(self.params, ins)
+        nothing, so it is recorded in one call instead of begin_op/end_op (the hot path of auto_mutex
+        kernels, whose lock/unlock ops are most of the instructions)."""
+        plan = self._plans.get(stmt) or self._plan_of(stmt)
+        ci, stream = self._where[id(core)]
+        sync = plan.sync
+        cost = plan.cost
+        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc, None if sync is None else sync(core, stmt),
+                    1 if cost is None else cost)
+        if cost is None:
+            ins.cost = cost_of(self.params, ins)
         stream.append(ins)
 
     def end_op(self, core, stmt: ir.OpStmt) -> None:
-        ci = self.index[id(core)]
+        ci, stream = self._where[id(core)]
         plan = self._plans[stmt]
         if plan.scratch:  # the op overwrites its scratch tiles on the hardware (scratch.py)
             ctx = ExecCtx(self.interp, core, stmt)
@@ -149,7 +154,7 @@ class Recorder:
             self._gm_writes.clear()
         cost = plan.cost
         ins.cost = cost if cost is not None else cost_of(self.params, ins)
-        self.streams[ci].append(ins)
+        stream.append(ins)
         self.cur = None
 
     # ------------------------------------------------------------------ per-statement plans
@@ -161,8 +166,8 @@ class Recorder:
             # a phased matmul/store still moves its data at the op's cost
             cost = self.params.sync_all_latency if name == "sync_all" else self.params.sync_cost
         element_of = None
-        if name in ("getval", "setval"):
-            arg = "src" if name == "getval" else "dst"
+        if name in ("getval", "setval", "simt_getval", "simt_setval"):  # one element (SIMT threads: simt_*)
+            arg = "src" if name.endswith("getval") else "dst"
             element_of = arg if isinstance(args[arg], ir.TileRef) else None
         return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of, scratch_operands(stmt))
 
@@ -192,7 +197,8 @@ class Recorder:
             return self._mutex_rule("lock" if name == "mutex_lock" else "unlock", a["mutex_id"])
         if name in ("set_cross_core", "wait_cross_core"):
             return self._cross_core
-        if name in ("matmul", "matmul_acc", "store", "store_tile") and a.get("phase") is not None:
+        if name in ("matmul", "matmul_acc", "matmul_mx", "matmul_mx_acc", "store", "store_tile") \
+                and a.get("phase") is not None:
             ref = a["dst"] if name.startswith("matmul") else a["src"]
             if ref.space == MemorySpace.Acc:
                 return self._phase
@@ -282,7 +288,7 @@ class Recorder:
         es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
         if self._element is not None:
-            if not write and ins.op == "setval":
+            if not write and ins.op in ("setval", "simt_setval"):
                 return
             er, ec = self._element
             lo = view.addr + offs.item(er, ec) * es
@@ -395,14 +401,16 @@ class Recorder:
         found = self._gm.get(param.index)
         if found is None:
             arr = self.interp.launch.tensors[param.index]
-            found = self._gm[param.index] = (
-                ("G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize), arr)
-        region, arr = found
+            region = ("G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize)
+            found = self._gm[param.index] = (region, arr, arr.shape, arr.itemsize, param.name, param.dtype.name)
+        region, arr, shape, itemsize, name, dtype = found
         lo, hi = [], []
         elems = 1
-        for ix, size in zip(index, arr.shape):
+        for ix, size in zip(index, shape):
             if type(ix) is slice:
-                start, stop, _ = ix.indices(size)
+                start, stop = ix.start, ix.stop
+                if ix.step is not None or start is None or stop is None or start < 0 or stop > size:
+                    start, stop, _ = ix.indices(size)
             else:
                 start = int(ix)
                 stop = start + 1
@@ -411,12 +419,13 @@ class Recorder:
             elems *= stop - start
         rows = hi[-2] - lo[-2] if len(lo) >= 2 else 1
         cols = hi[-1] - lo[-1] if lo else 1
-        acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
-                     rows, cols, "GM", param.dtype.name, True)
-        _add_access(ins, acc)
+        acc = Access(region, tuple(lo), tuple(hi), write, atomic, name, elems * itemsize, rows, cols, "GM", dtype, True)
+        if ins.accesses:
+            ins.accesses.append(acc)
+        else:
+            ins.accesses = [acc]
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
-
 
     def _on_bytes(self, ins, view: ir.TensorParam, arr: np.ndarray, index: Tuple, write: bool, atomic: bool) -> None:
         """An access through a view, or to an argument sharing memory with another, recorded as the byte runs

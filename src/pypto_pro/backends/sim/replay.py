@@ -26,6 +26,7 @@ from .shadow import Shadow
 
 NP = len(PIPES)
 S = PIPE_INDEX["S"]
+_PIPE_AT = dict(PIPE_INDEX)
 
 
 class _Mutex:
@@ -79,6 +80,11 @@ class Replay:
         #: agents on a DMA pipe: their writes may complete out of order (see shadow.py)
         self.dma = [PIPES[a % NP] in DMA_PIPES for a in range(self.n_agents)]
         self.shadow = Shadow()
+        #: per agent: busy cycles, and the start of its first instruction (an agent's starts never decrease)
+        #: and the end of its last one; what the report's per-core summary needs, kept while replaying
+        self.busy = [0] * self.n_agents
+        self.first: List[Optional[int]] = [None] * self.n_agents
+        self.last = [0] * self.n_agents
         self._seen_races: set = set()
 
     # ------------------------------------------------------------------ setup
@@ -98,6 +104,8 @@ class Replay:
         self.blocked[agent] = why
 
     def _notify(self, key: Tuple) -> None:
+        if not self.waiters:
+            return
         for agent in self.waiters.pop(key, ()):
             self.blocked.pop(agent, None)
             self._wake(agent)
@@ -128,9 +136,9 @@ class Replay:
         stream = self.streams[ci]
         issue = self.params.scalar_issue
         base = ci * NP
-        queues, queued = self.queues, self.queued
-        ptr, t = self.ptr[ci], self.t_s[ci]
-        while ptr < len(stream):
+        queues, queued, work, mutexes = self.queues, self.queued, self.work, self.mutexes
+        ptr, t, n = self.ptr[ci], self.t_s[ci], len(stream)
+        while ptr < n:
             ins = stream[ptr]
             pipe = ins.pipe
             if pipe == "S" or pipe == "ALL":
@@ -141,13 +149,16 @@ class Replay:
             else:
                 sync = ins.sync
                 if sync is not None and sync[0] == "lock" and ins.ticket < 0:
-                    self._ticket(ci, ins)
+                    m = mutexes[ci, sync[1]]
+                    ins.ticket = m.issued
+                    m.issued += 1
                 ins.issue = t
                 t += issue
-                agent = base + PIPE_INDEX[pipe]
+                agent = base + _PIPE_AT[pipe]
                 queues[agent].append(ins)
                 if not queued[agent]:
-                    self._wake(agent)
+                    queued[agent] = True
+                    work.append(agent)
             ptr += 1
         self.ptr[ci], self.t_s[ci] = ptr, t
         self._check_finished(ci)
@@ -218,13 +229,28 @@ class Replay:
         ins.issue = self.t_s[ci]
         ins.start, ins.end = start, start + ins.cost
         self.t_s[ci] = ins.end
+        self._account(base + S, ins)
         return True
+
+    def _account(self, agent: int, ins: Instr) -> None:
+        self.busy[agent] += ins.cost
+        if self.first[agent] is None:
+            self.first[agent] = ins.start
+        self.last[agent] = ins.end
+
+    def core_summary(self, ci: int) -> Tuple[Dict[str, int], int, int]:
+        """(busy cycles per pipe, start, end) of core ``ci``'s instructions, as the report lists them."""
+        agents = range(ci * NP, ci * NP + NP)
+        starts = [self.first[a] for a in agents if self.first[a] is not None]
+        return ({p: self.busy[ci * NP + i] for i, p in enumerate(PIPES)}, min(starts, default=0),
+                max((self.last[a] for a in agents if self.first[a] is not None), default=0))
 
     # ------------------------------------------------------------------ pipes
     def _drain(self, agent: int) -> None:
         q = self.queues[agent]
+        execute = self._execute
         while q:
-            if not self._execute(agent, q[0]):
+            if not execute(agent, q[0]):
                 return
             q.popleft()
         ci = agent // NP
@@ -234,33 +260,40 @@ class Replay:
     def _execute(self, agent: int, ins: Instr) -> bool:
         """Run ``ins`` on ``agent`` if what it waits for has happened; False (and parked) otherwise."""
         sync = ins.sync
-        dep = 0
+        start = ins.issue  # the latest of: issued, pipe free, what it waited for
+        free = self.free
+        if free[agent] > start:
+            start = free[agent]
+        publish = None
         if sync is not None:
-            acquire = _ACQUIRE.get(sync[0])
+            acquire, publish = _HANDLERS.get(sync[0], _NO_HANDLERS)
             if acquire is not None:
                 dep = acquire(self, agent, ins, sync)
                 if dep is None:
                     return False
-        start = ins.issue  # the latest of: issued, pipe free, what it waited for
-        if self.free[agent] > start:
-            start = self.free[agent]
-        if dep > start:
-            start = dep
-        end = self.free[agent] = ins.end = start + ins.cost
+                if dep > start:
+                    start = dep
+        cost = ins.cost
+        end = free[agent] = self.last[agent] = ins.end = start + cost
         ins.start = start
+        self.busy[agent] += cost
+        if self.first[agent] is None:
+            self.first[agent] = start
         # the agent's own clock component in its vector clock is not advanced here: only the agent itself
         # reads it, where program order decides (other pipes) or only fences count (DMA pipes, see
         # shadow.py); a published snapshot carries the current count (_snapshot)
-        clock = self.count[agent] = self.count[agent] + 1
-        if ins.accesses:
+        count = self.count
+        clock = count[agent] = count[agent] + 1
+        accesses = ins.accesses
+        if accesses:
             access, vc, dma = self.shadow.access, self.vc[agent], self.dma[agent]
-            for acc in ins.accesses:
-                for old_acc, old_ins, _, inverted in access(acc, ins, agent, clock, vc, dma):
-                    self._race(old_acc, old_ins, acc, ins, inverted)
-        if sync is not None:
-            publish = _PUBLISH.get(sync[0])
-            if publish is not None:
-                publish(self, agent, ins, sync, clock, end)
+            for acc in accesses:
+                races = access(acc, ins, agent, clock, vc, dma)
+                if races:
+                    for old_acc, old_ins, _, inverted in races:
+                        self._race(old_acc, old_ins, acc, ins, inverted)
+        if publish is not None:
+            publish(self, agent, ins, sync, clock, end)
         return True
 
     # An acquire returns the time what the instruction waited for happened (0: nothing), joining the
@@ -448,3 +481,6 @@ _ACQUIRE: Dict[str, Callable[[Replay, int, Instr, Tuple], Optional[int]]] = {
 _PUBLISH: Dict[str, Callable[[Replay, int, Instr, Tuple, int, int], None]] = {
     "bar": Replay._publish_fence, "set": Replay._publish_flag, "unlock": Replay._publish_unlock,
     "xset": Replay._publish_cross_core, "phase_mm": Replay._publish_phase, "phase_st": Replay._publish_phase}
+#: sync kind -> (acquire, publish), one lookup per instruction
+_HANDLERS = {kind: (_ACQUIRE.get(kind), _PUBLISH.get(kind)) for kind in set(_ACQUIRE) | set(_PUBLISH)}
+_NO_HANDLERS = (None, None)

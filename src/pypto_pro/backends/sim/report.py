@@ -43,7 +43,10 @@ class SimReport:
 
     def __init__(self, kernel: str, arch: str, block_dim: int, core_num: int, labels: Sequence[str],
                  blocks: Sequence[int], streams: List[List[Instr]], params: CostParams, total_cycles: int,
-                 hazards: List[Hazard], tiles: Optional[Dict[str, TileInfo]] = None):
+                 hazards: List[Hazard], tiles: Optional[Dict[str, TileInfo]] = None,
+                 summaries: Optional[Sequence[Tuple[Dict[str, int], int, int]]] = None):
+        """``summaries``: per core (busy cycles per pipe, start, end) when the replay has them (it counts
+        them as it goes, cheaper than a pass over every instruction); computed from ``streams`` otherwise."""
         self.kernel = kernel
         self.arch = arch
         self.block_dim = block_dim
@@ -61,13 +64,16 @@ class SimReport:
         self.per_core: List[Dict] = []
         self.pipe_busy: Dict[str, int] = {p: 0 for p in PIPES}
         for ci, stream in enumerate(streams):
-            busy = {p: 0 for p in PIPES}
-            for ins in stream:
-                busy["S" if ins.pipe == "ALL" else ins.pipe] += ins.end - ins.start
+            if summaries is not None:
+                busy, start, end = summaries[ci]
+            else:
+                busy = {p: 0 for p in PIPES}
+                for ins in stream:
+                    busy["S" if ins.pipe == "ALL" else ins.pipe] += ins.end - ins.start
+                start = min((ins.start for ins in stream), default=0)
+                end = max((ins.end for ins in stream), default=0)
             for p in PIPES:
                 self.pipe_busy[p] += busy[p]
-            start = min((ins.start for ins in stream), default=0)
-            end = max((ins.end for ins in stream), default=0)
             self.per_core.append({"core": self.labels[ci], "block": blocks[ci], "start": start, "end": end,
                                   "instructions": len(stream), "busy": busy})
 

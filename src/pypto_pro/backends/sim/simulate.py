@@ -42,13 +42,20 @@ def paused_cycle_collection():
     re-traverse all of them again and again (on benchmarks/bench_sim.py more than half of the
     interpretation plus recording time) while finding almost no garbage.  Reference counting still
     frees everything acyclic meanwhile; the few cycles (interpreter <-> recorder) wait for the next
-    collection after the launch."""
+    full collection.  Afterwards the surviving records (the report's) are moved straight to the
+    oldest generation (``gc.freeze`` then ``gc.unfreeze``, which links them there without a
+    traversal) instead of being traversed by the next young-generation collections, each of which
+    would find them all alive (~10% of a launch on bench_sim.py).  Skipped when the program uses
+    ``gc.freeze`` itself, whose frozen objects must stay frozen."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -116,7 +123,7 @@ def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[in
         raise _first(hazards).error(kernel.name)
     return SimReport(kernel.name, kernel.arch.name, block_dim, capacity, labels,
                      [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards,
-                     tile_infos(kernel))
+                     tile_infos(kernel), [replay.core_summary(ci) for ci in range(len(cores))])
 
 
 __all__ = ["simulate", "with_auto_mutex", "paused_cycle_collection", "resident_blocks"]

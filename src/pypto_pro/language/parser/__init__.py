@@ -29,7 +29,8 @@ from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
 from . import runtime_lookup
-from ..vf.frontend import vf_pointer_arith
+from ..simt import simt_element_op, tile_valid_shape
+from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
@@ -74,6 +75,13 @@ class PtrValue:
         self.root = root
         self.dtype = dtype
         self.byte_offset = byte_offset
+
+    def address(self) -> ir.Expr:
+        """The pointer's value as an INT64 scalar (``printf("%p", ptr)``): the argument's address, bound
+        at launch (``ir.PtrParam.address``), plus the byte offset."""
+        if self.root.address is None:
+            self.root.address = ir.Var(f"{self.root.name}_address", dt.DT_INT64)
+        return ir.BinOp("+", self.root.address, to_expr(self.byte_offset))
 
 
 class TilingHandle:
@@ -253,9 +261,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
     def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None):
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None):
         self.fn = fn
         self.key_fields = dict(key_fields or {})  # the launch's tiling-key fields: compile-time names
+        self.type_names = dict(type_names or {})  # @pl.jit(datatype=...)'s dtype variables (runtime/datatype.py)
         self.name = name
         self.arch = arch
         self.auto_mutex = auto_mutex
@@ -427,6 +436,8 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             return v
         if name in self.key_fields:
             return self.key_fields[name]
+        if name in self.type_names:
+            return self.type_names[name]
         if name in scope.closure:
             return scope.closure[name]
         if name in scope.globals:
@@ -436,6 +447,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
 
     def assign_name(self, name: str, value, node) -> None:
+        value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
@@ -769,6 +781,8 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                 return getattr(obj, attr)
             if attr == "tile_type":
                 return obj.ttype
+            if attr == "valid_shape":
+                return tile_valid_shape(self, obj, node)
             raise self.err(KernelSyntaxError, f"tile has no attribute '{attr}' in a kernel", node)
         if is_runtime(obj):
             raise self.err(KernelSyntaxError, f"runtime scalars have no attribute '{attr}'", node)
@@ -1078,7 +1092,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
 
     def op_named(self, name: str) -> OpDef:
         from ...ir.optable import OPS
-        return OPS[name]
+        return OPS[simt_element_op(self, name)]  # element access by a SIMT thread: its V-pipe variant
 
     def bind(self, public: str, sig: inspect.Signature, args, kwargs, node) -> inspect.BoundArguments:
         """Bind a call of ``pl.<public>``; a mismatch is a KernelSyntaxError naming the function, the
@@ -1149,6 +1163,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be a list of scalar offsets, got {value!r}", node)
         if kind == "scalars":
+            value = [v.address() if isinstance(v, PtrValue) else v for v in value]  # printf("%p", ptr)
             if all(is_scalar(v) for v in value):
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be scalars", node)
@@ -1309,6 +1324,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         if not isinstance(tensor, TensorHandle) or not isinstance(target, ast.Name):
             raise self.err(KernelTypeError, f"pl.set_stride takes a GM tensor by its name, got {_what(tensor)}", node)
         p = tensor.param
+        if dt.is_packed_gm(p.dtype):
+            self._set_packed_stride(node, target, p, stride)
+            return
         if not isinstance(stride, (list, tuple)) or len(stride) != p.ndim:
             raise self.err(KernelTypeError, f"pl.set_stride: stride must be a list of {p.ndim} entries (one per axis "
                            f"of '{p.name}'), got {stride!r}", node)
@@ -1318,6 +1336,18 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         # in place: the name now denotes the re-strided tensor
         self.assign_name(target.id, TensorHandle(self._view(root, p.dtype, p.dims, strides, offset, node,
                                                             clamp_rows=True)), node)
+
+    def _set_packed_stride(self, node, target, p: ir.TensorParam, stride) -> None:
+        """``pl.set_stride`` of a packed FP4 tensor: ``[row_stride, col_stride]`` in logical 4-bit elements,
+        the steps of a loaded tile's rows and columns (the tensor's own shape counts bytes)."""
+        if not isinstance(stride, (list, tuple)) or len(stride) != 2:
+            raise self.err(KernelTypeError, f"pl.set_stride: '{p.name}' is a packed {p.dtype.name} tensor; its stride is "
+                           f"[row_stride, col_stride] in {p.dtype.name} elements, got {stride!r}", node)
+        strides = [self._index_value(s, f"pl.set_stride: stride[{i}]", node) for i, s in enumerate(stride)]
+        root = p.base if isinstance(p, ir.PackedStrides) else p
+        view = ir.PackedStrides(root.name, root.index, root.dtype, list(root.dims), root.layout, root.declared,
+                                base=root, tile_strides=strides)
+        self.assign_name(target.id, TensorHandle(view), node)
 
     def _check_placement(self, ttype: TileType, addr, size: int, what: str, node) -> int:
         if is_runtime(addr) or not isinstance(addr, int) or isinstance(addr, bool):
@@ -1458,7 +1488,8 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             layout = self._check_placement(type, a, size, f"{where} slot {i}", node)
             slots.append(ir.TileDecl(f"{name}[{i}]", type, layout, a, size, self.loc(node)))
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
-        self._check_slots_apart(type, slots, where, node)
+        if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
+            self._check_slots_apart(type, slots, where, node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
         for s in slots:
@@ -1470,8 +1501,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
 
 
 def parse_kernel(fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None) -> ir.KernelIR:
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None
+                 ) -> ir.KernelIR:
     """Parse ``fn`` into tile IR for one specialization (the values of its STATIC dims and, for a kernel
     with a tiling key, the key's field values: compile-time names in the body)."""
     return KernelParser(fn, name=name, arch=arch, auto_mutex=auto_mutex, static_dims=static_dims,
-                        key_fields=key_fields).parse()
+                        key_fields=key_fields, type_names=type_names).parse()

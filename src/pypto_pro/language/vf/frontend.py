@@ -2,9 +2,12 @@
 
 A ``vf.*`` call allocates its result register (a 256-byte tile in the ``Reg`` space) and emits an
 internal op of :mod:`pypto_pro.ops.vf`.  **Decision:** ``x = vf.op(...)`` where ``x`` already names a
-register of the same kind and dtype writes into that register, so a register assigned in a runtime
-loop carries its value to the next iteration exactly like a scalar variable (registers are values
-with Python's rebinding semantics only across dtypes).  ``b = a`` makes ``b`` name the same register.
+register of the same kind and dtype, and no other live name refers to that register, writes into it,
+so a register assigned in a runtime loop carries its value to the next iteration exactly like a
+scalar variable.  Python's value semantics hold: binding a register that another live name already
+refers to (``b = a``, ``b = pair[0]``, a helper returning its argument) copies it into a register of
+its own, and a ``@pl.vector_function`` parameter the function assigns to starts as a copy, so
+rebinding one name never changes another name's value.
 """
 from __future__ import annotations
 
@@ -22,16 +25,18 @@ REG_BYTES = 256
 
 
 class Reg:
-    """A vector register (``RegTensor``) of one dtype."""
+    """A vector register (``RegTensor``) of one dtype.  A register of a 4-bit type (512 lanes, two per
+    byte, the even lane in the low nibble) is held in a UINT8 register tile; ``logical`` names its type."""
 
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "logical")
 
-    def __init__(self, ref: ir.DeclRef):
+    def __init__(self, ref: ir.DeclRef, logical: Optional[dt.DataType] = None):
         self.ref = ref
+        self.logical = logical
 
     @property
     def dtype(self) -> dt.DataType:
-        return self.ref.dtype
+        return self.logical or self.ref.dtype
 
     def __repr__(self) -> str:
         return f"<RegTensor {self.ref.tile.name} {self.dtype.name}>"
@@ -64,12 +69,63 @@ class VfPtr:
         return f"<{self.base!r} + {self.offset!r}>"
 
 
+class AddrReg:
+    """``vf.create_addr_reg``: an address offset ``sum(index_k * stride_k)`` in elements of ``dtype``."""
+
+    __slots__ = ("offset", "dtype")
+
+    def __init__(self, offset, dtype: dt.DataType):
+        self.offset = offset
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"<AddrReg {self.offset!r} x {self.dtype.name}>"
+
+
+class UnalignReg:
+    """``vf.load_unalign_init`` / ``vf.unalign_reg_for_store``: the buffer register of unaligned transfers.
+    Decision: the buffering is invisible in the values (each transfer moves exactly the data the page
+    describes), so the object only checks that calls are paired."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"<UnalignReg for {self.kind}>"
+
+
 class _State:
-    """Per kernel: the next free register slot; per active VF function: names advanced by post_update."""
+    """Per kernel: the next free register slot; per active VF function: names advanced by post_update
+    and the scopes of its callers (whose names stay live while it runs)."""
 
     def __init__(self):
         self.next_addr = 0
         self.post_update_names: list = []  # stack of sets, one per inlined vector_function
+        self.caller_scopes: list = []  # stack of parser scopes, one per inlined vector_function
+        self.ar = None  # the AR special register: bytes the last squeeze(STORE_REG) kept (a runtime Var)
+        self.spr_mask = None  # (mask register, element bytes) of the latest VF compare (vf.get_mask_spr)
+
+
+def _same(value, reg) -> bool:
+    if isinstance(value, (Reg, Mask)):
+        return value.ref.tile is reg.ref.tile
+    if isinstance(value, (tuple, list)):
+        return any(_same(v, reg) for v in value)
+    return False
+
+
+def aliased(p, reg, name: Optional[str]) -> bool:
+    """Whether a live name other than ``name`` (of the current scope) refers to ``reg``'s register."""
+    scope = p.scope
+    for sc in [*state(p).caller_scopes, scope]:
+        for k, v in sc.vars.items():
+            if sc is scope and k == name:
+                continue
+            if _same(v, reg):
+                return True
+    return False
 
 
 def state(p) -> _State:
@@ -101,7 +157,8 @@ class Call:
             raise self.error(f"the Reg/VF API exists on arch a5 (Ascend 950) only, not on {p.arch.name}")
         if reuse and p.assign_node is self.node and p.assign_target:
             cur = p.scope.vars.get(p.assign_target)
-            if isinstance(cur, kind) and cur.ref.dtype == dtype:
+            if (isinstance(cur, kind) and cur.ref.dtype == dtype and getattr(cur, "logical", None) is None
+                    and not aliased(p, cur, p.assign_target)):
                 return cur
         st = state(p)
         cap = p.arch.capacity["Reg"]
@@ -118,11 +175,37 @@ class Call:
 
     def reg(self, dtype: dt.DataType, reuse: bool = True) -> Reg:
         if dtype.bits() < 8:
-            raise self.not_implemented(f"{dtype.name} registers (4-bit types)")
+            if dtype not in (dt.DT_INT4, dt.DT_UINT4):
+                raise self.not_implemented(f"{dtype.name} registers (4-bit float types)")
+            p = self.p
+            cur = p.scope.vars.get(p.assign_target) if p.assign_node is self.node and p.assign_target else None
+            if reuse and isinstance(cur, Reg) and cur.logical == dtype and not aliased(p, cur, p.assign_target):
+                return cur
+            return Reg(self._alloc(dt.DT_UINT8, Reg, False).ref, dtype)
         return self._alloc(dtype, Reg, reuse)
+
+    def dest(self, dtype: dt.DataType, merge: bool) -> Reg:
+        """The result register of an op whose MERGING mode keeps the destination's old lanes: the
+        target's register, or (when another name refers to it) a copy of it."""
+        p = self.p
+        cur = p.scope.vars.get(p.assign_target) if p.assign_node is self.node and p.assign_target else None
+        if merge and isinstance(cur, Reg) and cur.dtype == dtype and aliased(p, cur, p.assign_target):
+            return self.copy(cur, reuse=False)
+        return self.reg(dtype)
 
     def mask(self) -> Mask:
         return self._alloc(dt.DT_UINT8, Mask)
+
+    def copy(self, src, reuse: bool = True):
+        """A copy of register or mask register ``src`` (into the assignment target's own register when it
+        has one of the same kind and dtype)."""
+        if isinstance(src, Mask):
+            m = self.mask() if reuse else self._alloc(dt.DT_UINT8, Mask, False)
+            self.emit("vf_mask_logic", dst=m.ref, a=src.ref, b=src.ref, mask=None, fn="and")
+            return m
+        d = self.reg(src.dtype, reuse)
+        self.emit("vf_unary", dst=d.ref, a=src.ref, mask=None, fn="copy", merge=False)  # bytes, for 4-bit types too
+        return d
 
     # -- operands
     def want_reg(self, value, what: str) -> Reg:
@@ -140,7 +223,7 @@ class Call:
 
     def scalar(self, value, what: str):
         from ..parser import is_scalar
-        if isinstance(value, (Reg, Mask, VfPtr, ir.TileRef)) or not is_scalar(value):
+        if isinstance(value, (Reg, Mask, VfPtr, ir.TileRef, AddrReg, UnalignReg)) or not is_scalar(value):
             raise self.error(f"'{what}' must be a scalar, got {_what(value)}")
         return value.item() if hasattr(value, "item") else value
 
@@ -170,6 +253,9 @@ class Call:
             raise self.error(f"'{what}' must be a UB tile or `tile + offset`, got {_what(tile)}")
         if base.space != MemorySpace.Vec:
             raise self.error(f"'{what}' must be a Vec (UB) tile, got a {base.space.name} tile")
+        if isinstance(offset, AddrReg):  # elements of the AddrReg's dtype -> elements of the tile's dtype
+            offset = self.p.binop("//", self.p.binop("*", offset.offset, offset.dtype.nbytes, self.node),
+                                  base.dtype.nbytes, self.node)
         if offset is not None:
             if isinstance(offset, (list, tuple)):
                 if len(offset) != 2:
@@ -191,16 +277,20 @@ class Call:
         self.p.emit(ir.Assign(self.p.loc(self.node), cursor, _expr(self.add(cursor, step))))
 
     # -- emission
-    def emit(self, opname: str, **args) -> None:
+    def emit(self, opname: str, result: Optional[dt.DataType] = None, **args) -> Optional[ir.Var]:
+        """Emit internal op ``opname``; with ``result`` (a dtype) the op's scalar result is returned as a Var."""
         p = self.p
         opdef = OPS[opname]
         bound = opdef.bind([], args)
         if p.section == "cube":
             raise self.error("VF code runs on the vector core; it cannot stand in pl.section_cube()")
         stmt = ir.OpStmt(p.loc(self.node), opdef, bound)
+        if result is not None:
+            stmt.result = ir.Var(f"{opname}_result", result)
         if p.section is None:
             p.sides_outside.setdefault("vector", stmt)
         p.emit(stmt)
+        return stmt.result
 
 
 def _expr(value) -> ir.Expr:
@@ -209,7 +299,7 @@ def _expr(value) -> ir.Expr:
 
 
 def _what(value) -> str:
-    if isinstance(value, (Reg, Mask, VfPtr)):
+    if isinstance(value, (Reg, Mask, VfPtr, AddrReg, UnalignReg)):
         return repr(value)
     if isinstance(value, ir.TileRef):
         return f"tile {value!r}"
@@ -217,6 +307,18 @@ def _what(value) -> str:
 
 
 # ----------------------------------------------------------------------------- parser hooks
+def vf_rebind(p, name: str, value, node):
+    """``name = value`` where ``value`` is a register another live name refers to: a copy (value
+    semantics; see the module docstring).  Other values pass through unchanged."""
+    if not isinstance(value, (Reg, Mask)) or not aliased(p, value, name):
+        return value
+    outer = p.assign_target, p.assign_node
+    p.assign_target, p.assign_node = name, node
+    try:
+        return Call(p, node, "copy").copy(value)
+    finally:
+        p.assign_target, p.assign_node = outer
+
 def vf_pointer_arith(p, op: str, a, b, node):
     """``tile + n`` / ``n + tile`` / ``ptr + n``: a :class:`VfPtr` (None when the operands are not that)."""
     from ..parser import is_scalar
@@ -233,6 +335,8 @@ def vf_pointer_arith(p, op: str, a, b, node):
         return None
     call = Call(p, node, "tile + offset")
     base, off = call.address(a, b)
+    if isinstance(a, VfPtr) and a.cursor is not None:  # the address now: later advances of `a` do not move it
+        off = p.new_var("vf_addr", off, node)
     st = state(p)
     name = p.assign_target if p.assign_node is node else None
     if name is not None and st.post_update_names and name in st.post_update_names[-1]:
@@ -297,6 +401,20 @@ def _post_update_names(fdef: ast.FunctionDef) -> set:
     return names
 
 
+def _assigned_params(fdef: ast.FunctionDef) -> set:
+    """Names ``fdef`` stores to anywhere in its body (not in nested definitions)."""
+    names = set()
+    stack = list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        stack.extend(ast.iter_child_nodes(n))
+    return names
+
+
 class VectorFunction:
     """``@pl.vector_function``: a helper of register code, inlined into the (vector section of the)
     kernel that calls it; VF functions may call each other."""
@@ -330,9 +448,15 @@ class VectorFunction:
                 values[k] = VfPtr(v, 0, p.new_var(f"{k}_cursor", 0, node))
             elif isinstance(v, VfPtr):
                 values[k] = VfPtr(v.base, v.offset, p.new_var(f"{k}_cursor", 0, node))
+        assigned = _assigned_params(fdef) & set(values)
+        for k in assigned:  # a parameter the function rebinds starts as its own copy (value semantics)
+            if isinstance(values[k], (Reg, Mask)):
+                values[k] = Call(p, node, "copy").copy(values[k], reuse=False)
         st = state(p)
         st.post_update_names.append(names)
+        st.caller_scopes.append(p.scope)
         try:
             return p.inline_call(self.fn, [], values, node)
         finally:
             st.post_update_names.pop()
+            st.caller_scopes.pop()

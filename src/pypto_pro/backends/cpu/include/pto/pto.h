@@ -12,4 +12,7 @@
 #include "random.h"
 #include "fuse.h"
 #include "vf.h"
+#include "vf_more.h"
+#include "quant.h"
+#include "gather_cmp.h"
 #include "ssbuf.h"
