@@ -66,14 +66,6 @@ def test_runtime_index_outside_the_list_stops_the_kernel():
 
 
 @pl.jit
-def lookup_tiles(out: pl.Tensor[[1, 8], pl.DT_FP32], k: pl.DT_INT32):
-    a = pl.make_tile(pl.TileType([1, 8], pl.DT_FP32), addr=0)
-    with pl.section_vector():
-        tiles = [a, a]
-        pl.store(out, tiles[k], [0, 0])
-
-
-@pl.jit
 def runtime_is(out: pl.Tensor[[1, 8], pl.DT_INT32], k: pl.DT_INT32):
     with pl.section_vector():
         out[0, 0] = 1 if k is None else 0
@@ -86,11 +78,10 @@ def float_step(out: pl.Tensor[[1, 8], pl.DT_INT32], k: pl.DT_INT32):
 
 
 @pytest.mark.parametrize("kernel, message", [
-    (lookup_tiles, "list or tuple of numbers"),
     (runtime_is, "is/is not comparisons need compile-time values"),
     (float_step, "compile-time, non-zero step"),
 ])
 def test_rejected_forms_say_why(kernel, message):
     kernel._backend_request = "interp"
     with pytest.raises(KernelSyntaxError, match=message):
-        kernel(np.zeros((1, 8), np.float32 if kernel is lookup_tiles else np.int32), 1)
+        kernel(np.zeros((1, 8), np.int32), 1)

@@ -108,14 +108,17 @@ def test_uint8_tensors_carry_fp8(dtype, torch_dtype):
     assert torch.equal(out8.view(torch.uint8), carrier)
 
 
-def test_hf8_has_no_host_type():
+def test_hf8_tensors_are_uint8_codes():
+    """HF8 has no torch dtype: its tensors are uint8 codes, copied through a kernel unchanged."""
     @pypto.frontend.jit
     def copy_hf8(x: pypto.Tensor([8, 64], pypto.DT_HF8), out: pypto.Tensor([8, 64], pypto.DT_HF8)):
         pypto.set_vec_tile_shapes(8, 64)
         out[:] = pypto.clone(x)
 
-    with pytest.raises(NotImplementedError, match="HF8 tensor arguments"):
-        copy_hf8(torch.zeros(8, 64, dtype=torch.uint8), torch.zeros(8, 64, dtype=torch.uint8))
+    codes = torch.arange(8 * 64, dtype=torch.int64).remainder(0x6F).to(torch.uint8).reshape(8, 64)
+    out = torch.zeros(8, 64, dtype=torch.uint8)
+    copy_hf8(codes, out)
+    assert torch.equal(out, codes)
 
 
 def test_options_decorator_scopes_process_wide_options():
