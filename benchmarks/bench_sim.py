@@ -5,13 +5,15 @@ over a few cores; every executed op (load, add, store, the mutex ops auto_mutex 
 one instruction: 4000 tiles on 4 blocks are 64 000 instructions, 48 000 of them mutex ops.
 "end to end" is the ``kernel[blocks](...)`` call: the interpreter computing the values, the
 recording, the replay and the report; "replay" is the pipe model with its race checks alone (with
-the cycle collector paused, as in a launch).  Each is the best of ``--repeat`` runs (default 5),
-since timings on a shared machine are noisy.  Run: ``python benchmarks/bench_sim.py [--repeat N]``.
+the cycle collector paused, as in a launch).  Each is measured ``--repeat`` times (default 5) in
+wall time and in process CPU time; the median and the best are printed (on a shared machine the CPU
+time is the steadier).  Run: ``python benchmarks/bench_sim.py [--repeat N]``.
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import statistics
 import time
 
 import numpy as np
@@ -47,15 +49,15 @@ def stream_add(x: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP32], y: pl.Tensor[[pl.DYNAM
 
 
 def measure(tiles: int = 4000, blocks: int = 4):
-    """(instructions, end-to-end seconds, replay seconds)."""
+    """(instructions, end-to-end wall s, end-to-end CPU s, replay wall s, replay CPU s)."""
     x = np.ones((tiles * R, C), np.float32)
     y = np.ones_like(x)
     z = np.zeros_like(x)
     stream_add.last_report = None  # start from a collected heap: no garbage of the previous run to free
     gc.collect()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     stream_add[blocks](x, y, z)
-    end_to_end = time.perf_counter() - t0
+    end_to_end, end_to_end_cpu = time.perf_counter() - t0, time.process_time() - c0
     assert np.all(z == 2) and stream_add.last_report.hazards == []
     count = len(stream_add.last_report.instructions)
     # replay alone, on a fresh recording of the same launch
@@ -69,23 +71,28 @@ def measure(tiles: int = 4000, blocks: int = 4):
     replay = Replay(recorder.streams, interp.launch.cores, params_for(kir.arch), resident_blocks(kir), [],
                     lambda *a: race_hazard(labels, *a))
     with paused_cycle_collection():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         replay.run()
-        replay_s = time.perf_counter() - t0
-    return count, end_to_end, replay_s
+        replay_s, replay_cpu = time.perf_counter() - t0, time.process_time() - c0
+    return count, end_to_end, end_to_end_cpu, replay_s, replay_cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="runs; the best one is reported")
+    parser.add_argument("--repeat", type=int, default=5, help="runs; the median and the best are reported")
     repeat = parser.parse_args().repeat
     measure(200)  # warm up (compile, caches)
     runs = [measure() for _ in range(repeat)]
     count = runs[0][0]
-    e2e, rep = min(r[1] for r in runs), min(r[2] for r in runs)
-    print(f"sim: {count} tile instructions, best of {repeat}; end to end {e2e:.2f} s = {count / e2e:,.0f} instr/s; "
-          f"replay (pipe model + race checks) {rep:.2f} s = {count / rep:,.0f} instr/s")
 
+    def rate(column: int, what: str) -> str:
+        times = [r[column] for r in runs]
+        med, best = statistics.median(times), min(times)
+        return f"{what} median {med:.3f} s = {count / med:,.0f} instr/s (best {best:.3f} s = {count / best:,.0f})"
+
+    print(f"sim: {count} tile instructions, {repeat} runs")
+    print(f"  end to end: {rate(1, 'wall')}; {rate(2, 'CPU')}")
+    print(f"  replay (pipe model + race checks): {rate(3, 'wall')}; {rate(4, 'CPU')}")
 
 if __name__ == "__main__":
     main()

@@ -82,7 +82,8 @@ def main(argv=None) -> int:
     parser.add_argument("--depth", type=int, default=1, help="directory depth of the summary")
     parser.add_argument("--summary-only", action="store_true", help="summarise an existing --junit file")
     parser.add_argument("pytest_args", nargs="*")
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)  # pytest options (--ignore=..., -k ...) pass through
+    args.pytest_args += unknown
     junit = os.path.abspath(args.junit)
     if not args.summary_only:
         env = dict(os.environ, PYPTO_BACKEND=args.backend)

@@ -26,6 +26,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError, KernelValueError
 
 from .frontend.tracer import current_recorder, recording
+from .options import note_knob
 from .ops.core import materialize, node_of, out, same_dim
 from .ops.elementwise import add, cast, exp, maximum, mul, sub
 from .ops.indexing import INDEX_DTYPES, index_select, numel
@@ -236,9 +237,10 @@ _RUNTIME_GLOBAL: Dict[str, List[int]] = {}
 
 def set_runtime_options(*, stitch_function_num_per_pool: Optional[Sequence[int]] = None) -> None:
     """``stitch_function_num_per_pool``: 3 ints in ``[0, 1024]`` sizing the NPU's three workspace
-    sub-pools; ``[0, 0, 0]`` (off, the default) is accepted.  Like the other scheduling knobs without a
-    counterpart here (docs/tensor.md "Options"), another value raises ``NotImplementedError``: workspaces
-    are allocated per buffer, there are no pools to size.  Not inside a kernel (the page's rule)."""
+    sub-pools (``[0, 0, 0]``: off, the default).  Like the other NPU scheduling knobs (docs/tensor.md
+    "Options") it cannot change results: it is recorded (``get_runtime_options`` reports it), logged
+    once at INFO, and has no effect (workspaces are allocated per buffer, there are no pools to size).
+    Not inside a kernel (the page's rule)."""
     what = "pypto.experimental.set_runtime_options"
     if recording():
         raise KernelTypeError(f"{what} must be called outside a kernel")
@@ -249,8 +251,7 @@ def set_runtime_options(*, stitch_function_num_per_pool: Optional[Sequence[int]]
             isinstance(e, bool) or not isinstance(e, int) or not 0 <= e <= 1024 for e in v):
         raise ValueError(f"{what}: stitch_function_num_per_pool must be 3 ints in [0, 1024], got {v!r}")
     if list(v) != _RUNTIME_DEFAULTS["stitch_function_num_per_pool"]:
-        raise NotImplementedError(f"{what}(stitch_function_num_per_pool={list(v)}): the NPU's workspace sub-pools have "
-                                  "no counterpart in the portable implementation (only [0, 0, 0], off, is accepted)")
+        note_knob("experimental.runtime", "stitch_function_num_per_pool", list(v))
     _RUNTIME_GLOBAL["stitch_function_num_per_pool"] = list(v)
 
 

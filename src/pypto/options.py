@@ -3,9 +3,10 @@
 Every documented key is listed here with its default and a status:
 
 * ``honoured`` — the key changes what we do (see docs/tensor.md for each meaning);
-* ``default-only`` — the key tunes NPU scheduling/codegen that has no counterpart in this
-  implementation; its default value is accepted, any other value raises ``NotImplementedError``
-  naming the key (never silently ignored).
+* ``npu-knob`` — the key tunes NPU scheduling/codegen (graph slicing and merging, buffer counts,
+  AICPU scheduling, profiling) and cannot change results: any valid value is accepted and recorded
+  (``get_<group>_options`` reports it), the first non-default value of each key is logged once at
+  INFO on the ``pypto`` logger, and it has no effect here.
 
 Unknown keys and ill-typed values raise ``ValueError``.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import logging
 from typing import Any, Callable, Dict, Optional, Tuple
 
 
@@ -31,6 +33,7 @@ class CompStage(enum.IntEnum):
     TILE_GRAPH = 2
     EXECUTE_GRAPH = 3
     CODEGEN_INSTRUCTION = 4
+    CODEGEN_BINARY = 5  # the NPU binary: here, like CODEGEN_INSTRUCTION, the lowered program (nothing runs)
 
 
 def _int_in(lo: int, hi: int) -> Callable[[Any], bool]:
@@ -61,46 +64,78 @@ def _stage(v) -> bool:
     return v in tuple(CompStage)
 
 
+def _int_like(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _merge_setting(v) -> bool:
+    """``{key: count}`` of the graph-merging knobs: int keys (-2, -1, 0, ...) or names ("DEFAULT",
+    "func12_0"); counts are ints or, for cube_l1_reuse_setting, ``(count, "left"|"right"|"auto")``."""
+    if not isinstance(v, dict):
+        return False
+    for key, value in v.items():
+        if not (_int_like(key) or isinstance(key, str)):
+            return False
+        if isinstance(value, (tuple, list)):
+            if len(value) != 2 or value[1] not in ("left", "right", "auto"):
+                return False
+            value = value[0]
+        if not _int_like(value):
+            return False
+    return True
+
+
+def _scope(v) -> bool:
+    """``sg_set_scope``: a scope id, or ``(scope id, allow_parallel_merge, allow_cross_scope_merge)``."""
+    if isinstance(v, (tuple, list)):
+        return len(v) == 3 and _int_like(v[0]) and all(isinstance(b, bool) for b in v[1:])
+    return _int_like(v)
+
+
+def _int_list(v) -> bool:
+    return isinstance(v, (list, tuple)) and all(_int_like(x) for x in v)
+
+
 # group -> key -> (default, validator, status)
 SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
     "host": {
         "compile_stage": (CompStage.ALL_COMPLETE, _stage, "honoured"),
         "compile_monitor_enable": (0, _int_in(0, 2), "honoured"),
         "compile_timeout": (600, _non_negative, "honoured"),  # 0: no limit (the official page)
-        "compile_timeout_stage": (0, _non_negative, "default-only"),
-        "compile_monitor_print_interval": (60, _pos_number, "default-only"),
+        "compile_timeout_stage": (0, _non_negative, "npu-knob"),
+        "compile_monitor_print_interval": (60, _pos_number, "npu-knob"),
     },
     "codegen": {
         "support_dynamic_aligned": (False, _is_bool, "honoured"),
-        "enable_pmu_trace": (False, _is_bool, "default-only"),
+        "enable_pmu_trace": (False, _is_bool, "npu-knob"),
     },
     "pass": {
-        "vec_nbuffer_setting": ({}, _any, "default-only"),
-        "cube_l1_reuse_setting": ({}, _any, "default-only"),
-        "cube_nbuffer_setting": ({"DEFAULT": 1}, _any, "default-only"),
-        "sg_set_scope": ((-1, False, False), _any, "default-only"),
-        "auto_mix_partition": (False, _any, "default-only"),
-        "sg_set_ooo_scope": (-1, _any, "default-only"),
-        "ooo_sched_mode": ("", _any, "default-only"),
-        "sg_set_tunevf_mode": (0, _any, "default-only"),
-        "enable_slice": (False, _any, "default-only"),
+        "vec_nbuffer_setting": ({}, _merge_setting, "npu-knob"),
+        "cube_l1_reuse_setting": ({}, _merge_setting, "npu-knob"),
+        "cube_nbuffer_setting": ({"DEFAULT": 1}, _merge_setting, "npu-knob"),
+        "sg_set_scope": ((-1, False, False), _scope, "npu-knob"),
+        "auto_mix_partition": (False, lambda v: _is_bool(v) or _int_like(v), "npu-knob"),
+        "sg_set_ooo_scope": (-1, lambda v: v == -1 or _int_in(1, 1 << 20)(v), "npu-knob"),
+        "ooo_sched_mode": ("", lambda v: v in ("", "GAPMIN", "HLF", 0), "npu-knob"),
+        "sg_set_tunevf_mode": (0, _int_in(0, 2), "npu-knob"),
+        "enable_slice": (False, lambda v: isinstance(v, bool), "npu-knob"),
     },
     "runtime": {
         "run_mode": (None, _run_mode, "honoured"),
-        "device_sched_mode": (0, _int_in(0, 3), "default-only"),
-        "stitch_function_max_num": (128, _int_in(1, 1 << 20), "default-only"),
+        "device_sched_mode": (0, _int_in(0, 3), "npu-knob"),
+        "stitch_function_max_num": (128, _int_in(1, 1 << 20), "npu-knob"),
         "max_workspace_kb": (0, _int_in(0, 1 << 40), "honoured"),
-        "valid_shape_optimize": (False, _is_bool, "default-only"),
-        "ready_on_host_tensors": ([], _any, "default-only"),
-        "device_sched_parallelism": (1, _int_in(1, 8), "default-only"),
-        "launch_sched_aicpu_num": (7, _any, "default-only"),
-        "launch_early_mode": (0, _any, "default-only"),
+        "valid_shape_optimize": (False, _is_bool, "npu-knob"),
+        "ready_on_host_tensors": ([], _int_list, "npu-knob"),
+        "device_sched_parallelism": (1, _int_in(1, 8), "npu-knob"),
+        "launch_sched_aicpu_num": (7, _int_in(1, 64), "npu-knob"),
+        "launch_early_mode": (0, _int_in(0, 2), "npu-knob"),
     },
     "verify": {
         "enable_pass_verify": (False, _is_bool, "honoured"),
         "pass_verify_save_tensor": (False, _is_bool, "honoured"),
         "pass_verify_save_tensor_dir": ("", lambda v: isinstance(v, str), "honoured"),
-        "pass_verify_pass_filter": ([], _any, "default-only"),
+        "pass_verify_pass_filter": ([], lambda v: isinstance(v, (list, tuple)), "npu-knob"),
         "pass_verify_error_tol": (1e-3, lambda v: _pos_number(v) or (isinstance(v, (list, tuple)) and len(v) == 2),
                                   "honoured"),
     },
@@ -111,12 +146,10 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
     },
 }
 
-#: values of "default-only" keys that also mean "no change" (the official examples pass them)
-_ALSO_NEUTRAL: Dict[str, Tuple[Any, ...]] = {"sg_set_scope": (-1,), "cube_nbuffer_setting": ({},),
-                                             "ooo_sched_mode": (0,)}
-
 GROUPS = tuple(SPEC)
 _GLOBAL: Dict[str, Dict[str, Any]] = {g: {} for g in GROUPS}
+#: the root scope (``pypto.pypto_impl.SetGlobalConfig``): under ``_GLOBAL``, kept by ``reset_options``
+_ROOT: Dict[str, Dict[str, Any]] = {g: {} for g in GROUPS}
 
 
 def validate(group: str, options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -134,11 +167,22 @@ def validate(group: str, options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         default, ok, status = spec[key]
         if not ok(value):
             raise ValueError(f"{group}_options[{key!r}] = {value!r} is not a valid value")
-        if status == "default-only" and not any(_same_value(value, v) for v in (default,) + _ALSO_NEUTRAL.get(key, ())):
-            raise NotImplementedError(
-                f"{group}_options[{key!r}] = {value!r}: this NPU scheduling/codegen knob has no counterpart in the "
-                f"portable implementation (only its default {default!r} is accepted)")
+        if status == "npu-knob" and not _same_value(value, default):
+            note_knob(group, key, value)
     return dict(options)
+
+
+_NOTED: set = set()
+_LOG = logging.getLogger("pypto")
+
+
+def note_knob(group: str, key: str, value: Any) -> None:
+    """Log (once per key) that an NPU tuning knob was set: it is recorded and has no effect here."""
+    if (group, key) in _NOTED:
+        return
+    _NOTED.add((group, key))
+    _LOG.info("%s_options[%r] = %r: an NPU scheduling/codegen knob that cannot change results; recorded "
+              "(the options getter reports it), no effect on this implementation", group, key, value)
 
 
 def _same_value(value, default) -> bool:
@@ -170,7 +214,21 @@ def set_options(group: str, **kwargs) -> None:
 
 def get_options(group: str) -> Dict[str, Any]:
     """The effective process-wide values of one group (defaults filled in)."""
-    return {k: _GLOBAL[group].get(k, spec[0]) for k, spec in SPEC[group].items()}
+    glob, root = _GLOBAL[group], _ROOT[group]
+    return {k: glob[k] if k in glob else root.get(k, spec[0]) for k, spec in SPEC[group].items()}
+
+
+def set_root_options(config: Dict[str, Any]) -> None:
+    """``{"<group>.<key>": value}`` into the root scope, which ``reset_options`` keeps (the official
+    ``pypto_impl.SetGlobalConfig``; its test conftest sets ``pass.enable_slice`` there)."""
+    if not isinstance(config, dict):
+        raise ValueError(f"SetGlobalConfig takes a dict of '<group>.<key>': value, got {type(config).__name__}")
+    for name, value in config.items():
+        group, _, key = str(name).partition(".")
+        if group not in SPEC or not key:
+            raise ValueError(f"SetGlobalConfig: {name!r} is not '<group>.<key>' with a group among {', '.join(GROUPS)}")
+        _ROOT[group].update(validate(group, {key: value}))
+    _version[0] += 1
 
 
 def reset_options() -> None:
@@ -195,10 +253,16 @@ def effective(local: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def cache_key(options: Dict[str, Dict[str, Any]]) -> Any:
+    """The options that can change a compiled kernel, hashable (NPU knobs have no effect: left out)."""
+    return freeze({g: {k: v for k, v in values.items() if SPEC[g][k][2] != "npu-knob"}
+                   for g, values in options.items()})
+
+
 def freeze(value) -> Any:
     """A hashable form of an option value (for cache keys)."""
     if isinstance(value, dict):
-        return tuple(sorted((k, freeze(v)) for k, v in value.items()))
+        return tuple(sorted(((k, freeze(v)) for k, v in value.items()), key=lambda kv: repr(kv[0])))
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return value
@@ -243,13 +307,21 @@ class scoped_options:
     ``with pypto.options(...):``: the process-wide options of the named groups take these values while
     the function or block runs, and are restored afterwards.  Validated like ``set_options``."""
 
-    def __init__(self, **groups: Dict[str, Any]):
+    def __init__(self, name: str = "", **groups: Dict[str, Any]):
+        if not isinstance(name, str):
+            raise ValueError(f"pypto.options: name must be a str, got {name!r}")
+        self.name = name  # the official scope's label (it names the scope in option dumps)
         self.groups = {}
-        for name, value in groups.items():
-            if not name.endswith("_options") or name[: -len("_options")] not in SPEC:
+        for kw, value in groups.items():
+            if kw == "operation_options":
+                raise NotImplementedError("pypto.options(operation_options=...): use "
+                                          "pypto.experimental.set_operation_options")
+            if kw in ("vec_tile_shapes", "cube_tile_shapes", "conv_tile_shapes", "matrix_size"):
+                raise NotImplementedError(f"pypto.options({kw}=...): call pypto.set_{kw}(...) instead")
+            if not kw.endswith("_options") or kw[: -len("_options")] not in SPEC:
                 raise ValueError(f"pypto.options takes <group>_options=dict arguments "
-                                 f"({', '.join(g + '_options' for g in GROUPS)}), got {name!r}")
-            group = name[: -len("_options")]
+                                 f"({', '.join(g + '_options' for g in GROUPS)}), got {kw!r}")
+            group = kw[: -len("_options")]
             self.groups[group] = validate(group, value)
         self._saved: list = []
 

@@ -50,13 +50,14 @@ def _check_dims(dims) -> List[Any]:
 class Tensor:
     """A tensor annotation (``node is None``) or a recorded tensor value."""
 
-    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format")
+    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format", "data")
     __array_priority__ = 1000
 
     def __init__(self, shape=None, dtype: Optional[DataType] = None, name: str = "",
                  format: str = TileOpFormat.TILEOP_ND, *, _node: Optional[Node] = None):  # noqa: A002
         self.node = _node
         self.name = name
+        self.data = None  # the host tensor of pypto.from_torch (pypto/converter.py)
         # an empty shape is the official examples' spelling of "inferred" (pypto.Tensor([], DT_FP32))
         inferred = shape is None or (isinstance(shape, (list, tuple)) and len(shape) == 0)
         self.ann_dims = None if inferred else _check_dims(shape)
@@ -174,11 +175,36 @@ class Tensor:
         return _ops().getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
+        if self._bind_unshaped(key, value):
+            return
         _ops().setitem(self, key, value)
 
     def move(self, value) -> None:
-        """``out.move(expr)``: the same as ``out[:] = expr``."""
-        _ops().setitem(self, slice(None), value)
+        """``t.move(expr)``: ``t`` now holds ``expr``.  On a whole kernel parameter or ``pypto.tensor``
+        buffer that is a store (``t[:] = expr``: the official handle's final tensor is what the buffer
+        receives).  On any other tensor -- a ``pypto.view`` window, a computed value -- it rebinds the
+        handle to ``expr`` as the official ``Tensor.move`` does: the viewed tensor is not written
+        (``pypto.assemble`` writes windows)."""
+        n = self.node
+        if n is None or _is_whole_buffer(n):
+            self[:] = value
+            return
+        if not isinstance(value, Tensor):
+            raise KernelTypeError(f"Tensor.move takes a tensor, got {type(value).__name__}")
+        self.node = value._need_node()
+
+    def _bind_unshaped(self, key, value) -> bool:
+        """``r = pypto.tensor()`` inside a kernel, then ``r.move(expr)`` / ``r[:] = expr``: ``r`` becomes
+        ``expr`` (shape, dtype and valid region included); True when this happened."""
+        from .frontend.tracer import recording
+
+        if self.node is not None or self.ann_dims is not None or self.ann_dtype is not None or not recording():
+            return False
+        if not (isinstance(key, slice) and key == slice(None)) or not isinstance(value, Tensor):
+            raise KernelTypeError("a pypto.tensor() without shape and dtype takes its value from r.move(tensor) or "
+                                  "r[:] = tensor")
+        self.node = value._need_node()
+        return True
 
     # method forms ----------------------------------------------------------------
     def where(self, condition, y) -> "Tensor":
@@ -195,6 +221,20 @@ class Tensor:
         if fn is None or name.startswith("_") or not callable(fn):
             raise AttributeError(f"pypto.Tensor has no attribute {name!r}")
         return lambda *a, **k: fn(self, *a, **k)
+
+
+def _is_whole_buffer(n: Node) -> bool:
+    """``n`` reads a whole parameter / workspace buffer (not a window of it)."""
+    if n.op != "gm":
+        return False
+    buf = n.attrs["buf"]
+    def same(a, b) -> bool:  # no symbolic comparison here: it would record a runtime branch
+        return a is b or (is_static(a) and is_static(b) and int(a) == int(b))
+
+    return (buf.base is None and "view_shape" not in n.attrs and len(n.shape) == len(buf.shape)
+            and all(same(a, b) for a, b in zip(n.shape, buf.shape))
+            and all(same(o, 0) for o in n.attrs["offsets"])
+            and tuple(n.attrs["axes"]) == tuple(range(len(buf.shape))))
 
 
 def _ops():

@@ -54,8 +54,11 @@ ARCHS: Dict[str, ArchSpec] = {
     "a5": ArchSpec(
         name="a5", soc_version="Ascend950PR",
         capacity={"Vec": 253_952, "Mat": 524_288, "Left": 65_536, "Right": 65_536, "Acc": 262_144,
-                  "Bias": 4_096, "Scaling": 4_096, "ScaleLeft": 4_096, "ScaleRight": 4_096},
+                  "Bias": 4_096, "Scaling": 4_096, "ScaleLeft": 4_096, "ScaleRight": 4_096,
+                  # registers of the Reg/VF API, one 256-byte slot per register the kernel names
+                  "Reg": 262_144},
         addr_align=_COMMON_ALIGN, core_num=32,
+        extra={"ssbuf_bytes": 256},  # the shared scalar buffer of a block (ops/ssbuf.py)
     ),
 }
 

@@ -1,28 +1,34 @@
 """Data types of PyPTO (``pl.DT_*``) and their numpy / C++ counterparts.
 
-bf16 and the fp8/fp4 formats come from ml_dtypes.  Types without a numpy counterpart (HF4/HF8,
-FP4E1M2) exist as names so kernels can declare them, but ops that need their values raise
-``NotImplementedError``.
+bf16 and the fp8/fp4 formats come from ml_dtypes.  HF8 and FP4E1M2 have no numpy type: they are
+stored as ``uint8`` codes with an exact codec (:mod:`pypto_pro.lowprec`), and :meth:`DataType.decode`
+/ :meth:`DataType.encode` convert between storage and compute values for every dtype alike.  HF4
+exists as a name only; ops that need its values raise ``NotImplementedError``.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional, Tuple
 
 import ml_dtypes
 import numpy as np
+
+from . import lowprec
 
 
 class DataType:
     """A PyPTO element type: name, width in bits, category and storage numpy dtype."""
 
-    __slots__ = ("name", "_bits", "kind", "np_dtype", "c_type")
+    __slots__ = ("name", "_bits", "kind", "np_dtype", "c_type", "codec")
 
-    def __init__(self, name: str, bits: int, kind: str, np_dtype: Optional[np.dtype], c_type: str):
+    def __init__(self, name: str, bits: int, kind: str, np_dtype: Optional[np.dtype], c_type: str,
+                 codec: Optional[Tuple[Callable, Callable]] = None):
         self.name = name
         self._bits = bits
         self.kind = kind  # "float", "int", "uint", "bool", "index"
         self.np_dtype = np.dtype(np_dtype) if np_dtype is not None else None
         self.c_type = c_type
+        #: (decode, encode) between uint8 codes and fp32 for formats numpy has no type for
+        self.codec = codec
 
     # --- official accessor spellings -------------------------------------------------
     def get_bit(self) -> int:
@@ -69,6 +75,21 @@ class DataType:
             return np.dtype(np.bool_)
         return self.require_numpy()
 
+    def decode(self, stored: np.ndarray) -> np.ndarray:
+        """Stored elements -> values in :attr:`compute_np_dtype` (exact)."""
+        if self.codec is not None:
+            return self.codec[0](stored)
+        return np.asarray(stored).astype(self.compute_np_dtype, copy=False)
+
+    def encode(self, values: np.ndarray) -> np.ndarray:
+        """Computed values -> storage of this dtype, rounding once (RNE for numpy types, the
+        format's own rule for coded formats).  Values already in the storage type are returned as they
+        are, for coded formats too: a uint8 array is codes, computed values are floats."""
+        if self.codec is not None:
+            values = np.asarray(values)
+            return values if values.dtype == self.np_dtype else self.codec[1](values)
+        return np.asarray(values).astype(self.require_numpy())
+
     def require_numpy(self) -> np.dtype:
         if self.np_dtype is None:
             raise NotImplementedError(f"values of dtype {self.name} (storage-only format)")
@@ -81,8 +102,8 @@ class DataType:
         return (by_name, (self.name,))
 
 
-def _mk(name: str, bits: int, kind: str, np_dtype, c_type: str) -> DataType:
-    return DataType(name, bits, kind, np_dtype, c_type)
+def _mk(name: str, bits: int, kind: str, np_dtype, c_type: str, codec=None) -> DataType:
+    return DataType(name, bits, kind, np_dtype, c_type, codec)
 
 
 DT_BOOL = _mk("BOOL", 8, "bool", np.bool_, "bool")
@@ -103,11 +124,11 @@ DT_FP8E4M3FN = _mk("FP8E4M3FN", 8, "float", ml_dtypes.float8_e4m3fn, "float8_e4m
 DT_FP8E5M2 = _mk("FP8E5M2", 8, "float", ml_dtypes.float8_e5m2, "float8_e5m2_t")
 DT_FP8E8M0 = _mk("FP8E8M0", 8, "float", getattr(ml_dtypes, "float8_e8m0fnu", None), "float8_e8m0_t")
 DT_FP4E2M1 = _mk("FP4E2M1", 4, "float", getattr(ml_dtypes, "float4_e2m1fn", None), "float4_e2m1x2_t")
-DT_FP4E1M2 = _mk("FP4E1M2", 4, "float", None, "float4_e1m2x2_t")
+DT_FP4E1M2 = _mk("FP4E1M2", 4, "float", np.uint8, "float4_e1m2x2_t", (lowprec.e1m2_decode, lowprec.e1m2_encode))
 DT_FP4 = _mk("FP4", 4, "float", getattr(ml_dtypes, "float4_e2m1fn", None), "float4_e2m1x2_t")
 DT_FP8 = DT_FP8E4M3FN
 DT_HF4 = _mk("HF4", 4, "float", None, "hifloat4x2_t")
-DT_HF8 = _mk("HF8", 8, "float", None, "hifloat8_t")
+DT_HF8 = _mk("HF8", 8, "float", np.uint8, "hifloat8_t", (lowprec.hf8_decode, lowprec.hf8_encode))
 #: Type of loop variables and index arithmetic (not a ``pl.DT_*`` name).
 DT_INDEX = _mk("INDEX", 64, "index", np.int64, "int64_t")
 
@@ -127,6 +148,21 @@ FLOAT_VECTOR = (DT_FP16, DT_BF16, DT_FP32)
 INT_VECTOR = (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
 
 
+#: 4-bit float formats whose GM tensors hold two codes per byte (element 2i in the low nibble of byte i):
+#: their tensor arguments are ``uint8`` arrays whose last dimension counts bytes (API.md: MXFP4 data)
+PACKED_GM = frozenset(["FP4E2M1", "FP4E1M2", "FP4"])
+
+
+def is_packed_gm(dtype: "DataType") -> bool:
+    """Whether GM tensors of ``dtype`` are packed two elements per byte (:data:`PACKED_GM`)."""
+    return dtype.name in PACKED_GM
+
+
+def gm_np_dtype(dtype: "DataType") -> Optional[np.dtype]:
+    """The numpy dtype of a GM tensor argument of ``dtype``: ``uint8`` bytes for packed formats."""
+    return np.dtype(np.uint8) if is_packed_gm(dtype) else dtype.np_dtype
+
+
 def by_name(name: str) -> DataType:
     return _BY_NAME[name]
 
@@ -135,7 +171,7 @@ def from_numpy(dtype: np.dtype) -> Optional[DataType]:
     """The PyPTO dtype whose storage is ``dtype`` (``None`` if there is none)."""
     dtype = np.dtype(dtype)
     for dt in ALL_DTYPES:
-        if dt.np_dtype is not None and dt.np_dtype == dtype and dt.name not in ("FP4",):
+        if dt.np_dtype is not None and dt.np_dtype == dtype and dt.name not in ("FP4",) and dt.codec is None:
             return dt
     return None
 
@@ -150,5 +186,5 @@ def from_python_scalar(value) -> DataType:
 
 
 def round_to(value: np.ndarray, dtype: DataType) -> np.ndarray:
-    """Convert computed values (fp32 / wide ints) to ``dtype`` storage, rounding once (RNE)."""
-    return np.asarray(value).astype(dtype.require_numpy())
+    """Convert computed values (fp32 / wide ints) to ``dtype`` storage, rounding once."""
+    return dtype.encode(value)

@@ -59,8 +59,10 @@ class KernelSyntaxError(ParserError):
     """A Python construct that is not allowed inside a kernel."""
 
 
-class KernelTypeError(ParserError, TypeError):
-    """An op's operands are ill-typed: dtype, shape, memory space or move path."""
+class KernelTypeError(KernelSyntaxError, TypeError):
+    """An op's operands are ill-typed: dtype, shape, memory space or move path.  The official parser reports
+    an op call its builder rejects as a ``ParserSyntaxError``, so this is one too (``except ParserSyntaxError``
+    and ``pytest.raises(ParserSyntaxError)`` catch it); the official ``ParserTypeError`` is this class."""
 
 
 class KernelValueError(KernelTypeError, ValueError):

@@ -159,3 +159,21 @@ def test_runner_usage_and_missing_script(tmp_path):
     assert usage.returncode == 2 and "usage: python -m pypto_pro.npu script.py" in usage.stderr
     missing = run_python(["-m", "pypto_pro.npu", "nowhere.py"], tmp_path)
     assert missing.returncode == 2 and "no such script: nowhere.py" in missing.stderr
+
+
+def readme_seed_program() -> str:
+    """Seed 000's Add program as the README prints it (the first python block that imports torch_npu)."""
+    import re
+    readme = open(os.path.join(os.path.dirname(SRC), "README.md"), encoding="utf-8").read()
+    return next(block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "torch_npu" in block)
+
+
+def test_readme_seed_program_runs_verbatim(tmp_path):
+    path = tmp_path / "seed_add.py"
+    path.write_text(readme_seed_program())
+    on_cpu = run_python(["-m", "pypto_pro.npu", str(path)], tmp_path, env_extra={"PYPTO_BACKEND": "cpu"})
+    assert on_cpu.returncode == 0, on_cpu.stderr
+    add_line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "pl.add(" in text)
+    on_sim = run_python(["-m", "pypto_pro.npu", str(path)], tmp_path, env_extra={"PYPTO_BACKEND": "sim"})
+    assert on_sim.returncode != 0
+    assert "KernelUninitError" in on_sim.stderr and f"seed_add.py:{add_line}" in on_sim.stderr

@@ -442,7 +442,7 @@ def test_wait_that_is_never_satisfied_is_a_deadlock():
 # printf and pto_assert
 # ----------------------------------------------------------------------------------------------
 @pl.jit
-def printer(n: int, f: float):
+def printer(n: int, f: pl.DT_FP32):  # a pl.DT_* annotation makes it a kernel (ints/floats alone: a plain function)
     with pl.section_vector():
         for i in pl.range(n):
             pl.printf("i=%d f=%.2f hex=%x\n", i, f, i + 10)

@@ -320,48 +320,8 @@ def test_runtime_valid_shape_outside_the_tile(rows):
     assert_points_at(e.value, "validshape")
 
 
-# ----------------------------------------------------------------------------------------------
-# NotImplementedError names the feature
-# ----------------------------------------------------------------------------------------------
-@pl.jit
-def uses_ssbuf_load(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    with pl.section_vector():
-        pl.ssbuf_load(x)
-
-
-@pl.jit
-def uses_matmul_mx(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    a0 = pl.make_tile(pl.TileType([16, 32], pl.DT_FP16, LEFT), addr=0)
-    with pl.section_cube():
-        pl.matmul_mx(a0, a0, a0, a0, a0)
-
-
-@pl.jit
-def uses_quant(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    t = pl.make_tile(pl.TileType([8, 32], FP32), addr=0)
-    with pl.section_vector():
-        pl.quant(t, t)
-
-
-@pytest.mark.parametrize("kernel,feature", [(uses_ssbuf_load, "ssbuf_load"), (uses_matmul_mx, "matmul_mx"),
-                                            (uses_quant, "quant")], ids=["ssbuf_load", "matmul_mx", "quant"])
-def test_not_implemented_features_are_named(kernel, feature):
-    with pytest.raises(NotImplementedError, match=feature):
-        kernel(GOOD.copy())
-
-
-def test_vector_function_is_not_implemented():
-    def vf(x):
-        return x
-
-    with pytest.raises(NotImplementedError, match="vector_function"):
-        pl.vector_function(vf)
-
-
 def test_jit_options_not_implemented_or_invalid():
-    with pytest.raises(NotImplementedError, match="datatype"):
-        pl.jit(datatype={"T": pl.DT_FP16})
-    with pytest.raises(NotImplementedError, match="pipeline"):
+    with pytest.raises(TypeError, match="PipelineConfig"):
         pl.jit(pipeline=object())
     with pytest.raises(TypeError):
         pl.jit(no_such_option=1)

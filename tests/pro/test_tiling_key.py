@@ -120,7 +120,7 @@ def test_launch_errors():
         k[None, 1, {"HasAtten": 0, "BlockM": 1}](x, x)  # an index is not a value
     with pytest.raises(KernelLaunchValueError, match="must be a dict"):
         k[None, 1, (0, 64)](x, x)
-    with pytest.raises(NotImplementedError, match="datatype"):
+    with pytest.raises(KernelLaunchValueError, match=r"no @pl.jit\(datatype=...\) schema"):
         k[None, 1, {"HasAtten": 0, "BlockM": 64}, {"T": pl.DT_FP16}](x, x)
     plain = pl.jit(lambda_free_kernel, backend="interp")
     with pytest.raises(KernelLaunchError, match="has no @pl.jit\\(tiling_key=...\\) schema"):

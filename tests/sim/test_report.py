@@ -54,7 +54,7 @@ def test_double_buffering_overlaps_transfers_and_compute():
     assert double.total_cycles < single.total_cycles
     assert double.overlap("MTE2", "V") > 10 * single.overlap("MTE2", "V")
     assert double.overlap("MTE2", "MTE3") > 0
-    assert any("MTE2 idle while V works" in t and "deepen the TileGroup" in t for t in single.suggestions())
+    assert any("deepen tile group gx" in t and "from depth 1 to 2" in t for t in single.suggestions())
     assert not any("deepen" in t for t in double.suggestions())
 
 

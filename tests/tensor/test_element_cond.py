@@ -85,5 +85,5 @@ def test_set_matrix_size_is_validated_and_conv_tiling_is_not_implemented():
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
     with pytest.raises(pypto.KernelTypeError, match="set_matrix_size"):
         mm(a, b, c, (32, 64))
-    with pytest.raises(NotImplementedError, match="set_conv_tile_shapes"):
+    with pytest.raises(pypto.KernelTypeError, match="set_conv_tile_shapes"):
         pypto.set_conv_tile_shapes([1, 1])

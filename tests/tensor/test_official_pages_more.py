@@ -612,11 +612,10 @@ def test_conv_backward_input_rejects():
     assert isinstance(err(input_size=(1, 3, 5, 5)), pypto.KernelValueError)
 
 
-# pypto-set_conv_tile_shapes.md / pypto-set_convbp_input_tile_shapes.md: the NPU's conv tile objects are not
-# offered (conv tiles with the vec / cube tile shapes)
-def test_conv_tile_shape_setters_not_implemented():
-    for fn in (pypto.set_conv_tile_shapes, pypto.get_conv_tile_shapes, pypto.set_convbp_input_tile_shapes,
-               pypto.get_convbp_input_tile_shapes):
+# pypto-set_convbp_input_tile_shapes.md: the NPU's conv-backward tile objects are not offered (conv tiles with
+# the vec / cube tile shapes)
+def test_convbp_tile_shape_setters_not_implemented():
+    for fn in (pypto.set_convbp_input_tile_shapes, pypto.get_convbp_input_tile_shapes):
         with pytest.raises(NotImplementedError, match="pypto.conv"):
             fn()
 

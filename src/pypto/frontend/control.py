@@ -215,6 +215,7 @@ class _TileShapes:
         self.default_cube: Optional[Dict[str, Tuple[int, ...]]] = None
         self.last_vec: Optional[Tuple[int, ...]] = None
         self.last_cube: Optional[Dict[str, Tuple[int, ...]]] = None
+        self.last_conv: Optional[Tuple[Any, Any, bool]] = None
 
     def key(self) -> Tuple:
         cube = tuple(sorted(self.default_cube.items())) if self.default_cube else None
@@ -251,9 +252,11 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
         if len(v) != 2 or not all(is_static(x) and x > 0 for x in v) or v[0] > v[1] or v[1] % v[0]:
             raise KernelTypeError(f"pypto.set_cube_tile_shapes: {name}={list(v)} needs [L0, L1] with L0 <= L1 and "
                                   f"L1 % L0 == 0")
-    if enable_split_k:
-        raise NotImplementedError("pypto.set_cube_tile_shapes(enable_split_k=True)")
+    if not isinstance(enable_split_k, bool):
+        raise KernelTypeError(f"pypto.set_cube_tile_shapes: enable_split_k must be a bool, got {enable_split_k!r}")
     shapes = {"m": tuple(m), "k": tuple(k), "n": tuple(n)}
+    if enable_split_k:  # matmuls check its constraints (pypto/ops/matmul.py: split_k_checks)
+        shapes["split_k"] = True
     TILE_SHAPES.last_cube = shapes
     if recording():
         current_recorder().cube_tile = shapes
@@ -267,7 +270,7 @@ def get_cube_tile_shapes() -> Optional[Tuple[List[int], List[int], List[int], bo
     shapes = current_recorder().cube_tile if recording() else TILE_SHAPES.last_cube
     if shapes is None:
         return None
-    return list(shapes["m"]), list(shapes["k"]), list(shapes["n"]), False
+    return list(shapes["m"]), list(shapes["k"]), list(shapes["n"]), bool(shapes.get("split_k", False))
 
 
 def set_matrix_size(size: Sequence[int]) -> None:
@@ -293,17 +296,31 @@ def function(name: str, *tensors: Any):
     yield
 
 
+def set_conv_tile_shapes(tile_l1_info: Any, tile_l0_info: Any = None) -> None:
+    """``pypto.set_conv_tile_shapes(TileL1Info(...), TileL0Info(...) | None)``: the NPU's L1/L0 convolution
+    tiles.  ``pypto.conv`` is composed from ``matmul`` here and tiles with the vec/cube tile shapes, so
+    these tiles cannot change results: they are checked, recorded (``get_conv_tile_shapes`` returns
+    them) and logged once at INFO, like the other NPU tuning knobs."""
+    from ..pypto_impl import TileL0Info, TileL1Info
+
+    if not isinstance(tile_l1_info, TileL1Info):
+        raise KernelTypeError(f"pypto.set_conv_tile_shapes takes a pypto_impl.TileL1Info first, got {tile_l1_info!r}")
+    if tile_l0_info is not None and not isinstance(tile_l0_info, TileL0Info):
+        raise KernelTypeError(f"pypto.set_conv_tile_shapes: tile_l0_info must be a pypto_impl.TileL0Info or None, "
+                              f"got {tile_l0_info!r}")
+    from ..options import note_knob
+
+    note_knob("conv_tile", "shapes", (tile_l1_info, tile_l0_info))
+    TILE_SHAPES.last_conv = (tile_l1_info, tile_l0_info, tile_l0_info is not None)
+
+
+def get_conv_tile_shapes() -> Optional[Tuple[Any, Any, bool]]:
+    """``(TileL1Info, TileL0Info | None, l0 tiles given)`` as set last; None when unset."""
+    return TILE_SHAPES.last_conv
+
+
 _CONV_TILES = ("the NPU's L1/L0 convolution tiles (pypto_impl TileL1Info/TileL0Info objects); pypto.conv and "
                "pypto.conv_backward_input are composed from matmul here and tile with set_vec/cube_tile_shapes")
-
-
-def set_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:
-    """The NPU's convolution tiles: not offered (:data:`_CONV_TILES`), raises ``NotImplementedError``."""
-    raise NotImplementedError(f"pypto.set_conv_tile_shapes ({_CONV_TILES})")
-
-
-def get_conv_tile_shapes(*args: Any, **kwargs: Any) -> None:
-    raise NotImplementedError(f"pypto.get_conv_tile_shapes ({_CONV_TILES})")
 
 
 def set_convbp_input_tile_shapes(*args: Any, **kwargs: Any) -> None:

@@ -100,6 +100,10 @@ class JitFunction:
         seen_const = False
         for i, (pname, value) in enumerate(bound.arguments.items()):
             ann = hints.get(pname)
+            if isinstance(value, Tensor) and value.data is not None:  # pypto.from_torch(t): the torch tensor
+                from ..converter import host_array
+
+                value = host_array(value, f"argument '{pname}'")
             is_tensor_ann = isinstance(ann, Tensor) or ann is Tensor
             if is_tensor_ann or (ann is None and (isinstance(value, np.ndarray) or is_torch_tensor(value))):
                 if seen_const:
@@ -164,7 +168,7 @@ class JitFunction:
         version, options, frozen = self._opts
         if version != opt.version():
             options = opt.effective(self.local)
-            frozen = opt.freeze(options)
+            frozen = opt.cache_key(options)
             self._opts = (opt.version(), options, frozen)
         return options, frozen
 

@@ -28,7 +28,7 @@ from ..stubs import not_implemented
 
 _NOT_IMPLEMENTED = ("sort32", "mrgsort", "scaled_mm",
                     # the official pass-config / verification-data helpers and the eager conversion
-                    "from_torch", "pass_verify_print", "pass_verify_save", "set_verify_golden_data",
+                    "pass_verify_print", "pass_verify_save",
                     "set_pass_config", "get_pass_config", "get_pass_configs", "set_pass_default_config",
                     "get_pass_default_config")
 

@@ -23,19 +23,42 @@ def _shape(fn: str, size) -> list:
     return shape
 
 
-def tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] = None, name: str = "",
-           format: str = TileOpFormat.TILEOP_ND) -> Tensor:  # noqa: A002 - the official keyword
-    """Inside a kernel: an uninitialised GM tensor (workspace) that the kernel writes with ``t[...] = ...``.
-    Outside (a parameter annotation such as ``x: pypto.tensor()`` in the official examples): the same
-    annotation as ``pypto.Tensor(shape, dtype)``, shape and dtype inferred where omitted."""
+def _tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] = None, name: str = "",
+            format: str = TileOpFormat.TILEOP_ND) -> Tensor:  # noqa: A002 - the official keyword
     if not recording():
         return Tensor(shape, dtype, name, format)
-    Tensor(None, None, name, format)  # checks the format (NZ GM tensors are not implemented)
+    unbound = Tensor(None, None, name, format)  # checks the format (NZ GM tensors are not implemented)
+    if shape is None and dtype is None:  # `r = pypto.tensor()`; `r.move(expr)` gives it its value
+        return unbound
     if shape is None or dtype is None:
-        raise KernelTypeError("pypto.tensor(shape, dtype) inside a kernel needs the shape and the dtype")
+        raise KernelTypeError("pypto.tensor(shape, dtype) inside a kernel needs both the shape and the dtype "
+                              "(or neither: pypto.tensor() takes its value from a later r.move(expr))")
     t = out(full_leaf(current_recorder().new_temp(list(shape), dtype, name)))
     t.name = name
     return t
+
+
+class _TensorFactory(type):
+    """``pypto.tensor`` is called like a function and, as officially, is also the tensor type
+    (``isinstance(t, pypto.tensor)``, ``pypto.tensor[...]`` annotations)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        return _tensor(*args, **kwargs)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor)
+
+    def __getitem__(cls, item: Any) -> Tensor:
+        return Tensor[item]
+
+
+class tensor(metaclass=_TensorFactory):  # noqa: N801 - the official name
+    """``pypto.tensor(shape=None, dtype=None, name="", format=TILEOP_ND)``.
+
+    Inside a kernel: an uninitialised GM tensor (workspace) that the kernel writes with ``t[...] = ...``;
+    without shape and dtype, a name for a value that ``t.move(expr)`` (or ``t[:] = expr``) supplies.
+    Outside: a tensor declaration -- a parameter annotation (``x: pypto.tensor()`` in the official
+    examples, shape and dtype inferred where omitted) or a parameter of ``with pypto.function(...)``."""
 
 
 def full(size: Sequence[Any], value, dtype: Optional[dt.DataType] = None, *, valid_shape=None) -> Tensor:

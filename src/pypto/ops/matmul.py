@@ -106,9 +106,31 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
                               "(INT8 needs extend_params scale or scale_tensor: quantization)")
     batch = broadcast_shape(x.shape[:-2], y.shape[:-2], "pypto.matmul batch")
     shape = tuple(batch) + (x.shape[-2], y.shape[-1])
+    split_k_checks(len(shape), out_dtype, bias is not None or factor is not None or relu_type == ReLuType.RELU)
     if factor is not None or relu_type == ReLuType.RELU:
         return _fixpipe(_with_bias(x, y, bias, shape, acc, acc), factor, relu_type, out_dtype)
     return _with_bias(x, y, bias, shape, acc, out_dtype)
+
+
+def split_k_checks(rank: int, out_dtype: dt.DataType, fixpipe: bool) -> None:
+    """``set_cube_tile_shapes(..., enable_split_k=True)``: the K axis is split over cores and the partial
+    FP32/INT32 products are summed into the output.  Here every output tile is owned by one core that
+    accumulates its K blocks in FP32/INT32 in order, which is one valid order of that sum, so the
+    product is the same; what the switch changes is what it allows -- 2-D to 4-D products with an
+    FP32/INT32 out_dtype and no bias/fixpipe (scale, ReLU), the official constraints -- checked here."""
+    from ..frontend.tracer import current_recorder, recording
+
+    tiles = current_recorder().cube_tile if recording() else None
+    if not tiles or not tiles.get("split_k"):
+        return
+    if not 2 <= rank <= 4:
+        raise KernelTypeError(f"pypto.matmul with enable_split_k: only 2-D to 4-D products, got {rank}-D")
+    if out_dtype not in (dt.DT_FP32, dt.DT_INT32):
+        raise KernelTypeError(f"pypto.matmul with enable_split_k: out_dtype must be DT_FP32 or DT_INT32, "
+                              f"got {out_dtype.name}")
+    if fixpipe:
+        raise KernelTypeError("pypto.matmul with enable_split_k: bias, scale and ReLU (fixpipe) cannot be "
+                              "combined with the multi-core K split")
 
 
 def _enum(kind, value, what: str):

@@ -210,7 +210,9 @@ def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[An
 
 def _valid_extent(axis: int, size, valid, offset, dim):
     """``min(valid, dim - offset)``: the view's valid extent on ``axis`` (an int when everything is
-    fixed, else a runtime ``pypto.min``), after checking what is known while recording."""
+    fixed, else a runtime ``pypto.min``), after checking what is known while recording.  A run-time
+    ``valid`` larger than the view's fixed ``size`` is cut to ``size`` (a window holds no more than its
+    shape; the official kernels pass ``min(n - i * size, n)``, which exceeds ``size`` before the tail)."""
     what = f"pypto.view: axis {axis}"
     for name, v in (("shape", size), ("valid_shape", valid)):
         if is_static(v) and v <= 0:
@@ -219,6 +221,8 @@ def _valid_extent(axis: int, size, valid, offset, dim):
         raise KernelTypeError(f"{what}: valid_shape {valid} exceeds the view's shape {size}")
     if is_static(offset) and (offset < 0 or is_static(dim) and offset >= dim):
         raise KernelTypeError(f"{what}: offset {offset} is outside the input's valid size {dim}")
+    if not is_static(valid) and is_static(size):
+        valid = sym_min(valid, size)
     return immediate(sym_min(valid, dim if is_static(offset) and offset == 0 else dim - offset))
 
 

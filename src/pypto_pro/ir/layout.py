@@ -4,6 +4,13 @@ ND is row-major, DN column-major; the fractal layouts (NZ, ZN, ZZ, NN) split the
 blocks of ``r0 x c0`` elements whose contiguous run is 32 bytes (API.md A3), so that e.g.
 ``Mat[N,K] NZ`` and ``Mat[K,N] ZN`` occupy the same bytes.  Every backend and the simulator use
 this one function, so aliasing between tiles of different layouts means the same everywhere.
+
+Footprint (the official slot rule: a group's slots are ``prod(shape) x element bytes`` apart):
+NZ stacks its ``c0``-wide column panels, each as tall as the tile (``rows x c0`` elements, the
+last 16-row fractal of a panel is not padded), and ZN, its transpose, its ``r0``-tall row panels,
+each as wide as the tile.  So a ``[1, 128]`` FP16 NZ tile spans exactly 256 bytes; only the run
+direction (32 bytes) rounds up.  ZZ and NN pad both ways, but the E8M0 scale tiles of MX matmul
+use 32-byte fractals there (16 x 2 in ZZ, 2 x 16 in NN), so a ``[64, 2]`` ZZ scale spans 128 bytes.
 """
 from __future__ import annotations
 
@@ -18,18 +25,32 @@ FRACTAL_ROWS = 16
 FRACTAL_BYTES = 32
 
 
-def fractal_dims(layout: Layout, elem_bytes: int, acc: bool = False) -> Tuple[int, int]:
-    """(r0, c0) of one fractal block.  The L0C accumulator uses 16x16 blocks for every dtype."""
+#: fractal bytes of the MX scale layouts (E8M0 in ZZ / NN)
+SCALE_FRACTAL_BYTES = 32
+
+
+def fractal_bytes(dtype, layout: Layout) -> int:
+    """Bytes of one fractal block of a tile of ``dtype`` in ``layout``: 32 for E8M0 scales in ZZ/NN,
+    else 0 (meaning the 16-row x 32-byte fractal)."""
+    return SCALE_FRACTAL_BYTES if dtype.name == "FP8E8M0" and layout in (Layout.ZZ, Layout.NN) else 0
+
+
+def fractal_dims(layout: Layout, elem_bytes: int, acc: bool = False, fractal: int = 0) -> Tuple[int, int]:
+    """(r0, c0) of one fractal block.  The L0C accumulator uses 16x16 blocks for every dtype; a
+    ``fractal`` of 32 bytes (E8M0 scales) is 16 rows x one 2-element run."""
     run = max(1, FRACTAL_BYTES // elem_bytes)
     if acc:
         return FRACTAL_ROWS, FRACTAL_ROWS
+    if fractal:
+        run = max(1, fractal // FRACTAL_ROWS // elem_bytes)
     if layout in (Layout.NZ, Layout.ZZ):
         return FRACTAL_ROWS, run
     return run, FRACTAL_ROWS  # ZN, NN: the contiguous run goes down a column
 
 
 @lru_cache(maxsize=512)
-def element_offsets(rows: int, cols: int, layout: Layout, elem_bytes: int, acc: bool = False) -> np.ndarray:
+def element_offsets(rows: int, cols: int, layout: Layout, elem_bytes: int, acc: bool = False,
+                    fractal: int = 0) -> np.ndarray:
     """A read-only ``[rows, cols]`` int64 array of element offsets for the given layout."""
     r = np.arange(rows, dtype=np.int64)[:, None]
     c = np.arange(cols, dtype=np.int64)[None, :]
@@ -37,8 +58,14 @@ def element_offsets(rows: int, cols: int, layout: Layout, elem_bytes: int, acc: 
         off = r * cols + c
     elif layout == Layout.DN:
         off = c * rows + r
+    elif layout == Layout.NZ:  # column panels of c0 columns, each `rows` tall, row-major inside
+        _, c0 = fractal_dims(layout, elem_bytes, acc, fractal)
+        off = (c // c0) * (rows * c0) + r * c0 + c % c0
+    elif layout == Layout.ZN:  # row panels of r0 rows, each `cols` wide, column-major inside
+        r0, _ = fractal_dims(layout, elem_bytes, acc, fractal)
+        off = (r // r0) * (cols * r0) + c * r0 + r % r0
     else:
-        r0, c0 = fractal_dims(layout, elem_bytes, acc)
+        r0, c0 = fractal_dims(layout, elem_bytes, acc, fractal)
         r1 = -(-rows // r0)
         c1 = -(-cols // c0)
         rb, ri, cb, ci = r // r0, r % r0, c // c0, c % c0
@@ -52,9 +79,12 @@ def element_offsets(rows: int, cols: int, layout: Layout, elem_bytes: int, acc: 
     return off
 
 
-def footprint_elems(rows: int, cols: int, layout: Layout, elem_bytes: int, acc: bool = False) -> int:
-    """Number of elements a tile spans in memory (fractal layouts pad to whole blocks)."""
+def footprint_elems(rows: int, cols: int, layout: Layout, elem_bytes: int, acc: bool = False,
+                    fractal: int = 0) -> int:
+    """Number of elements a tile spans in memory (see the module docstring for the padding)."""
     if layout in (Layout.ND, Layout.DN):
         return rows * cols
-    r0, c0 = fractal_dims(layout, elem_bytes, acc)
-    return (-(-rows // r0) * r0) * (-(-cols // c0) * c0)
+    r0, c0 = fractal_dims(layout, elem_bytes, acc, fractal)
+    padded_rows = rows if layout == Layout.NZ else -(-rows // r0) * r0
+    padded_cols = cols if layout == Layout.ZN else -(-cols // c0) * c0
+    return padded_rows * padded_cols

@@ -308,7 +308,11 @@ class TensorParam:
 class PtrParam(TensorParam):
     """A raw GM pointer parameter ``pl.Ptr[dtype]``: the argument's bytes as a flat run of ``dtype``
     elements, ``dims == [extent]`` (a DYNAMIC dim).  Kernels address it only through views
-    (:class:`TensorView`, ``pl.make_tensor``)."""
+    (:class:`TensorView`, ``pl.make_tensor``).  ``address``, made when the kernel uses the pointer's
+    value (``printf("%p", ptr)``), is an INT64 Var bound at launch to the argument's host address (0
+    for a ``None`` argument)."""
+
+    address: Optional["Var"] = None
 
 
 @dataclass(eq=False)
@@ -331,6 +335,17 @@ class TensorView(TensorParam):
         line = f" at line {self.made_at.lineno}" if self.made_at else ""
         made = "pl.set_stride" if self.clamp_rows else "pl.make_tensor"
         return f"tensor view '{self.name}' ({made}{line}) of '{self.base.name}'"
+
+
+@dataclass(eq=False)
+class PackedStrides(TensorParam):
+    """A packed 4-bit GM tensor (``dtypes.PACKED_GM``) after ``pl.set_stride``: later loads step
+    ``tile_strides[0]`` / ``tile_strides[1]`` logical (4-bit) elements per tile row / column (ints or
+    Vars) instead of the tensor's own strides along their two ``order`` axes.  ``base`` is the root
+    parameter, whose bytes (and name) this denotes."""
+
+    base: Optional[TensorParam] = None
+    tile_strides: List[Union[int, "Var"]] = field(default_factory=list)
 
 
 @dataclass(eq=False)

@@ -24,6 +24,8 @@ class MemorySpace(enum.Enum):
     Scaling = "Scaling"
     ScaleLeft = "ScaleLeft"
     ScaleRight = "ScaleRight"
+    #: the vector core's register file (Reg/VF API): vector and mask registers, never user tiles
+    Reg = "Reg"
 
     def __repr__(self) -> str:
         return f"pl.MemorySpace.{self.name}"
@@ -192,6 +194,9 @@ class TileType:
                  valid_shape: Optional[Sequence[int]] = None, layout: Optional[Layout] = None,
                  fractal: Optional[int] = None, pad: Optional[TilePad] = None, compact: Optional[int] = None):
         shape = list(shape) if isinstance(shape, (list, tuple)) else shape
+        if target_memory == MemorySpace.Scaling and isinstance(shape, list) and len(shape) != 2:
+            raise ValueError(f"a Scaling tile holds the fixpipe's per-channel scales: the scale tile must be 2D with "
+                             f"shape [1, N], got {shape!r}")
         if not isinstance(shape, list) or len(shape) != 2 or not all(
                 isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
             raise ValueError(f"TileType shape must be two positive compile-time ints, got {shape!r}")
@@ -230,3 +235,10 @@ class TileType:
     def __repr__(self) -> str:
         extra = f", layout={self.layout!r}" if self.layout else ""
         return f"TileType({self.shape}, {self.dtype!r}, {self.target_memory!r}{extra})"
+
+
+class QuantMode(enum.IntEnum):
+    """``pl.quant``'s mode: symmetric (INT8 result) or asymmetric (UINT8 result with a zero-point offset)."""
+
+    SYM = 0
+    ASYM = 1

@@ -16,18 +16,39 @@ from ..errors import (KernelDeadlockError, KernelError, KernelLaunchError, Kerne
                       KernelValueError)
 from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCoreSyncMode, DcciDst,  # noqa: F401
                         FillPadMode, Layout, MemorySpace, PipeType, ReluPreMode, RoundMode, STPhase, SyncAllMode,
-                        SyncCoreType, TilePad, TileType)
-from ..runtime.jit import JitKernel, jit  # noqa: F401
+                        QuantMode, SyncCoreType, TilePad, TileType)
+from . import pipeline  # noqa: F401  (pl.pipeline.stage, pl.pipeline.PipelineConfig)
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
 from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
-                         get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, max, min, range,
-                         section_cube, section_vector, set_stride, vector_function)
+                         get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, make_tuple, max,
+                         min, range, section_cube, section_vector, set_stride, ssbuf_load, ssbuf_store, struct,
+                         struct_array)
 from .intrinsics import NOT_IMPLEMENTED_STUBS
+from .spellings import build_spellings
+from .vf import ENUMS as _VF_ENUMS
+from .vf import MaskReg, RegTensor, Vf, vector_function  # noqa: F401
+from .simt import simt  # noqa: F401
 from .stubs import build_namespaces
 
 ND, DN, NZ, ZN, ZZ, NN = Layout.ND, Layout.DN, Layout.NZ, Layout.ZN, Layout.ZZ, Layout.NN
 TileLayout = TensorLayout = Layout  # the official names of the layout enum (pl.ND is TensorLayout.ND)
 
 globals().update(NOT_IMPLEMENTED_STUBS)
+globals().update(_VF_ENUMS)
 globals().update(build_namespaces())
-del build_namespaces, NOT_IMPLEMENTED_STUBS
+globals().update({k: v for k, v in build_spellings().items() if k not in globals()})
+del build_namespaces, build_spellings, NOT_IMPLEMENTED_STUBS
+
+
+def __getattr__(name: str):
+    """``pl.jit`` and ``pl.JitKernel`` resolve on first use: the runtime imports this package's
+    annotation module, so importing it here eagerly would make ``import pypto_pro.runtime.jit`` (before
+    the language) circular."""
+    if name in ("jit", "JitKernel"):
+        from ..runtime import jit as runtime_jit
+        return getattr(runtime_jit, name)
+    raise AttributeError(f"module 'pypto_pro.language' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"jit", "JitKernel"})

@@ -111,6 +111,35 @@ def addptr(ptr, offset):
     """addptr(ptr, offset): pointer ``ptr`` moved by ``offset`` elements of its dtype."""
 
 
+@_intrinsic
+def struct(type_name, /, **fields):
+    """struct("Name", field=init, ...): a record of runtime scalars (an init that is a list makes an array
+    field); fields are read and assigned as ``s.field`` / ``s.arr[i]``; bound by reference."""
+
+
+@_intrinsic
+def struct_array(size, type_name, /, **fields):
+    """struct_array(size, "Name", field=init, ...): ``size`` structs of one type; ``a[i]`` (i an int or a
+    runtime integer) is one of them."""
+
+
+@_intrinsic
+def ssbuf_store(struct_var, offset):
+    """ssbuf_store(struct_var, offset): copy struct ``struct_var`` into the block's shared scalar buffer at byte
+    ``offset`` (S pipe; pair with set_cross_core / wait_cross_core)."""
+
+
+@_intrinsic
+def ssbuf_load(struct_var, offset):
+    """ssbuf_load(struct_var, offset): fill struct ``struct_var`` from the block's shared scalar buffer at byte
+    ``offset`` (S pipe)."""
+
+
+@_intrinsic
+def make_tuple(*args, **fields):
+    """make_tuple(field=value, ...): an immutable tuple of kernel values, also reachable as ``t.field``."""
+
+
 def inline(fn):
     """Mark a Python helper to be inlined into the kernels that call it (plain helpers are too)."""
     fn.__pto_inline__ = True
@@ -118,11 +147,6 @@ def inline(fn):
 
 
 function = inline
-
-
-def vector_function(fn):
-    """Register-level VF helpers (``pl.Vf``) are not implemented yet."""
-    raise NotImplementedError("pl.vector_function (Reg/VF API) is not implemented yet")
 
 
 def _not_implemented(name: str, family: str):
@@ -139,11 +163,6 @@ def _not_implemented(name: str, family: str):
 
 #: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
 NOT_IMPLEMENTED = {
-    "quantisation": ("quant", "dequant"),
-    "scalar buffer": ("ssbuf_load", "ssbuf_store"),
-    "Reg/VF API": ("Vf", "RegTensor", "MaskReg"),
-    "SIMT API": ("simt",),
-    "scalar structs and tuples": ("struct", "struct_array", "make_tuple"),
 }
 NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)
                          for family, names in NOT_IMPLEMENTED.items() for name in names}

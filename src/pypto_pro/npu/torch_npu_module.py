@@ -5,7 +5,8 @@ the JIT compiles for (``$PYPTOPRO_JIT_ARCH``, default a5 = Ascend 950): kernels 
 on the host, so streams and events are ordered trivially and ``synchronize`` returns at once.
 Settings that only steer the device (core limits, internal formats) are recorded and have no effect.
 On-board profiling, graph capture and the CANN ``torch_npu.npu_*`` operators raise
-:class:`~pypto_pro.npu.NpuOnlyFacilityError`.
+:class:`~pypto_pro.npu.NpuOnlyFacilityError`, except ``npu_trans_quant_param``, a fixed bit-level format
+conversion the stand-in computes (:mod:`pypto_pro.npu.quant_param`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import torch
 
 from ..arch import resolve_arch
 from . import NpuOnlyFacilityError
+from .quant_param import npu_trans_quant_param  # noqa: F401  (torch_npu.npu_trans_quant_param)
 
 ARCH = resolve_arch(None)
 """The arch whose device the stand-in reports (and that kernels compile for by default)."""

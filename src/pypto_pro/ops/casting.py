@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as dt
+from .. import lowprec
 from ..dtypes import DataType
 from ..ir.types import RoundMode
+
+
+def _codes_as(codes: np.ndarray, dtype: DataType) -> np.ndarray:
+    """uint8 codes seen as the ml_dtypes storage type of ``dtype`` (one element per byte)."""
+    return codes.view(dtype.np_dtype)
 
 
 def _round_int(x: np.ndarray, mode: RoundMode) -> np.ndarray:
@@ -76,10 +83,41 @@ def _float_round(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray
     return np.where(exact, y, r).astype(target)
 
 
+_MODE_NAMES = {RoundMode.CAST_RINT: "rint", RoundMode.CAST_NONE: "rint", RoundMode.CAST_ROUND: "round",
+               RoundMode.CAST_FLOOR: "floor", RoundMode.CAST_CEIL: "ceil", RoundMode.CAST_TRUNC: "trunc"}
+
+
+def is_low_float(dtype: DataType) -> bool:
+    """An 8-bit or 4-bit float format (FP8 E4M3/E5M2/E8M0, HF8, FP4 E2M1/E1M2)."""
+    return dtype.is_float() and dtype.bits() <= 8 and dtype.np_dtype is not None
+
+
+def low_float_values(dtype: DataType) -> np.ndarray:
+    """The value of every code of a low float format."""
+    if dtype.codec is not None:
+        return lowprec.format_values(dtype.codec[0], dtype.bits())
+    return lowprec.format_values(lambda codes: codes.view(dtype.np_dtype).astype(np.float32), dtype.bits())
+
+
 def cast_values(values: np.ndarray, src: DataType, dst: DataType, mode: RoundMode) -> np.ndarray:
-    """Convert stored ``values`` of dtype ``src`` to dtype ``dst`` storage with rounding ``mode``."""
-    target = dst.require_numpy()
+    """Convert stored ``values`` of dtype ``src`` to dtype ``dst`` storage with rounding ``mode``.
+
+    Low float formats (8/4 bits) are read exactly as fp32 and written by rounding on the format's
+    own value grid (:func:`lowprec.round_to_format`: saturating; HF8 rounds ties away from zero
+    under every nearest mode, as the hardware only has that one)."""
     values = np.asarray(values)
+    if is_low_float(src):
+        values, src = src.decode(values), dt.DT_FP32
+    if is_low_float(dst):
+        if mode == RoundMode.CAST_ODD:
+            raise ValueError("CAST_ODD exists only for FP32 -> FP16")
+        name = _MODE_NAMES[mode]
+        if dst.name == "HF8" and name in ("rint", "round"):
+            return dst.encode(values)
+        with np.errstate(all="ignore"):
+            codes = lowprec.round_to_format(values.astype(np.float64), low_float_values(dst), name)
+        return codes if dst.codec is not None else _codes_as(codes, dst)
+    target = dst.require_numpy()
     if src.kind == "bool" or dst.kind == "bool":
         return values.astype(target)
     with np.errstate(all="ignore"):

@@ -11,13 +11,13 @@ from ..ir.nodes import TileRef
 
 def as_compute(values: np.ndarray, dtype: DataType) -> np.ndarray:
     """Values in the dtype arithmetic happens in (fp32 for 16/8-bit floats)."""
-    return np.asarray(values).astype(dtype.compute_np_dtype, copy=False)
+    return dtype.decode(values)
 
 
 def scalar_value(ctx, value, dtype: DataType):
     """A scalar operand converted to the compute dtype of ``dtype`` (numpy scalar)."""
     v = ctx.scalar(value)
-    return np.asarray(v).astype(dtype.require_numpy()).astype(dtype.compute_np_dtype)[()]
+    return dtype.decode(dtype.encode(np.asarray(v)))[()]
 
 
 def window(ctx, dst, *srcs) -> Tuple[int, int]:
@@ -34,7 +34,7 @@ def window(ctx, dst, *srcs) -> Tuple[int, int]:
 def write_result(view, values: np.ndarray, rows: Optional[int] = None, cols: Optional[int] = None) -> None:
     """Round computed values once into ``view``'s dtype and store them."""
     with np.errstate(all="ignore"):
-        view.write(np.asarray(values).astype(view.dtype.require_numpy()), rows, cols)
+        view.write(view.dtype.encode(values), rows, cols)
 
 
 def operand(ctx, value, dtype: DataType, rows: int, cols: int):

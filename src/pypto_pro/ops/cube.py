@@ -63,8 +63,8 @@ def _product(ctx, a):
         if not 1 <= v <= 4095:
             raise ctx.error(f"matmul: {name}={v} is outside [1, 4095]")
     exact = np.int64 if lhs.dtype == dt.DT_INT8 else np.float64
-    x = lhs.read(m, k).astype(exact)
-    y = rhs.read(k, n).astype(exact)
+    x = lhs.read_compute(m, k).astype(exact)
+    y = rhs.read_compute(k, n).astype(exact)
     return x @ y, m, n
 
 
@@ -118,23 +118,5 @@ class MatmulAcc:
         base = ctx.tile(a["acc"]).read(m, n).astype(exact)
         _finish(ctx, a, prod, m, n, base)
 
-
-def _mx_not_implemented(name):
-    class MX:
-        __doc__ = f"pl.{name}: MX-format matmul (not implemented yet)."
-
-        @staticmethod
-        def check(c, a):
-            raise NotImplementedError(f"pl.{name} (MX FP8/FP4 matmul)")
-
-        @staticmethod
-        def run(ctx, a):  # pragma: no cover - check always raises
-            raise NotImplementedError(name)
-
-    op(name, [Arg("args", "any", var=True)], "M")(MX)
-
-
-_mx_not_implemented("matmul_mx")
-_mx_not_implemented("matmul_mx_acc")
 
 __all__ = ["acc_dtype_for"]

@@ -6,7 +6,18 @@
 * ``gather(out, src, idx, tmp, *, cmp_mode=0, offset=0)``: ``out[r, c] = src_flat[idx[r, c] + offset]``
   over ``out``'s valid window, ``src_flat`` being ``src``'s physical elements in row-major order.  The
   hardware leaves an index outside ``src`` undefined; here it is a ``KernelRuntimeError``.  ``tmp`` is
-  the hardware's scratch (never read here); ``cmp_mode`` other than 0 is not implemented.
+  the hardware's scratch (never read here); ``cmp_mode`` must stay 0 in this form.
+* ``gather(dst, src, k_value, cdst, tmp, *, cmp_mode, offset=0)`` (the compare form, five tiles; they
+  bind to the parameters ``dst, src, idx, tmp, scratch``): for each row ``r`` of src's valid window,
+  the flat indices ``offset + r * src_cols + c`` of the elements ``src[r, c]`` that compare true with
+  ``k = k_value_flat[r]`` -- ``cmp_mode=4`` (``pl.CmpMode.GT``): ``src > k``, ``cmp_mode=0`` (EQ):
+  ``src == k`` -- are written in column order to ``dst[r, 0:n]``, and ``cdst_flat[r]`` receives ``4 * n``,
+  the bytes written (the hardware's convention).  dst is INT32/UINT32, src INT16/UINT16/INT32/UINT32/
+  FP16/FP32, k_value UINT16/UINT32, cdst INT32/UINT32; ``tmp`` is scratch.  **Decisions:** float sources
+  compare in FP32 with k converted to FP32; integer sources compare their bit patterns as unsigned
+  numbers with k (as the 950 implementation does); at most dst's valid width of indices is written
+  per row (n counts those) and dst's other elements keep their values; other cmp_modes, which the
+  hardware does not have, are a KernelTypeError.
 * ``scatter(out, src, idx)``: ``out_flat[idx[r, c]] = src[r, c]`` over ``src``'s valid window (its
   inverse); other elements of ``out`` keep their values; a repeated index keeps the last write in
   row-major order (the hardware leaves conflicts undefined); an index outside ``out`` raises.  Data
@@ -58,24 +69,45 @@ def _vec(c, a, names):
         c.space(n, a[n], MemorySpace.Vec)
 
 
-@op("gather", [Out("dst"), In("src"), In("idx"), Out("tmp"), Arg("cmp_mode", default=0, kw_only=True),
-               Arg("offset", "scalar", default=0, kw_only=True)], "V")
+#: the compare form's cmp_mode values (pl.CmpMode.EQ, pl.CmpMode.GT) and their names
+CMP_MODES = {0: "EQ", 4: "GT"}
+CMP_SOURCES = (dt.DT_INT16, dt.DT_UINT16, dt.DT_INT32, dt.DT_UINT32, dt.DT_FP16, dt.DT_FP32)
+CMP_INDEX = (dt.DT_INT32, dt.DT_UINT32)
+
+
+def is_compare_form(args) -> bool:
+    """Whether a bound ``gather`` call is the five-tile compare form."""
+    return args.get("scratch") is not None
+
+
+@op("gather", [Out("dst"), In("src"), In("idx"), Out("tmp"), Out("scratch", default=None),
+               Arg("cmp_mode", default=0, kw_only=True), Arg("offset", "scalar", default=0, kw_only=True)], "V")
 class Gather:
     """pl.gather(dst, src, idx, tmp, *, cmp_mode=0, offset=0): dst[r, c] = src_flat[idx[r, c] + offset]
-    (src's physical elements, row-major) over dst's valid window; tmp is scratch."""
+    (src's physical elements, row-major) over dst's valid window; tmp is scratch.
+    pl.gather(dst, src, k_value, cdst, tmp, *, cmp_mode, offset=0): per row r, the flat indices
+    (offset + r * src_cols + c) of src's elements > k (cmp_mode=4) or == k (cmp_mode=0), k = k_value_flat[r],
+    into dst[r, :n]; cdst_flat[r] = 4 * n."""
 
     @staticmethod
     def check(c, a):
+        if is_compare_form(a):
+            _check_compare(c, a)
+            return
         _vec(c, a, ("dst", "src", "idx", "tmp"))
         c.same_dtype(dst=a["dst"], src=a["src"])
         c.dtype_in("idx", a["idx"], INDEX_TYPES)
         c.same_dtype(tmp=a["tmp"], idx=a["idx"])
         if a["cmp_mode"] != 0:
-            raise NotImplementedError(f"pl.gather(cmp_mode={a['cmp_mode']!r}): only cmp_mode=0 (no comparison)")
+            c.fail(f"cmp_mode={a['cmp_mode']!r} needs the compare form gather(dst, src, k_value, cdst, tmp, "
+                   f"cmp_mode=...); the index form takes cmp_mode=0")
         c.not_in_place(a["dst"], a["src"])
 
     @staticmethod
     def run(ctx, a):
+        if is_compare_form(a):
+            _run_compare(ctx, a)
+            return
         d, s, idx = ctx.tile(a["dst"]), ctx.tile(a["src"]), ctx.tile(a["idx"])
         rows, cols = window(ctx, d, idx)
         where = idx.read(rows, cols).astype(np.int64) + int(ctx.scalar(a["offset"]))
@@ -83,6 +115,62 @@ class Gather:
         src_cols = s.shape[1]
         flat = s.read(int(where.max()) // src_cols + 1 if where.size else 0, src_cols).reshape(-1)
         d.write(flat[where], rows, cols)
+
+
+def _check_compare(c, a) -> None:
+    names = {"dst": "dst", "src": "src", "idx": "k_value", "tmp": "cdst", "scratch": "tmp"}
+    for param, shown in names.items():
+        if a[param].space != MemorySpace.Vec:
+            c.fail(f"'{shown}' must be a Vec tile, got a {a[param].space.name} tile")
+    mode = a["cmp_mode"]
+    if isinstance(mode, bool) or int(mode) not in CMP_MODES:
+        c.fail(f"the compare form takes cmp_mode=0 (EQ) or cmp_mode=4 (GT), got {mode!r}")
+    a["cmp_mode"] = int(mode)
+    for param, allowed in (("dst", CMP_INDEX), ("src", CMP_SOURCES), ("idx", (dt.DT_UINT16, dt.DT_UINT32)),
+                           ("tmp", CMP_INDEX)):
+        if a[param].dtype not in allowed:
+            c.fail(f"'{names[param]}' has dtype {a[param].dtype.name}; supported: "
+                   f"{', '.join(d.name for d in allowed)}")
+    if a["dst"].decl is a["src"].decl:
+        c.fail("the compare form cannot write its indices over src")
+
+
+def compare_hits(values: np.ndarray, k, src_dtype: dt.DataType, mode: int) -> np.ndarray:
+    """Which of ``values`` (one row of src, stored dtype) compare true with threshold ``k`` (an int)."""
+    if src_dtype.is_float():
+        x, kk = values.astype(np.float32), np.float32(k)
+    else:
+        x = values.view(src_dtype.require_numpy()).astype(np.int64) & ((1 << src_dtype.bits()) - 1)
+        kk = np.int64(k)
+    return x > kk if CMP_MODES[mode] == "GT" else x == kk
+
+
+def _run_compare(ctx, a) -> None:
+    d, s, kt, cnt = (ctx.tile(a[n]) for n in ("dst", "src", "idx", "tmp"))
+    rows, cols = s.valid
+    src_cols = s.shape[1]
+    dst_cols = d.valid[1]
+    if rows > d.shape[0]:
+        raise ctx.error(f"pl.gather: dst {d.name} has {d.shape[0]} rows, fewer than src's {rows} valid rows")
+    for what, view in (("k_value", kt), ("cdst", cnt)):
+        if rows > view.shape[0] * view.shape[1]:
+            raise ctx.error(f"pl.gather: {what} {view.name} holds {view.shape[0] * view.shape[1]} values, fewer "
+                            f"than src's {rows} valid rows (one per row)")
+    x = s.read(rows, cols)
+    k_rows = -(-rows // kt.shape[1]) if rows else 0
+    ks = kt.read(k_rows, kt.shape[1]).reshape(-1)[:rows].astype(np.int64)
+    base = int(ctx.scalar(a["offset"]))
+    out = d.read_unreported(rows, dst_cols) if rows and dst_cols else np.zeros((rows, dst_cols), d.dtype.require_numpy())
+    counts = []
+    for r in range(rows):
+        hits = np.nonzero(compare_hits(x[r], int(ks[r]), s.dtype, a["cmp_mode"]))[0][:dst_cols]
+        out[r, :len(hits)] = (base + r * src_cols + hits).astype(np.int64)
+        counts.append(len(hits) * d.dtype.nbytes)
+    d.write(out, rows, dst_cols)
+    c_rows = -(-rows // cnt.shape[1]) if rows else 0
+    flat = cnt.read_unreported(c_rows, cnt.shape[1]).reshape(-1)
+    flat[:rows] = counts
+    cnt.write(flat.reshape(c_rows, cnt.shape[1]), c_rows, cnt.shape[1])
 
 
 def _scatter_index_types(dtype: dt.DataType):

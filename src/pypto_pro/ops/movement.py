@@ -14,7 +14,8 @@ import numpy as np
 from .. import dtypes as dt
 from ..ir.nodes import TensorParam
 from ..ir.optable import Arg, In, InOut, Out, op
-from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode
+from ..ir.types import AccToVecMode, AtomicType, Layout, MemorySpace
+from . import fixpipe, gm_mx
 from .common import write_result
 
 M = MemorySpace
@@ -92,14 +93,24 @@ def _scaled_offsets(ctx, offsets, tile_shape, ndim, order):
 
 
 # --------------------------------------------------------------------------- load
-def _load_check(c, a):
+def _load_check(c, a, tile_units: bool = False):
     c.space("dst", a["dst"], M.Vec, M.Mat)
     if a["dst"].dtype != a["src"].dtype:
         c.fail(f"tile dtype {a['dst'].dtype.name} differs from tensor '{a['src'].name}' dtype {a['src'].dtype.name}")
     _check_gm_args(c, a["src"], a["dst"], a["offsets"], a["order"], store=False)
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.check_packed_load(c, a, tile_units)
+    elif gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.check_mx_scale_load(c, a)
 
 
 def _load_run(ctx, a, tile_units: bool):
+    if gm_mx.is_packed(a["src"]):
+        gm_mx.load_packed(ctx, a)
+        return
+    if gm_mx.is_mx_scale_load(a["dst"], a["src"]):
+        gm_mx.load_mx_scale(ctx, a, tile_units, gm_window)
+        return
     d = ctx.tile(a["dst"])
     arr = ctx.tensor(a["src"])
     rows, cols = d.valid
@@ -134,7 +145,7 @@ class LoadTile:
 
     @staticmethod
     def check(c, a):
-        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])})
+        _load_check(c, {**a, "offsets": [0] * len(a["tile_offsets"])}, tile_units=True)
         if len(a["tile_offsets"]) != a["src"].ndim:
             c.fail(f"'tile_offsets' needs {a['src'].ndim} entries")
 
@@ -144,45 +155,12 @@ class LoadTile:
 
 
 # --------------------------------------------------------------------------- store
-_FIXPIPE_OUT = {"FP32": ("FP32", "FP16", "BF16"), "INT32": ("INT32", "FP16", "INT8")}
-
-
-def fixpipe_check(c, acc_dtype, out_dtype, relu, scale):
-    allowed = _FIXPIPE_OUT.get(acc_dtype.name, ())
-    if out_dtype.name not in allowed:
-        c.fail(f"the fixpipe converts {acc_dtype.name} accumulators to {', '.join(allowed)}, not {out_dtype.name}")
-    if isinstance(scale, TensorParam) or (scale is not None and not isinstance(scale, (int, float))
-                                          and not hasattr(scale, "dtype")):
-        raise NotImplementedError("per-channel fixpipe scaling (Scaling tile) is not implemented yet")
-    if out_dtype.name == "BF16" and scale is not None:  # API.md A4: FP32/INT32 -> BF16 with scale is rejected
-        c.fail(f"the fixpipe cannot scale {acc_dtype.name} accumulators into BF16; drop scale= or store FP32/FP16")
-    if acc_dtype.name == "INT32" and out_dtype.name in ("FP16", "INT8") and scale is None:
-        c.fail(f"INT32 -> {out_dtype.name} through the fixpipe needs a scale")
-
-
-def fixpipe_values(ctx, values: np.ndarray, out_dtype, relu, scale) -> np.ndarray:
-    """Accumulator values -> output storage: optional scale, optional ReLU, one rounding."""
-    x = values.astype(np.float64 if values.dtype.kind == "f" else np.int64)
-    if scale is not None:
-        x = x.astype(np.float64) * np.float32(ctx.scalar(scale))
-        if values.dtype.kind == "f":
-            x = x.astype(np.float32)
-    if relu is not None and ReluPreMode(relu) == ReluPreMode.NormalRelu:
-        x = np.maximum(x, 0)
-    target = out_dtype.require_numpy()
-    if out_dtype.is_float():
-        return x.astype(np.float32).astype(target) if x.dtype.kind == "f" else x.astype(np.float64).astype(target)
-    if x.dtype.kind == "f":
-        info = np.iinfo(target)
-        return np.clip(np.rint(x), info.min, info.max).astype(target)
-    return x.astype(target)
-
-
 def _store_check(c, a, offsets_name):
     src, t = a["src"], a["dst"]
+    gm_mx.reject_packed_store(c, t)
     c.space("src", src, M.Vec, M.Acc)
     if src.space == M.Acc:
-        fixpipe_check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"])
+        fixpipe.check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"], phase=a["phase"])
     else:
         if src.dtype != t.dtype:
             c.fail(f"tile dtype {src.dtype.name} differs from tensor '{t.name}' dtype {t.dtype.name}; cast first")
@@ -210,7 +188,7 @@ def _store_run(ctx, a, tile_units: bool):
     vals = s.read(rows, cols)
     tdt = a["dst"].dtype
     if s.space == M.Acc:
-        vals = fixpipe_values(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
+        vals = fixpipe.apply(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
     if one_d:
         vals = vals[0]
     ctx.note_gm(a["dst"], index, write=True, atomic=AtomicType(a["atomic"]) == AtomicType.AtomicAdd)
@@ -226,7 +204,7 @@ def _store_pipe(a):
     return "FIX" if a["src"].space == M.Acc else "MTE3"
 
 
-_STORE_KW = [Arg("relu_pre_mode", default=None, kw_only=True), Arg("scale", "any", default=None, kw_only=True),
+_STORE_KW = [Arg("relu_pre_mode", default=None, kw_only=True), In("scale", "any", default=None, kw_only=True),
              Arg("order", default=None, kw_only=True), Arg("atomic", default=AtomicType.AtomicNone, kw_only=True),
              Arg("phase", default=None, kw_only=True)]
 
@@ -271,16 +249,28 @@ def _move_pipe(a):
     return _MOVE_PIPES.get((a["src"].space, a["dst"].space), "V")
 
 
-def _is_insert(a) -> bool:
+def insert_transposes(dst, src) -> bool:
+    """An NZ block inserted into a ZN Mat tile lands transposed: a ZN ``[R, C]`` tile holds the bytes of an
+    NZ ``[C, R]`` one, and the insert's offset and bounds are in that NZ frame (move.md: ZN/NZ pairs compare
+    transposed shapes)."""
+    return dst.layout == Layout.ZN and src.layout == Layout.NZ
+
+
+def is_insert(a) -> bool:
+    """Whether a ``pl.move`` with an offset is an insert: its source, seen in the destination's frame,
+    fits inside a larger destination (move.md)."""
     s, d = a["src"].static_shape, a["dst"].static_shape
-    return (a["offset"] is not None and s is not None and d is not None and s[0] <= d[0] and s[1] <= d[1]
-            and tuple(s) != tuple(d) and a["acc_to_vec_mode"] is None and a["relu_pre_mode"] is None
-            and a["scale"] is None and a["dst"].space == M.Mat)
+    if a.get("offset") is None or s is None or d is None or a["dst"].space != M.Mat:
+        return False
+    if insert_transposes(a["dst"], a["src"]):
+        d = (d[1], d[0])
+    return (s[0] <= d[0] and s[1] <= d[1] and tuple(s) != tuple(d) and a.get("acc_to_vec_mode") is None
+            and a.get("relu_pre_mode") is None and a.get("scale") is None)
 
 
 @op("move", [Out("dst"), In("src"), Arg("offset", "index_list", default=None),
              Arg("acc_to_vec_mode", default=None, kw_only=True), Arg("relu_pre_mode", default=None, kw_only=True),
-             Arg("scale", "any", default=None, kw_only=True)], _move_pipe)
+             In("scale", "any", default=None, kw_only=True)], _move_pipe)
 class Move:
     """pl.move(dst, src, offset=None, *, acc_to_vec_mode=None, relu_pre_mode=None, scale=None): tile -> tile.
     Paths: Mat->Left/Right/Bias (MTE1), Acc->Vec (FIX, fixpipe conversion into the AIV's UB), Vec->Vec (V),
@@ -297,7 +287,8 @@ class Move:
             legal = ", ".join(f"{s.name}->{d.name}" for s, d in _MOVE_PIPES)
             c.fail(f"no move path {src.space.name} -> {dst.space.name}; legal paths: {legal}")
         if src.space == M.Acc:
-            fixpipe_check(c, src.dtype, dst.dtype, a["relu_pre_mode"], a["scale"])
+            fixpipe.check(c, src.dtype, dst.dtype, a["relu_pre_mode"], a["scale"],
+                          acc_to_vec_mode=a["acc_to_vec_mode"])
             if a["acc_to_vec_mode"] is not None:
                 a["acc_to_vec_mode"] = AccToVecMode(a["acc_to_vec_mode"])
         else:
@@ -311,7 +302,7 @@ class Move:
         if a["offset"] is not None:
             if len(a["offset"]) != 2:
                 c.fail("'offset' is [row, col] in source coordinates")
-            if s is not None and d is not None and not _is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
+            if s is not None and d is not None and not is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
                 c.fail(f"extracting a {list(d)} tile from a {list(s)} tile")
         elif (s is not None and d is not None and tuple(s) != tuple(d) and tuple(s) != (d[1], d[0])
               and tuple(d) != _split_share(a["acc_to_vec_mode"], s)):
@@ -319,7 +310,7 @@ class Move:
 
     @staticmethod
     def run(ctx, a):
-        if _is_insert(a):
+        if is_insert(a):
             _insert(ctx, a["dst"], a["src"], a["offset"])
             return
         s = ctx.tile(a["src"])
@@ -370,7 +361,7 @@ def _acc_to_vec(ctx, a, s, vals):
         if not (0 <= r0 < vals.shape[0] and 0 <= c0 < vals.shape[1]):
             raise ctx.error(f"move offset [{r0}, {c0}] is outside the valid window {list(vals.shape)} of {s.name}")
         vals = vals[r0:, c0:]
-    out = fixpipe_values(ctx, vals, a["dst"].dtype, a["relu_pre_mode"], a["scale"])
+    out = fixpipe.apply(ctx, vals, a["dst"].dtype, a["relu_pre_mode"], a["scale"])
     mode = a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0
     rows, cols = out.shape
     parts = []
@@ -402,18 +393,19 @@ def _insert(ctx, dst_ref, src_ref, offset):
     targets = ctx.peers("cube") if s.space == M.Vec and dst_ref.space == M.Mat else [ctx.core]
     if not targets:
         raise ctx.error("insert into Mat needs the block's cube core; this kernel has none")
+    transposed = insert_transposes(dst_ref, src_ref)
+    rows, cols = vals.shape
     for core in targets:
         d = ctx.tile(dst_ref, core)
-        rows, cols = vals.shape
-        transposed = dst_ref.layout == Layout.ZN and src_ref.layout == Layout.NZ
-        if transposed:
-            vals_t, rows, cols = vals.T, cols, rows
-        else:
-            vals_t = vals
-        if r0 < 0 or c0 < 0 or r0 + rows > d.shape[0] or c0 + cols > d.shape[1]:
+        frame = (d.shape[1], d.shape[0]) if transposed else d.shape  # offsets are in the NZ frame of a ZN dst
+        if r0 < 0 or c0 < 0 or r0 + rows > frame[0] or c0 + cols > frame[1]:
+            view = " (the NZ view of a ZN tile)" if transposed else ""
             raise ctx.error(f"insert at [{r0}, {c0}] of a {rows}x{cols} block leaves {d.name} of shape "
-                            f"{list(d.shape)}")
-        d.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).write(vals_t)
+                            f"{list(frame)}{view}")
+        if transposed:
+            d.sub(c0, c0 + cols, r0, r0 + rows, (cols, rows)).write(vals.T)
+        else:
+            d.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).write(vals)
 
 
 @op("insert", [InOut("dst"), In("src"), Arg("offset", "index_list")], "MTE3")
@@ -436,4 +428,4 @@ class Insert:
         _insert(ctx, a["dst"], a["src"], a["offset"])
 
 
-__all__ = ["gm_window", "fixpipe_values"]
+__all__ = ["gm_window", "is_insert", "insert_transposes"]

@@ -278,6 +278,15 @@ def _check_slot(ctx, a):
         raise ctx.error(f"tile group index {i} is outside [0, {g.depth}) of group {g.name}")
 
 
+@op("check_index", [Arg("index", "scalar"), Arg("size")], "S", check=lambda c, a: None, internal=True)
+def _check_index(ctx, a):
+    """check_index(index, size): emitted before ``arr[i]`` of a struct array or array field with a runtime
+    ``i``; an index outside [0, size) would address past the array on the hardware."""
+    i, n = int(ctx.scalar(a["index"])), a["size"]
+    if not 0 <= i < n:
+        raise ctx.error(f"index {i} is out of bounds for an array of length {n}")
+
+
 @op("trap", [], "S", check=lambda c, a: None)
 def _trap(ctx, a):
     """pl.trap(): abort the kernel (raises KernelRuntimeError)."""

@@ -13,7 +13,7 @@ from .. import dtypes as dt
 from ..ir.nodes import DeclRef, SubRef, TileRef
 from ..ir.optable import Arg, In, InOut, Out, op
 from ..ir.types import MemorySpace, RoundMode, TilePad
-from .casting import cast_values
+from .casting import cast_values, is_low_float
 from .common import operand, scalar_value, window, write_result
 
 V = MemorySpace.Vec
@@ -377,7 +377,7 @@ class Cast:
         if mode == RoundMode.CAST_ODD and not (a["src"].dtype == dt.DT_FP32 and a["dst"].dtype == dt.DT_FP16):
             c.fail("CAST_ODD exists only for FP32 -> FP16")
         for n in ("dst", "src"):
-            if a[n].dtype.name in dt.STORAGE_ONLY:
+            if a[n].dtype.name in dt.STORAGE_ONLY and not is_low_float(a[n].dtype):
                 raise NotImplementedError(f"pl.cast to/from {a[n].dtype.name}")
         a["mode"] = mode
 

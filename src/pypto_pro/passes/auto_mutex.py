@@ -22,7 +22,7 @@ from ..ir.optable import OPS
 from ..ir.types import MemorySpace, PipeType
 
 #: ops whose Acc operand is synchronised by the phase protocol instead of a mutex
-_PHASE_OPS = ("matmul", "matmul_acc", "store", "store_tile")
+_PHASE_OPS = ("matmul", "matmul_acc", "matmul_mx", "matmul_mx_acc", "store", "store_tile")
 _SYNC_OPS = ("mutex_lock", "mutex_unlock")
 
 IdValue = Union[int, ir.Expr]

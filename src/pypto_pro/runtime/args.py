@@ -23,6 +23,7 @@ _TORCH_VIEW = {  # torch dtypes numpy cannot hold directly: reinterpret through 
 }
 if hasattr(ml_dtypes, "float8_e8m0fnu"):  # ml_dtypes >= 0.5
     _TORCH_VIEW["torch.float8_e8m0fnu"] = ("uint8", ml_dtypes.float8_e8m0fnu)
+_TORCH_VIEW["torch.float4_e2m1fn_x2"] = ("uint8", np.uint8)  # two packed FP4 E2M1 codes per element
 
 
 def is_torch_tensor(value) -> bool:
@@ -52,14 +53,23 @@ def as_numpy(value, what: str) -> np.ndarray:
 
 
 def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
-    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format (API.md B2: torch
+    """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format, or an integer array of
+    the same width and other signedness (API.md B2: torch
     has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
-    Zero-copy.  HF8 has no host type: a carrier of it raises NotImplementedError."""
+    Zero-copy.  HF8 is stored as its uint8 codes (dtypes.DT_HF8), so its carrier is taken as is."""
+    if dtype is not None and dt.is_packed_gm(dtype):
+        return arr  # packed 4-bit codes: the bytes themselves (dtypes.PACKED_GM)
     if dtype is not None and arr.dtype == np.uint8 and dtype.kind == "float" and dtype.bits() == 8:
         if dtype.np_dtype is None:
             raise NotImplementedError(f"{dtype.name} tensor arguments (the format has no host type here, so its "
                                       f"values can be neither checked nor computed on)")
         return arr.view(dtype.np_dtype)
+    want = dtype.np_dtype if dtype is not None else None
+    if want is not None and arr.dtype != want and arr.dtype.kind in "iu" and np.dtype(want).kind in "iu" \
+            and arr.dtype.itemsize == np.dtype(want).itemsize:
+        # the same integer bits under the other signedness: torch has no uint16/32/64 tensors on most
+        # versions, so UINT32 data travels as int32 (and the official launch passes raw pointers)
+        return arr.view(want)
     return arr
 
 
@@ -110,8 +120,9 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
             elif arr.ndim != len(declared):
                 raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, "
                                         f"got shape {list(arr.shape)}", kernel=kernel_name)
-            if arr.dtype != p.dtype.np_dtype:
-                raise KernelLaunchError(f"{what}: expected dtype {p.dtype.name}, got {_dtype_name(arr)}",
+            if arr.dtype != dt.gm_np_dtype(p.dtype):
+                packed = " (packed two per byte: a uint8 tensor)" if dt.is_packed_gm(p.dtype) else ""
+                raise KernelLaunchError(f"{what}: expected dtype {p.dtype.name}{packed}, got {_dtype_name(arr)}",
                                         kernel=kernel_name)
             element_strides(arr, what, kernel_name)
             static_dims = []
@@ -151,10 +162,23 @@ def element_strides(arr: np.ndarray, what: str, kernel_name: str) -> List[int]:
     return strides
 
 
+class NullPointer(np.ndarray):
+    """The memory of a ``None`` passed for a ``pl.Ptr`` parameter: no elements (every access is out of
+    bounds), and the address 0 (:func:`pointer_address`)."""
+
+
+def pointer_address(arr: np.ndarray) -> int:
+    """The address a ``pl.Ptr`` argument's pointer holds in the kernel: its host data address, 0 for None."""
+    return 0 if isinstance(arr, NullPointer) else int(arr.ctypes.data)
+
+
 def bind_pointer(kernel_name: str, p: ParamSpec, value) -> np.ndarray:
     """The memory of a ``pl.Ptr[dtype]`` argument: any C-contiguous tensor or array, its bytes seen as a
-    flat run of ``dtype`` elements (a view, no copy)."""
+    flat run of ``dtype`` elements (a view, no copy); ``None`` is the null pointer (officially optional
+    inputs are passed so), which holds no element."""
     what = f"argument '{p.name}'"
+    if value is None:
+        return np.empty(0, p.pointer.np_dtype).view(NullPointer)
     try:
         arr = as_numpy(value, what)
     except KernelLaunchError as e:
@@ -214,14 +238,21 @@ def check_scalar(kernel_name: str, p: ParamSpec, value):
     if not isinstance(value, int):
         raise KernelLaunchError(f"{what}: expected an int ({d.name}), got {type(value).__name__}", kernel=kernel_name)
     info = np.iinfo(d.require_numpy())
+    if info.min < 0 and info.max < value < 2 * (info.max + 1):
+        # the unsigned bit pattern of a signed scalar (e.g. struct.unpack("I", <float bytes>) passed as INT32):
+        # the launch ABI passes the bits, as ctypes' c_int32 does officially
+        value -= 2 * (info.max + 1)
     if not info.min <= value <= info.max:
-        raise KernelLaunchError(f"{what}: {value} does not fit {d.name}", kernel=kernel_name)
+        bits = d.bits()
+        raise KernelLaunchError(f"{what}: {value} does not fit {d.name} (values in [{info.min}, {info.max}], or an "
+                                f"unsigned {bits}-bit pattern below 2**{bits})", kernel=kernel_name)
     return int(value)
 
 
 def runtime_scalars(params: Sequence[Any], tensors: Dict[int, np.ndarray], scalars_by_index: Dict[int, Any]
                     ) -> Dict[int, Any]:
-    """Values of every runtime Var of a parsed kernel: scalar parameters and DYNAMIC dims."""
+    """Values of every runtime Var of a parsed kernel: scalar parameters, DYNAMIC dims and the addresses
+    of the pointer parameters whose value the kernel uses."""
     values: Dict[int, Any] = {}
     for p in params:
         if isinstance(p, ScalarParam):
@@ -231,6 +262,8 @@ def runtime_scalars(params: Sequence[Any], tensors: Dict[int, np.ndarray], scala
             for i, d in enumerate(p.dims):
                 if isinstance(d, Var):
                     values[d.uid] = int(arr.shape[i])
+            if getattr(p, "address", None) is not None:
+                values[p.address.uid] = pointer_address(arr)
     return values
 
 

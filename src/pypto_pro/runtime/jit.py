@@ -3,10 +3,14 @@
 ``kernel[stream, block_dim](*args)``, ``kernel[block_dim](*args)`` and ``kernel(*args)`` (block_dim 1)
 all bind and check the arguments, fetch or build the variant for the STATIC dims, and run it on
 the selected backend.  A kernel with a tiling key (``@pl.jit(tiling_key=Schema)``) is launched with
-``kernel[stream, block_dim, {field: value}](*args)``; each key is its own variant.  Launches are synchronous on every backend: results are ready on return.
+``kernel[stream, block_dim, {field: value}](*args)``; each key is its own variant.  A kernel with a
+datatype schema (``@pl.jit(datatype={param: "var"})``, runtime/datatype.py) takes the dtype dict after the
+key (or third without a key); each set of types is its own variant too.  Launches are synchronous on
+every backend: results are ready on return.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 import os
@@ -21,13 +25,17 @@ from ..arch import ArchSpec, resolve_arch
 from ..log import logger
 from ..backends import KNOWN as KNOWN_BACKENDS
 from ..backends import get_runner
-from ..errors import KernelLaunchError, KernelSyntaxError, SourceLoc
+from ..errors import KernelLaunchError, KernelLaunchValueError, KernelSyntaxError, SourceLoc
+from ..dtypes import DataType
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
 from ..language.annotations import (PtrAnnotation, TensorAnnotation, is_tiling_annotation, parameter_annotations,
                                     scalar_annotation_dtype)
 from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
+from .datatype import DatatypeSchema, DtypeBinding, split_launch_key
 from .fastpath import arg_key, frozen_launcher, launch_environment
+from ..passes.pipeline_sync import insert_pipeline_sync
+from .pipeline import PipelineConfig, check_pipeline_config
 from .tilingkey import TilingKeySchema
 
 #: the largest block_dim a launch accepts: the hardware's blockDim field (larger is not clamped but
@@ -111,25 +119,46 @@ def parameter_loc(fn: Callable, pname: str) -> Optional[SourceLoc]:
             return SourceLoc(filename, line, text)
     return SourceLoc(filename, line)
 
+class VariantCache(dict):
+    """The parsed variants of a kernel, keyed by (arch, STATIC dims, tiling key).
+
+    Clearing it also drops the kernel's frozen launchers, so the next launch of every signature
+    compiles again (the official tests count variants after clearing ``_compiled_by_signature``)."""
+
+    def __init__(self, fast: Dict[Tuple, Callable]):
+        super().__init__()
+        self._fast = fast
+
+    def clear(self) -> None:
+        super().clear()
+        self._fast.clear()
+
+
 class JitKernel:
     """A tile kernel: compiled on first launch per STATIC-dims signature, then reused."""
 
     __pto_jit__ = True
 
     def __init__(self, fn: Callable, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
-                 backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None, tiling_key=None):
+                 backend: Optional[str] = None, sim_options: Optional[Dict[str, Any]] = None, tiling_key=None,
+                 pipeline: Optional[PipelineConfig] = None, datatype=None):
         self.fn = fn
+        #: the ``pipeline=`` configuration (docs/language.md: stages keep their serial meaning on every backend)
+        self.pipeline = pipeline
         #: the ``tiling_key=`` schema, checked now (launches then name a key: ``kernel[stream, n, {...}]``)
         self.tiling_key = TilingKeySchema(tiling_key) if tiling_key is not None else None
+        #: the ``datatype=`` schema: dtype variables chosen per launch (``kernel[stream, n, key, {...}]``)
+        self.datatype = DatatypeSchema(datatype, fn, self.tiling_key) if datatype is not None else None
         #: options of the simulator backend (``{"strict": False}``; see docs/simulator.md)
         self.sim_options = dict(sim_options or {})
         self.name = name or fn.__name__
         self.auto_mutex = auto_mutex
         self._arch_request = arch
         self._backend_request = backend
-        self._variants: Dict[Tuple, KernelIR] = {}
         self._fast: Dict[Tuple, Callable] = {}
+        self._variants: VariantCache = VariantCache(self._fast)
         self._signature: Optional[List[ParamSpec]] = None
+        self._param_names: Optional[Tuple[str, ...]] = None
         self._lock = threading.Lock()
         #: what the backend reported about the latest launch (the simulator's report; None for interp)
         self.last_report = None
@@ -142,6 +171,41 @@ class JitKernel:
         if backend is not None:
             self.selected_backend()
 
+    @property
+    def func_name(self) -> str:
+        """The decorated function's name (the official attribute)."""
+        return self.fn.__name__
+
+    @property
+    def _compiled_by_signature(self) -> VariantCache:
+        """The official name of the variant cache (one entry per compiled STATIC-dims signature)."""
+        return self._variants
+
+    @property
+    def _kernel_def_by_static_signature(self) -> VariantCache:
+        """The official name of the parsed-kernel cache; parsing and compiling share one cache here."""
+        return self._variants
+
+    def _positional(self, args, kwargs) -> tuple:
+        """Launch arguments in parameter order: keywords bound by name, defaults filled in (as Python
+        binds a call); a mismatch raises KernelLaunchError with the signature."""
+        if not kwargs and len(args) == len(self._parameters()):
+            return args
+        sig = inspect.signature(self.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            names = ", ".join(sig.parameters)
+            raise KernelLaunchError(f"expected {len(sig.parameters)} arguments ({names}) as in "
+                                    f"{self.fn.__name__}{sig}: {e}", kernel=self.name) from None
+        bound.apply_defaults()
+        return tuple(bound.arguments[name] for name in sig.parameters)
+
+    def _parameters(self):
+        if self._param_names is None:
+            self._param_names = tuple(inspect.signature(self.fn).parameters)
+        return self._param_names
+
     # ------------------------------------------------------------------ launch forms
     def __getitem__(self, key) -> Callable[..., None]:
         if not isinstance(key, tuple):
@@ -151,30 +215,45 @@ class JitKernel:
         if len(key) > 4:
             raise KernelLaunchError(f"launch with kernel[stream, block_dim] or kernel[stream, block_dim, tiling_key"
                                     f"(, datatype)], got {len(key)} items", kernel=self.name)
-        if len(key) == 4:
-            raise NotImplementedError("datatype launch arguments (kernel[stream, block_dim, tiling_key, datatype])")
-        stream, block_dim = key[:2]
-        if len(key) == 3 and self.tiling_key is None:
+        stream, block_dim, key_dict, types = split_launch_key(key, self.tiling_key is not None,
+                                                              self.datatype is not None)
+        if key_dict is not None and self.tiling_key is None:
             raise KernelLaunchError("a tiling key was given at launch, but the kernel has no @pl.jit(tiling_key=...) "
                                     "schema", kernel=self.name)
-        tiling = self._tiling(key[2] if len(key) == 3 else None)
+        tiling = self._tiling(key_dict)
+        dtypes = self._dtypes(types)
 
-        def launcher(*args):
-            return self.launch(args, block_dim=block_dim, stream=stream, tiling=tiling)
+        def launcher(*args, **kwargs):
+            return self.launch(self._positional(args, kwargs), block_dim=block_dim, stream=stream, tiling=tiling,
+                               dtypes=dtypes)
 
         return launcher
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise KernelLaunchError("kernels take positional arguments only", kernel=self.name)
-        return self.launch(args, block_dim=1, tiling=self._tiling(None))
+        tiling = self._tiling(None)  # a kernel with a tiling key is never called directly, whatever the arguments
+        dtypes = self._dtypes(None)
+        return self.launch(self._positional(args, kwargs), block_dim=1, tiling=tiling, dtypes=dtypes)
+
+    def _dtypes(self, types) -> Optional[DtypeBinding]:
+        """The dtype variables of a launch's dtype dict; None for a kernel without a datatype schema."""
+        if self.datatype is None:
+            if types is not None:
+                raise KernelLaunchValueError("a datatype dict was given at launch, but the kernel has no "
+                                             "@pl.jit(datatype=...) schema", kernel=self.name)
+            return None
+        if types is None:  # ValueError officially, like a missing tiling key
+            where = "kernel[stream, block_dim, tiling_key, {...}]" if self.tiling_key else "kernel[stream, block_dim, {...}]"
+            raise KernelLaunchValueError(f"the kernel has a datatype schema and cannot be called directly: launch it "
+                                         f"with {where}, the dict giving a pl.DT_* for each of "
+                                         f"{sorted(self.datatype.mapping)}", kernel=self.name)
+        return self.datatype.resolve(types, self.name)
 
     def _tiling(self, key) -> Optional[Tuple[int, Dict[str, int]]]:
         """(packed key, field values) of a launch's tiling key; None for a kernel without a schema."""
         if self.tiling_key is None:
             return None
-        if key is None:
-            raise KernelLaunchError(f"the kernel has a tiling key: launch it with kernel[stream, block_dim, "
+        if key is None:  # ValueError officially: a kernel with compile-time specialization is not called directly
+            raise KernelLaunchValueError(f"the kernel has a tiling key and cannot be called directly: launch it with kernel[stream, block_dim, "
                                     f"{{{', '.join(repr(n) + ': ...' for n in self.tiling_key.names)}}}](...)",
                                     kernel=self.name)
         return self.tiling_key.resolve(key, self.name)
@@ -225,10 +304,11 @@ class JitKernel:
         return self._signature
 
     def compile(self, static_shapes: Dict[str, List[int]], key: Tuple = (),
-                tiling: Optional[Tuple[int, Dict[str, int]]] = None) -> KernelIR:
-        """The parsed and checked kernel for one STATIC-dims signature and tiling key (cached)."""
+                tiling: Optional[Tuple[int, Dict[str, int]]] = None, dtypes: Optional[DtypeBinding] = None
+                ) -> KernelIR:
+        """The parsed and checked kernel for one STATIC-dims signature, tiling key and dtype binding (cached)."""
         arch = self.arch
-        cache_key = (arch.name, key, tiling[0] if tiling else None)
+        cache_key = (arch.name, key, tiling[0] if tiling else None) + ((dtypes,) if dtypes else ())
         with self._lock:
             kir = self._variants.get(cache_key)
             if kir is None:
@@ -236,7 +316,9 @@ class JitKernel:
 
                 start = time.perf_counter()
                 kir = parse_kernel(self.fn, name=self.name, arch=arch, auto_mutex=self.auto_mutex,
-                                   static_dims=static_shapes, key_fields=tiling[1] if tiling else None)
+                                   static_dims=static_shapes, key_fields=tiling[1] if tiling else None,
+                                   type_names=dict(dtypes) if dtypes else None)
+                kir = insert_pipeline_sync(kir, self.pipeline)
                 self._variants[cache_key] = kir
                 static = ", ".join(f"{name}={list(dims)}" for name, dims in key if dims) or "none"
                 logger.info("parsed kernel %s for arch %s (STATIC dims: %s): %s kernel in %.1f ms",
@@ -244,7 +326,7 @@ class JitKernel:
         return kir
 
     def launch(self, args, *, block_dim=1, stream=None,
-               tiling: Optional[Tuple[int, Dict[str, int]]] = None) -> None:
+               tiling: Optional[Tuple[int, Dict[str, int]]] = None, dtypes: Optional[DtypeBinding] = None) -> None:
         if isinstance(block_dim, numbers.Integral) and not isinstance(block_dim, bool):
             block_dim = int(block_dim)  # numpy ints too (a block count computed with numpy)
         if type(block_dim) is not int or not 1 <= block_dim <= MAX_BLOCK_DIM:
@@ -252,7 +334,7 @@ class JitKernel:
                                     f"limit), got {block_dim!r}", kernel=self.name)
         key = arg_key(args)
         if key is not None:  # a changed $PYPTO_BACKEND / arch / thread count must not reuse a cpu launcher
-            key = (launch_environment(), key, tiling[0] if tiling else None)
+            key = (launch_environment(), key, tiling[0] if tiling else None, dtypes)
         fast = self._fast.get(key) if key is not None else None
         if fast is not None:  # a frozen launcher for exactly these argument types and shapes
             fast(args, block_dim)
@@ -261,7 +343,7 @@ class JitKernel:
         specs = self.signature()
         tensors, scalars, static_key = bind_arguments(self.name, specs, args)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
-        kir = self.compile(shapes, static_key, tiling)
+        kir = self.compile(shapes, static_key, tiling, dtypes)
         check_writeable(kir, tensors)
         values = runtime_scalars(kir.params, tensors, scalars)
         backend = self.selected_backend()
@@ -280,17 +362,43 @@ class JitKernel:
             backend = "interp"
         self.last_report = get_runner(backend)(kir, tensors, values, block_dim, jit=self)
 
-    def ir_text(self, *args, tiling_key: Optional[Dict[str, int]] = None) -> str:
-        """The tile IR of the variant these example arguments (and tiling key) select, or of the only
-        compiled one."""
+    def ir_text(self, *args, tiling_key: Optional[Dict[str, int]] = None,
+                datatype: Optional[Dict[str, DataType]] = None) -> str:
+        """The tile IR of the variant these example arguments (and tiling key, dtype dict) select, or of
+        the only compiled one."""
         if args:
             specs = self.signature()
             tensors, _, key = bind_arguments(self.name, specs, args)
             shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}
-            return format_kernel(self.compile(shapes, key, self._tiling(tiling_key)))
+            return format_kernel(self.compile(shapes, key, self._tiling(tiling_key), self._dtypes(datatype)))
         if not self._variants:
             raise KernelLaunchError("the kernel has not been compiled yet; pass example arguments", kernel=self.name)
         return format_kernel(next(iter(self._variants.values())))
+
+
+def is_tile_kernel(fn: Callable) -> bool:
+    """Whether ``fn`` declares a kernel parameter: a ``pl.Tensor``/``pl.Ptr`` annotation or a ``pl.DT_*``
+    scalar type (also as a string under ``from __future__ import annotations``).  Officially ``@pl.jit``
+    on any other function (no parameters, plain ``int``/``float`` ones, none annotated) returns the
+    function wrapped unchanged."""
+    for pname, ann in getattr(fn, "__annotations__", {}).items():
+        if pname == "return":
+            continue
+        if isinstance(ann, (TensorAnnotation, PtrAnnotation, DataType)):
+            return True
+        if isinstance(ann, str) and ann.split("[")[0].split(".")[-1] in ("Tensor", "Ptr") or \
+                isinstance(ann, str) and ann.split(".")[-1].startswith("DT_"):
+            return True
+    return False
+
+
+def plain_function(fn: Callable) -> Callable:
+    """``fn`` as an ordinary Python function (what ``@pl.jit`` makes of a function that is no kernel)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True, name: Optional[str] = None,
@@ -300,16 +408,16 @@ def jit(target: Optional[Callable] = None, *, arch=None, auto_mutex: bool = True
 
     ``sim_options`` configures the simulator backend, e.g. ``{"strict": False}`` to collect hazards into
     ``kernel.last_report.hazards`` instead of raising (docs/simulator.md)."""
-    for feature, value in (("pipeline=", pipeline), ("datatype=", datatype)):
-        if value is not None:
-            raise NotImplementedError(f"@pl.jit({feature}...)")
+    check_pipeline_config(pipeline)
     if compile_timeout is not None and (not isinstance(compile_timeout, (int, float)) or compile_timeout <= 0):
         raise ValueError("compile_timeout must be a positive number of seconds")
 
-    def wrap(fn: Callable) -> JitKernel:
+    def wrap(fn: Callable):
         if not callable(fn):
             raise TypeError("@pl.jit decorates a function")
+        if not is_tile_kernel(fn):
+            return plain_function(fn)
         return JitKernel(fn, arch=arch, auto_mutex=auto_mutex, name=name, backend=backend, sim_options=sim_options,
-                         tiling_key=tiling_key)
+                         tiling_key=tiling_key, pipeline=pipeline, datatype=datatype)
 
     return wrap(target) if target is not None else wrap

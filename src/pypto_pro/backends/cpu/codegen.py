@@ -16,11 +16,11 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...dtypes import DataType
 from ...errors import KernelMemoryError, SourceLoc
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.types import CrossCoreSyncMode, Layout, MemorySpace
 from . import fusion
 
-SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight"]
+SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight", "Reg"]
 LAYOUTS = {Layout.ND: "pto::ND", Layout.DN: "pto::DN", Layout.NZ: "pto::NZ", Layout.ZN: "pto::ZN",
            Layout.ZZ: "pto::ZZ", Layout.NN: "pto::NN"}
 C_TYPES = {"BOOL": "bool", "INT8": "int8_t", "INT16": "int16_t", "INT32": "int32_t", "INT64": "int64_t",
@@ -255,15 +255,17 @@ class KernelCodegen:
 
     # ------------------------------------------------------------------ tiles
     def tile(self, ref: ir.TileRef, core: str = "C") -> str:
+        """The tile ``ref`` denotes on ``core``; its slot index and subview bounds are scalars of the executing
+        core ``C`` even when the tile lives on another core (Vec->Mat insert, Acc->Vec move)."""
         ct = c_type(ref.dtype)
         t = type(ref)
         if t is ir.DeclRef:
             return f"T_<{ct}>({core}, {self.decl_index[ref.tile.uid]})"
         if t is ir.SlotRef:
-            return f"T_<{ct}>({core}, {self.slot_index(ref, core)})"
+            return f"T_<{ct}>({core}, {self.slot_index(ref)})"
         if t is ir.SubRef:
             base = self.tile(ref.base, core)
-            bounds = ", ".join(self.scalar(x, core) for x in (ref.r0, ref.r1, ref.c0, ref.c1))
+            bounds = ", ".join(self.scalar(x) for x in (ref.r0, ref.r1, ref.c0, ref.c1))
             return f"pto::sub(C, {base}, {bounds})"
         raise NotImplementedError(f"tile reference {ref!r}")
 
@@ -454,7 +456,8 @@ class KernelCodegen:
         ext = {sp: 0 for sp in SPACES}
         cap = self.k.arch.capacity
         for t in self.k.tiles:
-            n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc)
+            n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc,
+                                fractal_bytes(t.dtype, t.layout))
             end = t.addr + n * t.dtype.nbytes
             sp = t.space.name
             if sp not in cap:
@@ -562,6 +565,10 @@ class KernelCodegen:
                     if isinstance(d, ir.Var) and d.uid not in declared:
                         out.append(self._decl(d, f"{self.tensor(p)}.shape[{i}]"))
                         declared.add(d.uid)
+                address = getattr(p, "address", None)  # a pl.Ptr whose value the kernel uses (printf %p)
+                if address is not None and address.uid in self.var_names and address.uid not in declared:
+                    out.append(self._decl(address, f"C.args[{self.tensor_slots[p.index]}]"))
+                    declared.add(address.uid)
         for g in k.groups:
             if g.cursor.uid not in declared:
                 out.append(self._decl(g.cursor, str(g.depth - 1)))

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
+from ... import ops as _ops  # noqa: F401  (fills the op table this module attaches emitters to)
 from ...ir import nodes as ir
 from ...ir.optable import OPS
-from ...ir.types import AccToVecMode, AtomicType, Layout, MemorySpace, ReluPreMode, RoundMode
+from ...ops.movement import is_insert, insert_transposes
+from ...ir.types import AccToVecMode, AtomicType, MemorySpace, ReluPreMode, RoundMode
+from ...ops import fixpipe
 from .codegen import KernelCodegen, c_type
 from .fusion import gm_axes
 
@@ -115,13 +120,22 @@ def _load(tile_units: bool) -> Emitter:
     return emit
 
 
-def _fixpipe_args(g, a) -> str:
-    scale = a.get("scale")
-    relu = a.get("relu_pre_mode")
+def _fixpipe(g, a) -> tuple:
+    """(prelude lines, C++ pto::Fix expression) of a store/move from Acc (ops/fixpipe.py)."""
+    scale, relu = a.get("scale"), a.get("relu_pre_mode")
     relu_v = int(ReluPreMode(relu)) if relu is not None else 0
-    if scale is None:
-        return f"false, 0.f, {relu_v}"
-    return f"true, (float){g.scalar(scale)}, {relu_v}"
+    form = fixpipe.kind(scale)
+    if form == "none":
+        return [], f"pto::fix_plain({relu_v})"
+    if form == "channel":
+        return [f"  const auto w_ = {g.tile(scale)};"], "pto::fix_channel(w_)"
+    if form == "const":
+        value = f"pto::fix_bits({int(fixpipe.hardware_scale(scale).view(np.uint32))}u)"
+    elif form == "value":
+        value = f"pto::fix_value((float)({g.scalar(scale)}))"
+    else:
+        value = f"pto::fix_bits((uint64_t)({g.scalar(scale)}))"
+    return [], f"pto::fix_scalar({value}, {relu_v})"
 
 
 def _store(tile_units: bool) -> Emitter:
@@ -132,11 +146,11 @@ def _store(tile_units: bool) -> Emitter:
         offs = a["tile_offsets"] if tile_units else a["offsets"]
         what = "pl.store_tile" if tile_units else "pl.store"
         atomic = "true" if AtomicType(a["atomic"]) == AtomicType.AtomicAdd else "false"
-        lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
+        prelude, fix = _fixpipe(g, a)
+        lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};", *prelude]
         if tile_units:
             lines.append(f"  pto::tile_units(o_, {a0}, {a1}, s_.rows, s_.cols);")
-        lines.append(f"  pto::store(C, {g.tensor(t)}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, "
-                     f"{_fixpipe_args(g, a)});")
+        lines.append(f"  pto::store(C, {g.tensor(t)}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
         lines.append("}")
         return "\n".join(lines)
     return emit
@@ -149,19 +163,12 @@ _register("store_tile", _store(True))
 
 
 # ------------------------------------------------------------------ tile -> tile
-def _is_insert(a) -> bool:
-    s, d = a["src"].static_shape, a["dst"].static_shape
-    return (a.get("offset") is not None and s is not None and d is not None and s[0] <= d[0] and s[1] <= d[1]
-            and tuple(s) != tuple(d) and a.get("acc_to_vec_mode") is None and a.get("relu_pre_mode") is None
-            and a.get("scale") is None and a["dst"].space == M.Mat)
-
-
 def _peer_cube(a) -> bool:
     return a["src"].space == M.Vec and a["dst"].space == M.Mat
 
 
 def _insert_code(g, dst, src, offset) -> str:
-    transposed = "true" if (dst.layout == Layout.ZN and src.layout == Layout.NZ) else "false"
+    transposed = "true" if insert_transposes(dst, src) else "false"
     r0, c0 = (g.scalar(x) for x in offset)
     if _peer_cube({"src": src, "dst": dst}):
         return "\n".join([
@@ -176,13 +183,14 @@ def _insert_code(g, dst, src, offset) -> str:
 def _move(g, s):
     a = s.args
     dst, src = a["dst"], a["src"]
-    if _is_insert(a):
+    if is_insert(a):
         return _insert_code(g, dst, src, a["offset"])
     if src.space == M.Acc:
         mode = int(AccToVecMode(a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0))
         offset = "".join(f", {g.scalar(x)}" for x in a["offset"] or ())
-        return (f"pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
-                f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {_fixpipe_args(g, a)}{offset});")
+        prelude, fix = _fixpipe(g, a)
+        return "\n".join(["{", *prelude, f"  pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
+                                          f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {fix}{offset});", "}"])
     has_off = "true" if a["offset"] is not None else "false"
     r0, c0 = (g.scalar(x) for x in a["offset"]) if a["offset"] is not None else ("0", "0")
     if _peer_cube(a):
@@ -303,6 +311,9 @@ def _check_slot(g: KernelCodegen, s: ir.OpStmt) -> str:
 
 
 _register("check_slot", _check_slot)
+_register("check_index", lambda g, s: (
+    f'{{ const int64_t i_ = (int64_t)({g.scalar(s.args["index"])}); if (i_ < 0 || i_ >= {s.args["size"]}) '
+    f'pto::fail(C, "index %lld is out of bounds for an array of length {s.args["size"]}", (long long)i_); }}'))
 
 
 # ------------------------------------------------------------------ synchronisation
@@ -324,3 +335,7 @@ _register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args[
 
 
 from . import emit_extra  # noqa: E402,F401  (fillpad, transpose, part ops, printf, ... and their log)
+from . import emit_vf  # noqa: E402,F401  (Reg/VF API ops)
+from . import emit_simt  # noqa: E402,F401  (SIMT API ops)
+from . import emit_quant  # noqa: E402,F401  (quant, dequant, gather's compare form)
+from . import emit_ssbuf  # noqa: E402,F401  (ssbuf_put / ssbuf_get)

@@ -26,7 +26,7 @@ from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import MemorySpace, RoundMode, TilePad
 from ...ops.scalar import _FMT, _condition_source, _format, printf_int_bits
-from ...ops.gather import PATTERNS
+from ...ops.gather import CMP_MODES, PATTERNS, is_compare_form
 from ...ops.sync import used_cores_of
 from .codegen import KernelCodegen, c_type
 
@@ -62,8 +62,17 @@ def _fill_index(g: KernelCodegen, s: ir.OpStmt) -> str:
 _register("fillpad", _fillpad)
 _register("fill_index", _fill_index)
 _register("transpose", lambda g, s: f"pto::transpose(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});")
-_register("gather", lambda g, s: f"pto::gather(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                                 f"{g.tile(s.args['idx'])}, (int64_t)({g.scalar(s.args['offset'])}));")
+def _gather(g: KernelCodegen, s: ir.OpStmt) -> str:
+    a = s.args
+    if is_compare_form(a):  # gather(dst, src, k_value, cdst, tmp, cmp_mode=...): include/pto/gather_cmp.h
+        gt = "true" if CMP_MODES[a["cmp_mode"]] == "GT" else "false"
+        return (f"pto::gather_cmp(C, {g.tile(a['dst'])}, {g.tile(a['src'])}, {g.tile(a['idx'])}, "
+                f"{g.tile(a['tmp'])}, {gt}, (int64_t)({g.scalar(a['offset'])}));")
+    return (f"pto::gather(C, {g.tile(a['dst'])}, {g.tile(a['src'])}, {g.tile(a['idx'])}, "
+            f"(int64_t)({g.scalar(a['offset'])}));")
+
+
+_register("gather", _gather)
 _register("scatter", lambda g, s: f"pto::scatter(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
                                   f"{g.tile(s.args['idx'])});")
 _register("gathermask", lambda g, s: f"pto::gathermask(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "

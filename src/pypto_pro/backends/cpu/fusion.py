@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ...dtypes import DataType
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.types import AtomicType, Layout, MemorySpace
 
 if TYPE_CHECKING:
@@ -122,7 +122,8 @@ def _key(t: ir.TileDecl) -> tuple:
 
 
 def _byte_range(t: ir.TileDecl) -> Tuple[int, int]:
-    n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc)
+    n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc,
+                        fractal_bytes(t.dtype, t.layout))
     return t.addr, t.addr + n * t.dtype.nbytes
 
 

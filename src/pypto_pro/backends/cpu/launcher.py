@@ -24,7 +24,7 @@ from ...ir import nodes as ir
 from ...ir.optable import wait_location
 from ...log import logger
 from ...runtime import cache
-from ...runtime.args import element_strides
+from ...runtime.args import element_strides, pointer_address
 from .codegen import Generated, generate
 from .toolchain import INCLUDE_DIR, RUNTIME_SOURCE, Toolchain, compile_shared
 
@@ -102,7 +102,7 @@ class CompiledKernel:
         for p in self._tensor_params:
             arr = tensors[p.index]
             slot = self.gen.tensor_slots[p.index]
-            args[slot] = arr.ctypes.data
+            args[slot] = pointer_address(arr)  # 0 for a None pl.Ptr argument
             strides = element_strides(arr, f"argument '{p.name}'", self.kernel.name)
             for i, (n, st) in enumerate(zip(arr.shape, strides)):
                 args[slot + 1 + i] = n

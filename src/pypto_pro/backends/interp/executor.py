@@ -17,7 +17,7 @@ import numpy as np
 from ...dtypes import DataType
 from ...errors import KernelDeadlockError, KernelError, KernelRuntimeError
 from ...ir import nodes as ir
-from ...ir.layout import element_offsets
+from ...ir.layout import element_offsets, fractal_bytes
 from ...ir.optable import Wait, wait_location
 from ...ir.types import MemorySpace
 from ...ops.sync import _nop as _no_effect  # the reference semantics of in-core flags, barriers, mutexes
@@ -63,6 +63,8 @@ class LaunchState:
         self.barriers: Dict[Tuple, int] = {}
         self.log = log or (lambda text: print(text, end=""))
         self.hook = None  # access hook for tracing backends (simulator)
+        self.ssbuf: Dict[int, np.ndarray] = {}  # block -> its SSBUF bytes (ops/ssbuf.py)
+        self.unicast_source: Dict[int, Any] = {}  # cube core id -> the AIV whose set its last UNICAST wait took
 
     def cores_of_block(self, block: int, kind: Optional[str] = None) -> List[CoreState]:
         return [c for c in self.cores if c.block == block and (kind is None or c.kind == kind)]
@@ -96,7 +98,21 @@ class ExecCtx:
         return self.launch.tensors[param.index]
 
     def tile(self, ref: ir.TileRef, core: Optional[CoreState] = None) -> TileView:
+        """The view ``ref`` denotes on ``core`` (default: the executing core).  A slot index or subview bound
+        is a scalar of the executing core, so for another core's tile (Vec->Mat insert, Acc->Vec move) it is
+        evaluated here, not in the other core's variables."""
+        if core is not None and core is not self.core:
+            ref = self._pinned(ref)
         return self.interp.resolve_tile(ref, core or self.core, self.stmt)
+
+    def _pinned(self, ref: ir.TileRef) -> ir.TileRef:
+        """``ref`` with its runtime slot index and subview bounds replaced by their values on this core."""
+        if isinstance(ref, ir.SlotRef):
+            return ir.DeclRef(ref.group.slots[self.scalar(ref.index) % ref.group.depth])
+        if isinstance(ref, ir.SubRef):
+            return ir.SubRef(self._pinned(ref.base), *(ir.const(int(self.scalar(x)))
+                                                         for x in (ref.r0, ref.r1, ref.c0, ref.c1)))
+        return ref
 
     def decl_of(self, ref: ir.TileRef) -> Optional[ir.TileDecl]:
         """The declaration a whole-tile reference denotes now (``None`` for subviews)."""
@@ -112,6 +128,12 @@ class ExecCtx:
         if observer is not None:
             observer.on_gm(self.core, param, index, write, atomic,
                            self.tensor(param) if isinstance(param, ir.TensorView) else None)
+
+    def note_ssbuf(self, lo: int, hi: int, write: bool) -> None:
+        """Report an access of bytes [lo, hi) of the executing core's block's SSBUF to the observer, if any."""
+        observer = self.interp.observer
+        if observer is not None:
+            observer.on_ssbuf(self.core, lo, hi, write)
 
     def set_valid(self, decl: ir.TileDecl, rows: int, cols: int, core: Optional[CoreState] = None) -> None:
         (core or self.core).valid[decl.uid] = [rows, cols]
@@ -368,7 +390,7 @@ class Interpreter:
         cached = core.views.get(decl.uid)
         if cached is None:
             offsets = element_offsets(decl.shape[0], decl.shape[1], decl.layout, decl.dtype.nbytes,
-                                      decl.space == MemorySpace.Acc)
+                                      decl.space == MemorySpace.Acc, fractal_bytes(decl.dtype, decl.layout))
             cached = TileView.at(core.memory.buffer(decl.space), decl.space, decl.addr, decl.dtype, offsets,
                                  (vr, vc), decl.name, self.launch.hook, decl.layout)
             core.views[decl.uid] = cached

@@ -15,6 +15,8 @@ from ...errors import KernelMemoryError
 from ...ir.types import Layout, MemorySpace
 
 UNINIT_BYTE = 0xFF
+#: every fp16 bit pattern's value in fp32 (see TileView.read_compute)
+_F16_TO_F32 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
 
 
 class CoreMemory:
@@ -129,8 +131,18 @@ class TileView:
         self._typed.view(np.uint8)[:] = UNINIT_BYTE
 
     def read_compute(self, rows: Optional[int] = None, cols: Optional[int] = None) -> np.ndarray:
-        """The window in the compute dtype (fp32 for 16/8-bit floats)."""
-        return self.read(rows, cols).astype(self.dtype.compute_np_dtype)
+        """The window in the compute dtype (fp32 for 16/8-bit floats), a new array.
+
+        fp16 goes through a table of all 65 536 fp16 values in fp32 (built by numpy's own cast, so the
+        result is the same to the bit, NaN payloads included): about twice as fast as ``astype``."""
+        dtype = self.dtype
+        if dtype.codec is None and dtype.np_dtype == np.float16 and dtype.compute_np_dtype == np.float32:
+            r, c = self._window(rows, cols)
+            if self.hook is not None:
+                self.hook(self, False, (r, c))
+            window = self.grid[:r, :c] if self.grid is not None else self._typed[self.offsets[:r, :c]]
+            return _F16_TO_F32.take(window.view(np.uint16))
+        return dtype.decode(self.read(rows, cols))
 
     def byte_range(self, rows: Optional[int] = None, cols: Optional[int] = None) -> Tuple[int, int]:
         """[lo, hi) bytes covering the window (a superset for non-contiguous layouts)."""

@@ -58,9 +58,11 @@ class Access:
 class Instr:
     """One executed tile instruction of one core, in program order."""
 
-    __slots__ = ("core", "seq", "op", "pipe", "loc", "accesses", "sync", "cost", "start", "end", "issue", "ticket")
+    __slots__ = ("core", "seq", "op", "pipe", "loc", "accesses", "sync", "cost", "start", "end", "issue", "ticket",
+                 "after")
 
-    def __init__(self, core: int, seq: int, op: str, pipe: str, loc: Optional[SourceLoc]):
+    def __init__(self, core: int, seq: int, op: str, pipe: str, loc: Optional[SourceLoc],
+                 sync: Optional[Tuple] = None, cost: int = 1):
         self.core = core
         self.seq = seq
         self.op = op
@@ -68,12 +70,15 @@ class Instr:
         self.loc = loc
         #: the accesses, in the order the op made them (a shared empty tuple until the first one)
         self.accesses: Sequence[Access] = ()
-        self.sync: Optional[Tuple] = None
-        self.cost = 1
+        self.sync = sync
+        self.cost = cost
         self.start = 0
         self.end = 0
         self.issue = 0
         self.ticket = -1
+        #: for a wait (flag, mutex hand-over between pipes, cross-core event, phase flag): the instruction
+        #: whose release it acquired (the trace draws it as a flow arrow); None otherwise
+        self.after: Optional["Instr"] = None
 
     def where(self) -> str:
         if self.loc is None:

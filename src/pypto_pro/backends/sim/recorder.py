@@ -23,10 +23,12 @@ from ...errors import KernelUninitError
 from ...ir import nodes as ir
 from ...ir.types import CrossCoreSyncMode, MemorySpace, SyncCoreType
 from ...ops.scalar import _element_index
-from ...ops.sync import _sources, used_cores_of
+from ...ops.sync import _sources, flag_mode, unicast_wait, used_cores_of
+from ...ops.vf import SPECULATIVE_READS
 from ..interp.executor import ExecCtx, Interpreter
 from .costs import CostParams, cost_of
 from .instr import Access, Hazard, Instr
+from .scratch import scratch_operands
 
 SPACE_LABEL = {"Vec": "UB", "Mat": "L1", "Left": "L0A", "Right": "L0B", "Acc": "L0C"}
 _SYNC_ALL_KINDS = {SyncCoreType.AIV_ONLY: ("vector",), SyncCoreType.AIC_ONLY: ("cube",),
@@ -39,16 +41,17 @@ SyncRule = Callable[[object, ir.OpStmt], Tuple]
 class _OpPlan:
     """What the recorder derives once per statement: name, pipe, loc, sync rule, fixed cost, element access."""
 
-    __slots__ = ("name", "pipe", "loc", "sync", "cost", "element_of")
+    __slots__ = ("name", "pipe", "loc", "sync", "cost", "element_of", "scratch")
 
     def __init__(self, name: str, pipe: str, loc, sync: Optional[SyncRule], cost: Optional[int],
-                 element_of: Optional[str]):
+                 element_of: Optional[str], scratch: Tuple[str, ...] = ()):
         self.name = name
         self.pipe = pipe
         self.loc = loc
         self.sync = sync                  # None for ops without sync meaning
         self.cost = cost                  # cycles of a sync op (they do not depend on accesses); else None
         self.element_of = element_of      # getval/setval on a tile: the argument naming that tile
+        self.scratch = scratch            # the scratch tile operands the op overwrites (scratch.py)
 
 
 class _Buffer:
@@ -79,15 +82,22 @@ class Recorder:
         self.cores = interp.launch.cores
         self.index = {id(c): i for i, c in enumerate(self.cores)}
         self.streams: List[List[Instr]] = [[] for _ in self.cores]
+        #: id(core) -> (core index, its stream)
+        self._where: Dict[int, Tuple[int, List[Instr]]] = {id(c): (i, self.streams[i]) for i, c in enumerate(self.cores)}
         self.cur: Optional[Instr] = None
         self._pending: Dict[int, Instr] = {}
         self._plans: Dict[ir.OpStmt, _OpPlan] = {}
         self._buffers: Dict[int, _Buffer] = {}
-        self._gm: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # tensor param index -> (region key, array)
+        #: tensor param index -> (region key, array, shape, itemsize, name, dtype name)
+        self._gm: Dict[int, Tuple] = {}
+        #: tensor param index -> (region key, base address) of the parameters recorded as byte runs of their
+        #: memory (see gm_memories); built at the first GM access
+        self._memories: Optional[Dict[int, Tuple[Tuple, int]]] = None
         self._sync_all_gen: Dict[Tuple[int, int], int] = {}
         self._meanings: Dict[Tuple, Tuple] = {}
         self._nbytes: Dict[object, int] = {}  # element size by dtype (DataType.nbytes is computed per call)
         self._uninit_seen: set = set()
+        self._ssbuf: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # block -> (region key, bytes written)
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
         self._element: Optional[Tuple[int, int]] = None  # getval/setval: the one element touched
@@ -95,22 +105,17 @@ class Recorder:
         interp.observer = self
 
     # ------------------------------------------------------------------ executor callbacks
-    def _new_instr(self, core, stmt: ir.OpStmt):
-        """(plan, stream, instruction) for the next instruction ``stmt`` issues on ``core``."""
-        plan = self._plans.get(stmt)
-        if plan is None:
-            plan = self._plans[stmt] = self._plan(stmt)
-        ci = self.index[id(core)]
-        stream = self.streams[ci]
-        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc)
-        if plan.sync is not None:
-            ins.sync = plan.sync(core, stmt)
-        return plan, stream, ins
+    def _plan_of(self, stmt: ir.OpStmt) -> _OpPlan:
+        plan = self._plans[stmt] = self._plan(stmt)
+        return plan
 
     def begin_op(self, core, stmt: ir.OpStmt) -> None:
-        plan, _, ins = self._new_instr(core, stmt)
+        plan = self._plans.get(stmt) or self._plan_of(stmt)
+        ci, stream = self._where[id(core)]
+        sync = plan.sync
+        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc, None if sync is None else sync(core, stmt))
         self.cur = ins
-        self._pending[ins.core] = ins
+        self._pending[ci] = ins
         self._element = None
         if plan.element_of is not None:
             ctx = ExecCtx(self.interp, core, stmt)
@@ -119,21 +124,37 @@ class Recorder:
 
     def on_noop(self, core, stmt: ir.OpStmt) -> None:
         """An op the interpreter does not run (in-core flag, barrier, mutex; cache hint): it accesses
-        nothing, so it is recorded in one call instead of begin_op/end_op."""
-        plan, stream, ins = self._new_instr(core, stmt)
-        ins.cost = plan.cost if plan.cost is not None else cost_of(self.params, ins)
+        nothing, so it is recorded in one call instead of begin_op/end_op (the hot path of auto_mutex
+        kernels, whose lock/unlock ops are most of the instructions)."""
+        plan = self._plans.get(stmt) or self._plan_of(stmt)
+        ci, stream = self._where[id(core)]
+        sync = plan.sync
+        cost = plan.cost
+        ins = Instr(ci, len(stream), plan.name, plan.pipe, plan.loc, None if sync is None else sync(core, stmt),
+                    1 if cost is None else cost)
+        if cost is None:
+            ins.cost = cost_of(self.params, ins)
         stream.append(ins)
 
     def end_op(self, core, stmt: ir.OpStmt) -> None:
-        ci = self.index[id(core)]
+        ci, stream = self._where[id(core)]
+        plan = self._plans[stmt]
+        if plan.scratch:  # the op overwrites its scratch tiles on the hardware (scratch.py)
+            ctx = ExecCtx(self.interp, core, stmt)
+            for name in plan.scratch:
+                view = ctx.tile(stmt.args[name])
+                self.on_tile(view, True, view.valid)
         ins = self._pending.pop(ci)
+        if ins.sync is not None and ins.sync[0] == "xwait_any":  # the AIV whose set a UNICAST wait took
+            source = self.index[id(self.interp.launch.unicast_source[id(core)])]
+            ins.sync = ("xwait", (ins.sync[1] + (source,),))
         if self._gm_writes:
             for acc, arr, index in self._gm_writes:
                 acc.digest = hash(arr[index].tobytes())
             self._gm_writes.clear()
-        cost = self._plans[stmt].cost
+        cost = plan.cost
         ins.cost = cost if cost is not None else cost_of(self.params, ins)
-        self.streams[ci].append(ins)
+        stream.append(ins)
         self.cur = None
 
     # ------------------------------------------------------------------ per-statement plans
@@ -145,10 +166,10 @@ class Recorder:
             # a phased matmul/store still moves its data at the op's cost
             cost = self.params.sync_all_latency if name == "sync_all" else self.params.sync_cost
         element_of = None
-        if name in ("getval", "setval"):
-            arg = "src" if name == "getval" else "dst"
+        if name in ("getval", "setval", "simt_getval", "simt_setval"):  # one element (SIMT threads: simt_*)
+            arg = "src" if name.endswith("getval") else "dst"
             element_of = arg if isinstance(args[arg], ir.TileRef) else None
-        return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of)
+        return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of, scratch_operands(stmt))
 
     def _int_of(self, value) -> Callable[[object], int]:
         """``core -> int(value)``: an expression is evaluated on the core, a constant is returned as is."""
@@ -176,7 +197,8 @@ class Recorder:
             return self._mutex_rule("lock" if name == "mutex_lock" else "unlock", a["mutex_id"])
         if name in ("set_cross_core", "wait_cross_core"):
             return self._cross_core
-        if name in ("matmul", "matmul_acc", "store", "store_tile") and a.get("phase") is not None:
+        if name in ("matmul", "matmul_acc", "matmul_mx", "matmul_mx_acc", "store", "store_tile") \
+                and a.get("phase") is not None:
             ref = a["dst"] if name.startswith("matmul") else a["src"]
             if ref.space == MemorySpace.Acc:
                 return self._phase
@@ -208,10 +230,14 @@ class Recorder:
         a, ci = stmt.args, self.index[id(core)]
         mode = CrossCoreSyncMode(a["sync_mode"])
         event = int(self._eval(core, a["event_id"]))
-        others = [self.index[id(c)] for c in _sources(ExecCtx(self.interp, core, stmt), mode)]
+        ctx = ExecCtx(self.interp, core, stmt)
+        others = [self.index[id(c)] for c in _sources(ctx, mode)]
+        family = flag_mode(mode).value
         if stmt.op.name == "set_cross_core":
-            return ("xset", tuple((t, mode.value, event, ci) for t in others))
-        return ("xwait", tuple((ci, mode.value, event, s) for s in others))
+            return ("xset", tuple((t, family, event, ci) for t in others))
+        if unicast_wait(ctx, mode):  # the source is known once the wait is over (end_op)
+            return ("xwait_any", (ci, family, event))
+        return ("xwait", tuple((ci, family, event, s) for s in others))
 
     def _phase(self, core, stmt: ir.OpStmt) -> Tuple:
         name, a = stmt.op.name, stmt.args
@@ -262,7 +288,7 @@ class Recorder:
         es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
         if self._element is not None:
-            if not write and ins.op == "setval":
+            if not write and ins.op in ("setval", "simt_setval"):
                 return
             er, ec = self._element
             lo = view.addr + offs.item(er, ec) * es
@@ -306,6 +332,8 @@ class Recorder:
             self._uninit(ins, view, mem, lo, hi)
 
     def _uninit(self, ins: Instr, view, mem: _Buffer, lo: int, hi: int) -> None:
+        if ins.op in SPECULATIVE_READS:  # a register load reads whole registers; masks decide what counts
+            return
         key = (ins.loc, view.name)
         if key in self._uninit_seen:
             return
@@ -326,6 +354,37 @@ class Recorder:
         mem.written[lo:hi] = False
         mem.full = {(a, b) for a, b in mem.full if b <= lo or a >= hi}
 
+    def on_ssbuf(self, core, lo: int, hi: int, write: bool) -> None:
+        """SSBUF access hook (``ExecCtx.note_ssbuf``): bytes [lo, hi) of the block's shared scalar buffer, one
+        memory region per block that its cores share; a read of bytes never stored is an uninitialised read."""
+        ins = self.cur
+        if ins is None:
+            return
+        found = self._ssbuf.get(core.block)
+        if found is None:
+            owner = self.index[id(self.interp.launch.cores_of_block(core.block)[0])]
+            found = self._ssbuf[core.block] = (("L", owner, "SSBUF", f"SSBUF of block {core.block}"),
+                                               np.zeros(self.interp.launch.ssbuf[core.block].size, dtype=bool))
+        region, written = found
+        if write:
+            written[lo:hi] = True
+        elif not written[lo:hi].all():
+            self._uninit_bytes(ins, f"SSBUF bytes [{lo}, {hi}) of block {core.block}", "store them with "
+                               "pl.ssbuf_store (and synchronise with set_cross_core / wait_cross_core) first")
+        _add_access(ins, Access(region, (lo,), (hi,), write, False, "ssbuf", hi - lo, 1, hi - lo, "SSBUF", "UINT8",
+                                False))
+
+    def _uninit_bytes(self, ins: Instr, what: str, advice: str) -> None:
+        key = (ins.loc, what)
+        if key in self._uninit_seen:
+            return
+        self._uninit_seen.add(key)
+        message = (f"pl.ssbuf_load on {self.label(ins.core)} reads {what}, but some of these bytes were never written "
+                   f"in this launch ({advice})\n  read at {ins.where()}")
+        if self.strict:
+            raise KernelUninitError(message, kernel=self.interp.kernel.name)
+        self.hazards.append(Hazard("uninit", message, [ins.loc] if ins.loc else []))
+
     def on_gm(self, core, param: ir.TensorParam, index: Tuple, write: bool, atomic: bool,
               view: Optional[np.ndarray] = None) -> None:
         """GM access hook (``ExecCtx.note_gm``): ``index`` is a numpy index of ints and slices into
@@ -333,20 +392,25 @@ class Recorder:
         ins = self.cur
         if ins is None:
             return
-        if view is not None:
-            self._on_view(ins, param, view, index, write, atomic)
+        if self._memories is None:
+            self._memories = gm_memories(self.interp.kernel, self.interp.launch.tensors)
+        if view is not None or param.index in self._memories:
+            self._on_bytes(ins, param, view if view is not None else self.interp.launch.tensors[param.index],
+                           index, write, atomic)
             return
         found = self._gm.get(param.index)
         if found is None:
             arr = self.interp.launch.tensors[param.index]
-            found = self._gm[param.index] = (
-                ("G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize), arr)
-        region, arr = found
+            region = ("G", arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.itemsize)
+            found = self._gm[param.index] = (region, arr, arr.shape, arr.itemsize, param.name, param.dtype.name)
+        region, arr, shape, itemsize, name, dtype = found
         lo, hi = [], []
         elems = 1
-        for ix, size in zip(index, arr.shape):
+        for ix, size in zip(index, shape):
             if type(ix) is slice:
-                start, stop, _ = ix.indices(size)
+                start, stop = ix.start, ix.stop
+                if ix.step is not None or start is None or stop is None or start < 0 or stop > size:
+                    start, stop, _ = ix.indices(size)
             else:
                 start = int(ix)
                 stop = start + 1
@@ -355,19 +419,19 @@ class Recorder:
             elems *= stop - start
         rows = hi[-2] - lo[-2] if len(lo) >= 2 else 1
         cols = hi[-1] - lo[-1] if lo else 1
-        acc = Access(region, tuple(lo), tuple(hi), write, atomic, param.name, elems * arr.itemsize,
-                     rows, cols, "GM", param.dtype.name, True)
-        _add_access(ins, acc)
+        acc = Access(region, tuple(lo), tuple(hi), write, atomic, name, elems * itemsize, rows, cols, "GM", dtype, True)
+        if ins.accesses:
+            ins.accesses.append(acc)
+        else:
+            ins.accesses = [acc]
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
 
-
-    def _on_view(self, ins, view: ir.TensorView, arr: np.ndarray, index: Tuple, write: bool, atomic: bool) -> None:
-        """A view's access, recorded as the byte runs it touches in its root argument's memory (one
-        region per root), so that accesses through different views of one pointer meet."""
-        root = self.interp.launch.tensors[view.index]
-        base = root.__array_interface__["data"][0]
-        region = ("G", base, (root.nbytes,), (1,), 1)
+    def _on_bytes(self, ins, view: ir.TensorParam, arr: np.ndarray, index: Tuple, write: bool, atomic: bool) -> None:
+        """An access through a view, or to an argument sharing memory with another, recorded as the byte runs
+        it touches in the memory they share (one region per memory, :func:`gm_memories`), so that accesses
+        through different views of one pointer, or through aliased arguments, meet."""
+        region, base = self._memories[view.index]
         window = arr[tuple(ix if type(ix) is slice else slice(int(ix), int(ix) + 1) for ix in index)]
         start = window.__array_interface__["data"][0] - base
         starts = np.full((), start, np.int64)
@@ -383,6 +447,51 @@ class Recorder:
         _add_access(ins, acc)
         if write and not atomic:
             self._gm_writes.append((acc, arr, index))
+
+
+def _extent(arr: np.ndarray) -> Tuple[int, int]:
+    """[first, last) address of the bytes ``arr`` spans."""
+    lo = hi = arr.__array_interface__["data"][0]
+    if arr.size == 0:
+        return lo, lo
+    for n, st in zip(arr.shape, arr.strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + arr.itemsize
+
+
+def gm_memories(kernel: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> Dict[int, Tuple[Tuple, int]]:
+    """The tensor parameters whose GM accesses are recorded as byte runs of a shared memory region:
+    arguments whose bytes overlap another argument's (views of one torch/numpy buffer) and roots of
+    ``pl.make_tensor`` views.  Maps each to (region key, base address) of the span of its overlap group;
+    every other argument keeps element boxes of its own array (cheaper, exact for one array)."""
+    viewed = {a.index for s in ir.walk(kernel.body) if isinstance(s, ir.OpStmt)
+              for a in _flat(s.args.values()) if isinstance(a, ir.TensorView)}
+    spans = sorted((_extent(arr) + (i,) for i, arr in tensors.items()), key=lambda t: t[0])
+    groups: List[List] = []
+    for lo, hi, i in spans:
+        if groups and lo < groups[-1][1] and hi > groups[-1][0]:
+            groups[-1][1] = max(groups[-1][1], hi)
+            groups[-1][2].append(i)
+        else:
+            groups.append([lo, hi, [i]])
+    out: Dict[int, Tuple[Tuple, int]] = {}
+    for lo, hi, members in groups:
+        if len(members) > 1 or any(i in viewed for i in members):
+            region = ("G", lo, (hi - lo,), (1,), 1)
+            for i in members:
+                out[i] = (region, lo)
+    return out
+
+
+def _flat(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
 
 
 def _byte_runs(starts: np.ndarray, es: int) -> Tuple[Tuple[int, int], ...]:

@@ -26,10 +26,11 @@ from .shadow import Shadow
 
 NP = len(PIPES)
 S = PIPE_INDEX["S"]
+_PIPE_AT = dict(PIPE_INDEX)
 
 
 class _Mutex:
-    __slots__ = ("issued", "released", "held_by", "vc", "time", "last_agent")
+    __slots__ = ("issued", "released", "held_by", "vc", "time", "last_agent", "last_unlock")
 
     def __init__(self):
         self.issued = 0          # lock tickets handed out in program order
@@ -38,6 +39,7 @@ class _Mutex:
         self.vc = None           # vector clock published by the last unlock
         self.time = 0
         self.last_agent = -1
+        self.last_unlock: Optional[Instr] = None
 
 
 class Replay:
@@ -68,8 +70,8 @@ class Replay:
         self.xflags: Dict[Tuple, Deque] = {}
         #: (core, mutex id) -> its state, created on first use
         self.mutexes: Dict[Tuple[int, int], _Mutex] = defaultdict(_Mutex)
-        #: Acc phase flags (API.md A6): (core, tile) -> (flag, published clock, time)
-        self.phases: Dict[Tuple[int, int], Tuple[int, Optional[np.ndarray], int]] = {}
+        #: Acc phase flags (API.md A6): (core, tile) -> (flag, published clock, time, setting instruction)
+        self.phases: Dict[Tuple[int, int], Tuple[int, Optional[np.ndarray], int, Optional[Instr]]] = {}
         self.arrivals: Dict[Tuple, Dict[int, Tuple[int, np.ndarray]]] = {}
         self.waiters: Dict[Tuple, List[int]] = {}
         self.blocked: Dict[int, str] = {}
@@ -78,6 +80,11 @@ class Replay:
         #: agents on a DMA pipe: their writes may complete out of order (see shadow.py)
         self.dma = [PIPES[a % NP] in DMA_PIPES for a in range(self.n_agents)]
         self.shadow = Shadow()
+        #: per agent: busy cycles, and the start of its first instruction (an agent's starts never decrease)
+        #: and the end of its last one; what the report's per-core summary needs, kept while replaying
+        self.busy = [0] * self.n_agents
+        self.first: List[Optional[int]] = [None] * self.n_agents
+        self.last = [0] * self.n_agents
         self._seen_races: set = set()
 
     # ------------------------------------------------------------------ setup
@@ -97,6 +104,8 @@ class Replay:
         self.blocked[agent] = why
 
     def _notify(self, key: Tuple) -> None:
+        if not self.waiters:
+            return
         for agent in self.waiters.pop(key, ()):
             self.blocked.pop(agent, None)
             self._wake(agent)
@@ -127,9 +136,9 @@ class Replay:
         stream = self.streams[ci]
         issue = self.params.scalar_issue
         base = ci * NP
-        queues, queued = self.queues, self.queued
-        ptr, t = self.ptr[ci], self.t_s[ci]
-        while ptr < len(stream):
+        queues, queued, work, mutexes = self.queues, self.queued, self.work, self.mutexes
+        ptr, t, n = self.ptr[ci], self.t_s[ci], len(stream)
+        while ptr < n:
             ins = stream[ptr]
             pipe = ins.pipe
             if pipe == "S" or pipe == "ALL":
@@ -140,13 +149,16 @@ class Replay:
             else:
                 sync = ins.sync
                 if sync is not None and sync[0] == "lock" and ins.ticket < 0:
-                    self._ticket(ci, ins)
+                    m = mutexes[ci, sync[1]]
+                    ins.ticket = m.issued
+                    m.issued += 1
                 ins.issue = t
                 t += issue
-                agent = base + PIPE_INDEX[pipe]
+                agent = base + _PIPE_AT[pipe]
                 queues[agent].append(ins)
                 if not queued[agent]:
-                    self._wake(agent)
+                    queued[agent] = True
+                    work.append(agent)
             ptr += 1
         self.ptr[ci], self.t_s[ci] = ptr, t
         self._check_finished(ci)
@@ -217,13 +229,28 @@ class Replay:
         ins.issue = self.t_s[ci]
         ins.start, ins.end = start, start + ins.cost
         self.t_s[ci] = ins.end
+        self._account(base + S, ins)
         return True
+
+    def _account(self, agent: int, ins: Instr) -> None:
+        self.busy[agent] += ins.cost
+        if self.first[agent] is None:
+            self.first[agent] = ins.start
+        self.last[agent] = ins.end
+
+    def core_summary(self, ci: int) -> Tuple[Dict[str, int], int, int]:
+        """(busy cycles per pipe, start, end) of core ``ci``'s instructions, as the report lists them."""
+        agents = range(ci * NP, ci * NP + NP)
+        starts = [self.first[a] for a in agents if self.first[a] is not None]
+        return ({p: self.busy[ci * NP + i] for i, p in enumerate(PIPES)}, min(starts, default=0),
+                max((self.last[a] for a in agents if self.first[a] is not None), default=0))
 
     # ------------------------------------------------------------------ pipes
     def _drain(self, agent: int) -> None:
         q = self.queues[agent]
+        execute = self._execute
         while q:
-            if not self._execute(agent, q[0]):
+            if not execute(agent, q[0]):
                 return
             q.popleft()
         ci = agent // NP
@@ -233,33 +260,40 @@ class Replay:
     def _execute(self, agent: int, ins: Instr) -> bool:
         """Run ``ins`` on ``agent`` if what it waits for has happened; False (and parked) otherwise."""
         sync = ins.sync
-        dep = 0
+        start = ins.issue  # the latest of: issued, pipe free, what it waited for
+        free = self.free
+        if free[agent] > start:
+            start = free[agent]
+        publish = None
         if sync is not None:
-            acquire = _ACQUIRE.get(sync[0])
+            acquire, publish = _HANDLERS.get(sync[0], _NO_HANDLERS)
             if acquire is not None:
                 dep = acquire(self, agent, ins, sync)
                 if dep is None:
                     return False
-        start = ins.issue  # the latest of: issued, pipe free, what it waited for
-        if self.free[agent] > start:
-            start = self.free[agent]
-        if dep > start:
-            start = dep
-        end = self.free[agent] = ins.end = start + ins.cost
+                if dep > start:
+                    start = dep
+        cost = ins.cost
+        end = free[agent] = self.last[agent] = ins.end = start + cost
         ins.start = start
+        self.busy[agent] += cost
+        if self.first[agent] is None:
+            self.first[agent] = start
         # the agent's own clock component in its vector clock is not advanced here: only the agent itself
         # reads it, where program order decides (other pipes) or only fences count (DMA pipes, see
         # shadow.py); a published snapshot carries the current count (_snapshot)
-        clock = self.count[agent] = self.count[agent] + 1
-        if ins.accesses:
+        count = self.count
+        clock = count[agent] = count[agent] + 1
+        accesses = ins.accesses
+        if accesses:
             access, vc, dma = self.shadow.access, self.vc[agent], self.dma[agent]
-            for acc in ins.accesses:
-                for old_acc, old_ins, _, inverted in access(acc, ins, agent, clock, vc, dma):
-                    self._race(old_acc, old_ins, acc, ins, inverted)
-        if sync is not None:
-            publish = _PUBLISH.get(sync[0])
-            if publish is not None:
-                publish(self, agent, ins, sync, clock, end)
+            for acc in accesses:
+                races = access(acc, ins, agent, clock, vc, dma)
+                if races:
+                    for old_acc, old_ins, _, inverted in races:
+                        self._race(old_acc, old_ins, acc, ins, inverted)
+        if publish is not None:
+            publish(self, agent, ins, sync, clock, end)
         return True
 
     # An acquire returns the time what the instruction waited for happened (0: nothing), joining the
@@ -272,7 +306,7 @@ class Replay:
             self._park(agent, ("flag", ci, sync[1]), f"waits for flag set_pipe={set_pipe} wait_pipe={wait_pipe} "
                        f"event_id={event}, which no sync_src sets")
             return None
-        dep, published = q.popleft()
+        dep, published, ins.after = q.popleft()
         np.maximum(self.vc[agent], published, out=self.vc[agent])
         return dep
 
@@ -288,6 +322,7 @@ class Replay:
         m.held_by = ins
         if m.vc is not None and m.last_agent != agent:  # a hand-over within one pipe adds nothing
             np.maximum(self.vc[agent], m.vc, out=self.vc[agent])
+            ins.after = m.last_unlock
             return m.time
         return 0
 
@@ -300,15 +335,16 @@ class Replay:
         dep = 0
         vc = self.vc[agent]
         for key in sync[1]:
-            t, published = self.xflags[key].popleft()
-            dep = max(dep, t)
+            t, published, setter = self.xflags[key].popleft()
+            if t >= dep:
+                dep, ins.after = t, setter
             np.maximum(vc, published, out=vc)
         return dep
 
     def _acquire_phase(self, agent: int, ins: Instr, sync: Tuple) -> Optional[int]:
         ci = agent // NP
         want = 0 if sync[0] == "phase_mm" else 1
-        state, published, t = self.phases.get((ci, sync[1]), (0, None, 0))
+        state, published, t, setter = self.phases.get((ci, sync[1]), (0, None, 0, None))
         if state != want:
             self._park(agent, ("phase", ci, sync[1]), f"waits for the Acc tile's phase flag to become {want} "
                        f"({'a Final store' if want == 0 else 'a Final matmul'} that never comes)")
@@ -316,6 +352,7 @@ class Replay:
         if published is None:
             return 0
         np.maximum(self.vc[agent], published, out=self.vc[agent])
+        ins.after = setter
         return t
 
     # A publish runs once the instruction has executed.  What a release publishes covers all earlier
@@ -331,7 +368,7 @@ class Replay:
 
     def _publish_flag(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
         key = (agent // NP, sync[1])
-        self.flags.setdefault(key, deque()).append((end, self._snapshot(agent, clock)))
+        self.flags.setdefault(key, deque()).append((end, self._snapshot(agent, clock), ins))
         self._notify(("flag",) + key)
 
     def _publish_unlock(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
@@ -344,19 +381,19 @@ class Replay:
             return
         m.held_by = None
         m.released += 1
-        m.vc, m.time, m.last_agent = self._snapshot(agent, clock), end, agent
+        m.vc, m.time, m.last_agent, m.last_unlock = self._snapshot(agent, clock), end, agent, ins
         self._notify(("mutex", ci, sync[1]))
 
     def _publish_cross_core(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
         published = self._snapshot(agent, clock)
         for key in sync[1]:
-            self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published))
+            self.xflags.setdefault(key, deque()).append((end + self.params.cross_core_latency, published, ins))
             self._notify(("x", key))
 
     def _publish_phase(self, agent: int, ins: Instr, sync: Tuple, clock: int, end: int) -> None:
         if sync[2]:  # Final: a matmul sets the flag for the fixpipe, a store hands the tile back
             key = (agent // NP, sync[1])
-            self.phases[key] = (1 if sync[0] == "phase_mm" else 0, self._snapshot(agent, clock), end)
+            self.phases[key] = (1 if sync[0] == "phase_mm" else 0, self._snapshot(agent, clock), end, ins)
             self._notify(("phase",) + key)
 
     # ------------------------------------------------------------------ problems
@@ -444,3 +481,6 @@ _ACQUIRE: Dict[str, Callable[[Replay, int, Instr, Tuple], Optional[int]]] = {
 _PUBLISH: Dict[str, Callable[[Replay, int, Instr, Tuple, int, int], None]] = {
     "bar": Replay._publish_fence, "set": Replay._publish_flag, "unlock": Replay._publish_unlock,
     "xset": Replay._publish_cross_core, "phase_mm": Replay._publish_phase, "phase_st": Replay._publish_phase}
+#: sync kind -> (acquire, publish), one lookup per instruction
+_HANDLERS = {kind: (_ACQUIRE.get(kind), _PUBLISH.get(kind)) for kind in set(_ACQUIRE) | set(_PUBLISH)}
+_NO_HANDLERS = (None, None)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import weakref
 from typing import Any, Dict, List
 
@@ -11,6 +12,7 @@ import numpy as np
 from ...ir.nodes import KernelIR
 from ...passes.auto_mutex import insert_auto_mutex
 from ..interp.executor import Interpreter
+from .advice import TileInfo
 from .costs import params_for
 from .describe import race_hazard
 from .instr import Hazard
@@ -40,13 +42,20 @@ def paused_cycle_collection():
     re-traverse all of them again and again (on benchmarks/bench_sim.py more than half of the
     interpretation plus recording time) while finding almost no garbage.  Reference counting still
     frees everything acyclic meanwhile; the few cycles (interpreter <-> recorder) wait for the next
-    collection after the launch."""
+    full collection.  Afterwards the surviving records (the report's) are moved straight to the
+    oldest generation (``gc.freeze`` then ``gc.unfreeze``, which links them there without a
+    traversal) instead of being traversed by the next young-generation collections, each of which
+    would find them all alive (~10% of a launch on bench_sim.py).  Skipped when the program uses
+    ``gc.freeze`` itself, whose frozen objects must stay frozen."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -55,6 +64,18 @@ def resident_blocks(kernel: KernelIR) -> int:
     so ``vector_core_num`` of them fit; a cube or mix block needs an AI core (``core_num``)."""
     arch = kernel.arch
     return arch.vector_core_num if kernel.kind == "vector" else arch.core_num
+
+
+def tile_infos(kernel: KernelIR) -> Dict[str, TileInfo]:
+    """Tile name -> its group, depth and declaration line (what the report's advice names)."""
+    def line(loc) -> str:
+        return f"{os.path.basename(loc.filename)}:{loc.lineno}" if loc is not None else "?"
+
+    infos = {t.name: TileInfo(None, 1, line(t.loc)) for t in kernel.tiles}
+    for g in kernel.groups:
+        for slot in g.slots:
+            infos[slot.name] = TileInfo(g.name, g.depth, line(g.loc or slot.loc))
+    return infos
 
 
 def _priority(hazard: Hazard) -> int:
@@ -101,7 +122,8 @@ def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[in
     if options.strict and hazards:
         raise _first(hazards).error(kernel.name)
     return SimReport(kernel.name, kernel.arch.name, block_dim, capacity, labels,
-                     [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards)
+                     [c.block for c in cores], recorder.streams, params, replay.total_cycles, hazards,
+                     tile_infos(kernel), [replay.core_summary(ci) for ci in range(len(cores))])
 
 
 __all__ = ["simulate", "with_auto_mutex", "paused_cycle_collection", "resident_blocks"]

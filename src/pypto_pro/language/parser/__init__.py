@@ -24,12 +24,19 @@ from ... import dtypes as dt
 from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems
+from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
+from . import runtime_lookup
+from ..simt import simt_element_op, tile_valid_shape
+from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
+from .returns import ReturnFrame, ReturnsMixin
+from .ssbuf import SsbufMixin
+from .structs import AGGREGATES, NamedTuple, StructsMixin, selects_aggregates
+from .tile_choice import merge_branch_tiles, select_tile
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.Pow: "**"}
@@ -68,6 +75,13 @@ class PtrValue:
         self.root = root
         self.dtype = dtype
         self.byte_offset = byte_offset
+
+    def address(self) -> ir.Expr:
+        """The pointer's value as an INT64 scalar (``printf("%p", ptr)``): the argument's address, bound
+        at launch (``ir.PtrParam.address``), plus the byte offset."""
+        if self.root.address is None:
+            self.root.address = ir.Var(f"{self.root.name}_address", dt.DT_INT64)
+        return ir.BinOp("+", self.root.address, to_expr(self.byte_offset))
 
 
 class TilingHandle:
@@ -243,13 +257,14 @@ def function_source(fn) -> tuple:
 # ----------------------------------------------------------------------------------------------
 # The parser
 # ----------------------------------------------------------------------------------------------
-class KernelParser:
+class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
     def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None):
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None):
         self.fn = fn
         self.key_fields = dict(key_fields or {})  # the launch's tiling-key fields: compile-time names
+        self.type_names = dict(type_names or {})  # @pl.jit(datatype=...)'s dtype variables (runtime/datatype.py)
         self.name = name
         self.arch = arch
         self.auto_mutex = auto_mutex
@@ -266,7 +281,11 @@ class KernelParser:
         self.unroll_depth = 0
         self.scope: Optional[Scope] = None
         self.assign_target: Optional[str] = None
+        #: the value expression of the assignment being evaluated (a frontend call that *is* it may
+        #: write its result into the target's existing register: pypto_pro.language.vf)
+        self.assign_node: Optional[ast.expr] = None
         self.inline_stack: List[Any] = []
+        self.frames: List[ReturnFrame] = []  # the kernel body and the inlined helper calls being parsed
         #: uid -> why: UINT8 Vec tiles whose rows break the 32-byte rule, usable only as compare/select masks
         self.mask_only: Dict[int, str] = {}
 
@@ -293,6 +312,7 @@ class KernelParser:
                 raise self.err(KernelSyntaxError, f"tiling-key field '{key_name}' is also {clash}; rename one of "
                                f"them", fdef)
         self.blocks.append([])
+        self.enter_frame(self.name, helper=False)
         try:
             self.visit_body(fdef.body)
         except _Return:
@@ -416,6 +436,8 @@ class KernelParser:
             return v
         if name in self.key_fields:
             return self.key_fields[name]
+        if name in self.type_names:
+            return self.type_names[name]
         if name in scope.closure:
             return scope.closure[name]
         if name in scope.globals:
@@ -425,6 +447,7 @@ class KernelParser:
         raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
 
     def assign_name(self, name: str, value, node) -> None:
+        value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
@@ -459,10 +482,6 @@ class KernelParser:
                 self.scope.vars[name] = self.new_var(name, cur, node)
 
     # ------------------------------------------------------------------ statements
-    def visit_body(self, stmts: Sequence[ast.stmt]) -> None:
-        for s in stmts:
-            self.visit_stmt(s)
-
     def visit_stmt(self, node: ast.stmt) -> None:
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
@@ -488,12 +507,13 @@ class KernelParser:
 
     def stmt_Assign(self, node: ast.Assign) -> None:
         outer = self.assign_target  # inside an inlined helper: the caller's target names its tiles
+        outer_node, self.assign_node = self.assign_node, node.value
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.assign_target = node.targets[0].id
         try:
             value = self.eval(node.value)
         finally:
-            self.assign_target = outer
+            self.assign_target, self.assign_node = outer, outer_node
         for target in node.targets:
             self.store(target, value, node)
 
@@ -501,12 +521,13 @@ class KernelParser:
         if node.value is None:
             return
         outer = self.assign_target
+        outer_node, self.assign_node = self.assign_node, node.value
         if isinstance(node.target, ast.Name):
             self.assign_target = node.target.id
         try:
             value = self.eval(node.value)
         finally:
-            self.assign_target = outer
+            self.assign_target, self.assign_node = outer, outer_node
         self.store(node.target, value, node)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
@@ -515,6 +536,9 @@ class KernelParser:
             raise self.err(KernelSyntaxError, f"operator {type(node.op).__name__} is not supported", node)
         if isinstance(node.target, ast.Name):
             current = self.lookup(node.target.id, node)
+        elif isinstance(node.target, ast.Attribute):
+            current = self.eval(ast.Attribute(value=node.target.value, attr=node.target.attr, ctx=ast.Load(),
+                                              lineno=node.lineno, col_offset=node.col_offset))
         else:
             current = self.eval(ast.Subscript(value=node.target.value, slice=node.target.slice, ctx=ast.Load(),
                                               lineno=node.lineno, col_offset=node.col_offset))
@@ -527,31 +551,22 @@ class KernelParser:
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.err(KernelSyntaxError, "tuple unpacking needs a compile-time sequence of the same "
                                "length", node)
+            value = self.unpacked_values(target.elts, value, node)
             for t, v in zip(target.elts, value):
                 self.store(t, v, node)
+        elif isinstance(target, ast.Attribute):
+            self.aggregate_store_attr(self.eval(target.value), target.attr, value, node)
         elif isinstance(target, ast.Subscript):
             obj = self.eval(target.value)
             index = self.eval_index(target.slice)
-            if isinstance(obj, (ir.TileRef, TensorHandle)):
+            if isinstance(obj, AGGREGATES):
+                self.aggregate_store_item(obj, index, value, node)
+            elif isinstance(obj, (ir.TileRef, TensorHandle)):
                 self.call_op(self.op_named("setval"), [obj, self.scalar_index(obj, index, node), value], {}, node)
             else:
                 raise self.err(KernelSyntaxError, "only tiles and tensors support item assignment in a kernel", node)
         else:
             raise self.err(KernelSyntaxError, f"cannot assign to {type(target).__name__}", node)
-
-    def stmt_Return(self, node: ast.Return) -> None:
-        value = None if node.value is None else self.eval(node.value)
-        if not self.inline_stack:
-            if value is not None:
-                raise self.err(KernelSyntaxError, "a kernel cannot return a value; write results into an output "
-                               "tensor", node)
-            if self.runtime_depth or self.unroll_depth:
-                raise self.err(KernelSyntaxError, "return inside a loop or runtime branch is not supported", node)
-            raise _Return(None)
-        if self.runtime_depth > self.inline_stack[-1]:
-            raise self.err(KernelSyntaxError, "return inside runtime control flow of an inlined helper is not "
-                           "supported; compute the value into a variable and return it at the end", node)
-        raise _Return(value)
 
     def stmt_If(self, node: ast.If) -> None:
         cond = self.eval(node.test)
@@ -570,7 +585,8 @@ class KernelParser:
         for name in set(then_env) | set(self.scope.vars):
             # a PendingVar that got its Var in one branch (e.g. a nested elif) is that Var in both
             a, b = (_resolved(env.get(name, Conflict(name))) for env in (then_env, self.scope.vars))
-            merged[name] = a if a is b else Conflict(name)
+            merged[name] = a if a is b else (merge_branch_tiles(self, name, a, b, then_body, else_body, node)
+                                             or Conflict(name))
         self.scope.vars = {k: v for k, v in merged.items() if not (isinstance(v, PendingVar) and v.var is None)}
         self.emit(ir.If(self.loc(node), cond, then_body, else_body))
 
@@ -605,14 +621,15 @@ class KernelParser:
             if isinstance(n, (ast.Break, ast.Continue)) and not self._inside_nested_loop(node, n):
                 raise self.err(KernelSyntaxError, "break/continue in a compile-time unrolled loop is not supported; "
                                "use pl.range for a runtime loop", n)
+        def bind(v):
+            if isinstance(node.target, ast.Name):
+                self.scope.vars[node.target.id] = v  # a fresh compile-time binding per iteration
+            else:
+                self.store(node.target, v, node)
+
         self.unroll_depth += 1
         try:
-            for v in values:
-                if isinstance(node.target, ast.Name):
-                    self.scope.vars[node.target.id] = v  # a fresh compile-time binding per iteration
-                else:
-                    self.store(node.target, v, node)
-                self.visit_body(node.body)
+            self.visit_unrolled(node.body, values, bind)
         finally:
             self.unroll_depth -= 1
 
@@ -730,6 +747,10 @@ class KernelParser:
     def expr_Attribute(self, node: ast.Attribute):
         obj = self.eval(node.value)
         attr = node.attr
+        if isinstance(obj, AGGREGATES):
+            return self.aggregate_attr(obj, attr, node)
+        if isinstance(obj, NamedTuple):
+            return self.tuple_field(obj, attr, node)
         if isinstance(obj, TensorHandle):
             p = obj.param
             if attr == "shape":
@@ -760,6 +781,8 @@ class KernelParser:
                 return getattr(obj, attr)
             if attr == "tile_type":
                 return obj.ttype
+            if attr == "valid_shape":
+                return tile_valid_shape(self, obj, node)
             raise self.err(KernelSyntaxError, f"tile has no attribute '{attr}' in a kernel", node)
         if is_runtime(obj):
             raise self.err(KernelSyntaxError, f"runtime scalars have no attribute '{attr}'", node)
@@ -771,6 +794,8 @@ class KernelParser:
     def expr_Subscript(self, node: ast.Subscript):
         obj = self.eval(node.value)
         index = self.eval_index(node.slice)
+        if isinstance(obj, AGGREGATES):
+            return self.aggregate_item(obj, index, node)
         if isinstance(obj, ir.TileRef):
             if isinstance(index, tuple) and len(index) == 2 and all(isinstance(i, slice) for i in index):
                 return self.subview(obj, index, node)
@@ -800,9 +825,10 @@ class KernelParser:
             if not 0 <= index < obj.decl.depth:
                 raise self.err(KernelSyntaxError, f"tile group index {index} is outside [0, {obj.decl.depth})", node)
             return ir.DeclRef(obj.decl.slots[index])
+        if is_runtime(index) and selects_aggregates(obj):
+            return self.sequence_item(obj, index, node)  # structs, tiles or runtime scalars
         if is_runtime(index) or (isinstance(index, tuple) and any(is_runtime(i) for i in index)):
-            raise self.err(KernelSyntaxError, "indexing a compile-time value (list, tuple, tensor shape) needs a "
-                           "compile-time index", node)
+            return runtime_lookup.select(self, obj, index, node)
         try:
             return obj[index]
         except Exception as e:  # noqa: BLE001 - compile-time evaluation failure
@@ -860,6 +886,9 @@ class KernelParser:
         return self.binop(op, self.eval(node.left), self.eval(node.right), node)
 
     def binop(self, op: str, a, b, node):
+        pointer = vf_pointer_arith(self, op, a, b, node)  # `tile + offset` in VF code
+        if pointer is not None:
+            return pointer
         if isinstance(a, (ir.TileRef, GroupHandle)) or isinstance(b, (ir.TileRef, GroupHandle)):
             raise self.err(KernelSyntaxError, f"operator '{op}' on tiles is not supported; call the tile op with a "
                            f"destination, e.g. pl.add(dst, lhs, rhs)", node)
@@ -901,13 +930,21 @@ class KernelParser:
         left = self.eval(node.left)
         result = None
         for op_node, right_node in zip(node.ops, node.comparators):
-            right = self.eval(right_node)
-            if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op_node, (ast.In, ast.NotIn)):  # also a runtime value in a list or a pl.range
+                right = None
+                cmp = runtime_lookup.contains(self, left, right_node, node)
+                if isinstance(op_node, ast.NotIn):
+                    cmp = ir.UnOp("not", cmp, dt.DT_BOOL) if is_runtime(cmp) else not cmp
+                if len(node.ops) > 1:  # a chained comparison continues from the right operand
+                    right = self.eval(right_node)
+            elif isinstance(op_node, (ast.Is, ast.IsNot)):
+                right = self.eval(right_node)
                 if is_runtime(left) or is_runtime(right):
-                    raise self.err(KernelSyntaxError, "is/in comparisons need compile-time values", node)
-                cmp = {ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
-                       ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}[type(op_node)](left, right)
+                    raise self.err(KernelSyntaxError, "is/is not comparisons need compile-time values (use == for "
+                                   "runtime scalars)", node)
+                cmp = (left is right) if isinstance(op_node, ast.Is) else (left is not right)
             else:
+                right = self.eval(right_node)
                 cmp = self.binop(_CMPOPS[type(op_node)], left, right, node)
             if result is None:
                 result = cmp
@@ -923,9 +960,12 @@ class KernelParser:
         if not is_runtime(cond):
             return self.eval(node.body if cond else node.orelse)
         a, b = self.eval(node.body), self.eval(node.orelse)
+        tile = select_tile(self, cond, a, b, node)
+        if tile is not None:
+            return tile
         if not (is_scalar(a) and is_scalar(b)):
-            raise self.err(KernelSyntaxError, "a runtime conditional expression can only choose between scalars",
-                           node)
+            raise self.err(KernelSyntaxError, "a runtime conditional expression can only choose between scalars "
+                           "or between whole tiles of one type", node)
         ea, eb = to_expr(a), to_expr(b)
         dtype = ir.binop_dtype("+", ea.dtype, eb.dtype) if ea.dtype != eb.dtype else ea.dtype
         return ir.Select(cond, ea, eb, dtype)
@@ -953,7 +993,16 @@ class KernelParser:
             kwargs[k.arg] = self.eval(k.value)
         opdef = getattr(func, "__pto_op__", None)
         if opdef is not None:
+            adapt = getattr(func, "__pto_adapt__", None)  # an instruction-level spelling (language/spellings.py)
+            if adapt is not None:
+                try:
+                    args, kwargs = adapt(args, kwargs, lambda v: isinstance(v, ir.TileRef))
+                except KernelError as e:
+                    raise e.attach(loc=self.loc(node), kernel=self.name)
             return self.call_op(opdef, args, kwargs, node)
+        frontend = getattr(func, "__pto_frontend__", None)  # API families with their own module (vf)
+        if frontend is not None:
+            return frontend(self, node, args, kwargs)
         intrinsic = getattr(func, "__pto_intrinsic__", None)
         if intrinsic == "not_implemented":
             self.call_not_implemented(func, node)
@@ -1004,17 +1053,22 @@ class KernelParser:
         except TypeError as e:
             raise self.err(KernelSyntaxError, f"calling {func.__name__}: {e}", node) from None
         bound.apply_defaults()
+        reassigned = set(_assigned_names(fdef.body))
+        params = {name: self.new_var(name, value, node) if name in reassigned and isinstance(value, ir.Var) else value
+                  for name, value in bound.arguments.items()}  # a reassigned parameter is local, not the caller's
         outer = self.scope
         self.scope = Scope(func.__globals__, closure_vars(func), filename, first, lines)
-        for name, value in bound.arguments.items():
-            self.scope.vars[name] = value
+        self.scope.vars.update(params)
         self.inline_stack.append(self.runtime_depth)
+        frame = self.enter_frame(func.__name__, helper=True)
         try:
             self.visit_body(fdef.body)
-            return None
+            return self.leave_frame(frame, fdef, node)
         except _Return as r:
             return r.value
         finally:
+            if self.frames and self.frames[-1] is frame:
+                self.frames.pop()
             self.inline_stack.pop()
             self.scope = outer
 
@@ -1038,7 +1092,7 @@ class KernelParser:
 
     def op_named(self, name: str) -> OpDef:
         from ...ir.optable import OPS
-        return OPS[name]
+        return OPS[simt_element_op(self, name)]  # element access by a SIMT thread: its V-pipe variant
 
     def bind(self, public: str, sig: inspect.Signature, args, kwargs, node) -> inspect.BoundArguments:
         """Bind a call of ``pl.<public>``; a mismatch is a KernelSyntaxError naming the function, the
@@ -1109,6 +1163,7 @@ class KernelParser:
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be a list of scalar offsets, got {value!r}", node)
         if kind == "scalars":
+            value = [v.address() if isinstance(v, PtrValue) else v for v in value]  # printf("%p", ptr)
             if all(is_scalar(v) for v in value):
                 return [v.item() if isinstance(v, np.generic) else v for v in value]
             raise self.err(KernelTypeError, f"{where} must be scalars", node)
@@ -1269,6 +1324,9 @@ class KernelParser:
         if not isinstance(tensor, TensorHandle) or not isinstance(target, ast.Name):
             raise self.err(KernelTypeError, f"pl.set_stride takes a GM tensor by its name, got {_what(tensor)}", node)
         p = tensor.param
+        if dt.is_packed_gm(p.dtype):
+            self._set_packed_stride(node, target, p, stride)
+            return
         if not isinstance(stride, (list, tuple)) or len(stride) != p.ndim:
             raise self.err(KernelTypeError, f"pl.set_stride: stride must be a list of {p.ndim} entries (one per axis "
                            f"of '{p.name}'), got {stride!r}", node)
@@ -1278,6 +1336,18 @@ class KernelParser:
         # in place: the name now denotes the re-strided tensor
         self.assign_name(target.id, TensorHandle(self._view(root, p.dtype, p.dims, strides, offset, node,
                                                             clamp_rows=True)), node)
+
+    def _set_packed_stride(self, node, target, p: ir.TensorParam, stride) -> None:
+        """``pl.set_stride`` of a packed FP4 tensor: ``[row_stride, col_stride]`` in logical 4-bit elements,
+        the steps of a loaded tile's rows and columns (the tensor's own shape counts bytes)."""
+        if not isinstance(stride, (list, tuple)) or len(stride) != 2:
+            raise self.err(KernelTypeError, f"pl.set_stride: '{p.name}' is a packed {p.dtype.name} tensor; its stride is "
+                           f"[row_stride, col_stride] in {p.dtype.name} elements, got {stride!r}", node)
+        strides = [self._index_value(s, f"pl.set_stride: stride[{i}]", node) for i, s in enumerate(stride)]
+        root = p.base if isinstance(p, ir.PackedStrides) else p
+        view = ir.PackedStrides(root.name, root.index, root.dtype, list(root.dims), root.layout, root.declared,
+                                base=root, tile_strides=strides)
+        self.assign_name(target.id, TensorHandle(view), node)
 
     def _check_placement(self, ttype: TileType, addr, size: int, what: str, node) -> int:
         if is_runtime(addr) or not isinstance(addr, int) or isinstance(addr, bool):
@@ -1300,7 +1370,8 @@ class KernelParser:
             raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
                            f"{ttype.shape[1]} {ttype.dtype.name} tile needs {packed} bytes", node)
         span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, layout)) * ttype.dtype.nbytes
         end = addr + builtins.max(size, span)
         if end > cap:
             raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
@@ -1310,19 +1381,20 @@ class KernelParser:
 
     def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
         """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
-        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose shape is not
-        whole fractals occupies more than that (its fractals are padded), so its slots would overlap
-        and corrupt each other: rejected here instead of computing wrong numbers."""
+        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose 32-byte runs
+        (or ZZ/NN blocks) are padded occupies more than that (ir/layout.py), so its slots would
+        overlap and corrupt each other: rejected here instead of computing wrong numbers."""
         span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc) * ttype.dtype.nbytes
+                               ttype.target_memory == MemorySpace.Acc,
+                               fractal_bytes(ttype.dtype, slots[0].layout)) * ttype.dtype.nbytes
         ordered = sorted(slots, key=lambda d: d.addr)
         for lo, hi in zip(ordered, ordered[1:]):
             if lo.addr + span > hi.addr:
                 raise self.err(KernelMemoryError, f"{what}: slots {lo.name} and {hi.name} overlap: a "
                                f"{ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} {ttype.target_memory.name} "
-                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractals are padded to "
-                               f"whole fractals), but the slots are {hi.addr - lo.addr} bytes apart; use a shape "
-                               f"of whole fractals or pass addrs=[...] at least {span} bytes apart", node)
+                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractal runs are padded to "
+                               f"32 bytes), but the slots are {hi.addr - lo.addr} bytes apart; use a shape of whole "
+                               f"32-byte runs or pass addrs=[...] at least {span} bytes apart", node)
 
     def _check_vec_extent(self, decl: ir.TileDecl, what: str, node) -> None:
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
@@ -1416,7 +1488,8 @@ class KernelParser:
             layout = self._check_placement(type, a, size, f"{where} slot {i}", node)
             slots.append(ir.TileDecl(f"{name}[{i}]", type, layout, a, size, self.loc(node)))
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
-        self._check_slots_apart(type, slots, where, node)
+        if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
+            self._check_slots_apart(type, slots, where, node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
         for s in slots:
@@ -1428,8 +1501,9 @@ class KernelParser:
 
 
 def parse_kernel(fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],
-                 key_fields: Optional[Dict[str, int]] = None) -> ir.KernelIR:
+                 key_fields: Optional[Dict[str, int]] = None, type_names: Optional[Dict[str, Any]] = None
+                 ) -> ir.KernelIR:
     """Parse ``fn`` into tile IR for one specialization (the values of its STATIC dims and, for a kernel
     with a tiling key, the key's field values: compile-time names in the body)."""
     return KernelParser(fn, name=name, arch=arch, auto_mutex=auto_mutex, static_dims=static_dims,
-                        key_fields=key_fields).parse()
+                        key_fields=key_fields, type_names=type_names).parse()

@@ -62,7 +62,7 @@ template <class T> inline ct<T> scal(bool v) { return ld<T>(from_int<T>((int64_t
 // ------------------------------------------------------------------------------------------
 // Memory spaces, layouts, declarations
 // ------------------------------------------------------------------------------------------
-enum Space : int32_t { Vec = 0, Mat, Left, Right, Acc, Bias, Scaling, ScaleLeft, ScaleRight, NSPACES };
+enum Space : int32_t { Vec = 0, Mat, Left, Right, Acc, Bias, Scaling, ScaleLeft, ScaleRight, Reg, NSPACES };
 enum Lay : int32_t { ND = 0, DN, NZ, ZN, ZZ, NN };
 
 struct TileDecl {
@@ -112,9 +112,12 @@ struct Core {
 };
 
 // The cores of one block (1 cube + n vector cores in a mix kernel; one core otherwise).
+constexpr int SSBUF_BYTES = 256;  // the shared scalar buffer of a block (ops/ssbuf.py; include/pto/ssbuf.h)
+
 struct Block {
   int32_t ncores;
   Core* cores[4];
+  uint8_t ssbuf[SSBUF_BYTES];  // never-written bytes are 0xFF
   Core* cube() const {
     for (int i = 0; i < ncores; ++i)
       if (cores[i]->kind == 1) return cores[i];

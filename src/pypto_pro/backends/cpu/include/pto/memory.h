@@ -161,54 +161,114 @@ inline void tile_units(int64_t* offs, int a0, int a1, int64_t rows, int64_t cols
 
 enum Relu { NoRelu = 0, NormalRelu = 1 };
 
-// Accumulator value -> output storage (movement.py fixpipe_values): scale, ReLU, one rounding.
-template <class TO, class TA> inline TO fixpipe(TA v, bool has_scale, float scale, int relu) {
-  if constexpr (std::is_same<TA, float>::value) {
-    double x = (double)v;
-    if (has_scale) x = (double)(float)(x * (double)scale);
-    if (relu == NormalRelu) x = (x != x) ? x : (x > 0 ? x : 0.0);
-    if constexpr (is_float_t<TO>) return st<TO>((float)x);
-    else return (TO)x;
+// ---------------------------------------------------------------- the fixpipe (ops/fixpipe.py)
+// A conversion out of Acc: ReLU, then the scale (one FP32 multiply), then one rounding into the output type.
+struct Fix {
+  int relu = NoRelu;
+  int mode = 0;                         // 0 no scale, 1 one scale, 2 per channel (INT64 words in a Scaling tile)
+  float scale = 0.f;                    // mode 1: the scale as the fixpipe holds it
+  const Tile<int64_t>* words = nullptr;  // mode 2
+};
+
+// The scale an FP32 bit pattern carries, as the fixpipe holds it: sign, exponent, top 10 mantissa bits.
+inline float fix_bits(uint64_t bits) {
+  uint32_t b = (uint32_t)bits & 0xFFFFE000u;
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+inline float fix_value(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return fix_bits(b);
+}
+inline Fix fix_plain(int relu) { Fix f; f.relu = relu; return f; }
+inline Fix fix_scalar(float scale, int relu) { Fix f; f.relu = relu; f.mode = 1; f.scale = scale; return f; }
+inline Fix fix_channel(const Tile<int64_t>& words) { Fix f; f.mode = 2; f.words = &words; return f; }
+
+// The scales of the first `cols` output columns of a per-channel conversion (ops/fixpipe.py scale_of).
+inline void fix_columns(Core& C, const Fix& f, int cols, bool int8, float* out) {
+  const Tile<int64_t>& t = *f.words;
+  if (cols > t.vc)
+    fail(C, "per-channel scale tile %s holds %d scales (valid columns) but the fixpipe converts %d columns", t.name,
+         t.vc, cols);
+  const int64_t* row = t.base + t.roff(0);
+  ColIt it = t.colit();
+  for (int c = 0; c < cols; ++c, it.next()) {
+    const uint64_t w = (uint64_t)row[it.off];
+    if (int8 && !(w & (1ull << 46)))
+      fail(C, "per-channel scale word %d lacks the signed-INT8 flag (bit 46) an INT8 output needs; build the words "
+           "with torch_npu.npu_trans_quant_param or set 1 << 46", c);
+    if (int8 && (w & (0x1FFull << 37)))
+      fail(C, "per-channel scale word %d has an offset (bits 37..45): asymmetric fixpipe requantization is not "
+           "implemented", c);
+    out[c] = fix_bits(w);
+  }
+}
+
+// One accumulator value -> output storage.
+template <class TO, class TA> inline TO fixpipe(TA v, int relu, bool scaled, float scale) {
+  if constexpr (std::is_same<TA, int32_t>::value && std::is_same<TO, int32_t>::value) {
+    return relu == NormalRelu && v < 0 ? 0 : v;  // INT32 -> INT32 (never scaled): exact
   } else {
-    if (has_scale) {
-      double x = (double)v * (double)scale;
-      if (relu == NormalRelu) x = (x != x) ? x : (x > 0 ? x : 0.0);
-      if constexpr (is_float_t<TO>) return from_double<TO>(x);
-      else {
-        x = std::nearbyint(x);
-        const double lo = (double)std::numeric_limits<TO>::min(), hi = (double)std::numeric_limits<TO>::max();
-        return (TO)(x < lo ? lo : (x > hi ? hi : x));
-      }
+    float x = (float)v;
+    if (relu == NormalRelu && x < 0.f) x = 0.f;
+    if (scaled) x = x * scale;
+    if constexpr (is_float_t<TO>) {
+      return st<TO>(x);
+    } else {
+      if (x != x) return (TO)0;
+      x = std::nearbyint(x);
+      const float lo = (float)std::numeric_limits<TO>::min(), hi = (float)std::numeric_limits<TO>::max();
+      return (TO)(x < lo ? lo : (x > hi ? hi : x));
     }
-    int64_t x = (int64_t)v;
-    if (relu == NormalRelu && x < 0) x = 0;
-    if constexpr (is_float_t<TO>) return from_double<TO>((double)x);
-    else return (TO)x;
+  }
+}
+
+// Convert rows x cols of Acc tile `s` from (r0, c0); `row_out(r)` gives the writer of output row r, called
+// with the row's values in column order.  Column scales from `f`.
+template <class TO, class TA, class RowOut>
+inline void fix_window(Core& C, const Tile<TA>& s, int r0, int c0, int rows, int cols, const Fix& f, RowOut row_out) {
+  float chan[512];
+  if (f.mode == 2) fix_columns(C, f, cols, std::is_same<TO, int8_t>::value, chan);
+  for (int r = 0; r < rows; ++r) {
+    const TA* row = s.base + s.roff(r0 + r);
+    ColIt it = s.colit(c0);
+    auto put = row_out(r);
+    for (int c = 0; c < cols; ++c, it.next())
+      put(fixpipe<TO, TA>(row[it.off], f.relu, f.mode != 0, f.mode == 2 ? chan[c] : f.scale));
   }
 }
 
 template <class TG, class T>
 inline void store(Core& C, const Gm<TG>& g, const Tile<T>& s, const int64_t* offs, int a0, int a1, const char* what,
-                  bool atomic_add, bool has_scale = false, float scale = 0.f, int relu = NoRelu) {
+                  bool atomic_add, const Fix& fix = Fix()) {
   const int vr = s.vr, vc = s.vc;
   GmWin w = gm_window(C, g, offs, a0, a1, vr, vc, what);
   if (vr <= 0 || vc <= 0) return;
   TG* dst = g.p + w.base;
-  auto conv = [&](T v) -> TG {
-    if constexpr (std::is_same<T, float>::value || std::is_same<T, int32_t>::value) {  // Acc: the fixpipe
-      if constexpr (std::is_same<T, TG>::value) { if (!has_scale && relu == NoRelu) return v; }
-      return fixpipe<TG, T>(v, has_scale, scale, relu);
-    } else if constexpr (std::is_same<T, TG>::value) {
-      return v;
-    } else {
-      return st<TG>((ct<TG>)ld<T>(v));
-    }
-  };
   if (atomic_add) pto_rt_atomic_lock(g.p);
+  constexpr bool acc = std::is_same<T, float>::value || std::is_same<T, int32_t>::value;
+  if constexpr (acc) {  // Acc: through the fixpipe
+    if (!std::is_same<T, TG>::value || fix.mode != 0 || fix.relu != NoRelu) {
+      fix_window<TG, T>(C, s, 0, 0, vr, vc, fix, [&](int r) {
+        return [o = dst + r * w.st0, st1 = w.st1, atomic_add](TG v) mutable {
+          *o = atomic_add ? st<TG>((ct<TG>)(ld<TG>(*o) + ld<TG>(v))) : v;
+          o += st1;
+        };
+      });
+      if (atomic_add) pto_rt_atomic_unlock(g.p);
+      return;
+    }
+  }
+  auto conv = [&](T v) -> TG {
+    if constexpr (std::is_same<T, TG>::value) return v;
+    else return st<TG>((ct<TG>)ld<T>(v));
+  };
   for (int r = 0; r < vr; ++r) {
     TG* o = dst + r * w.st0;
     const T* row = s.base + s.roff(r);
-    if (!atomic_add && std::is_same<T, TG>::value && s.nd() && w.st1 == 1 && !has_scale && relu == NoRelu) {
+    if (!atomic_add && std::is_same<T, TG>::value && s.nd() && w.st1 == 1) {
       std::memcpy((void*)o, (const void*)s.rowp(r), sizeof(T) * (size_t)vc);
       continue;
     }
@@ -331,15 +391,16 @@ inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offs
   else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
 }
 
-// pl.insert / inserting move: dst[r0 + i, c0 + j] = src[i, j] over src's valid window (ZN dst <- NZ src: transposed).
+// pl.insert / inserting move: dst[r0 + i, c0 + j] = src[i, j] over src's valid window.  ZN dst <- NZ src
+// (transposed): [r0, c0] is in the NZ frame of dst (its [cols, rows] view), so dst[c0 + j, r0 + i] = src[i, j].
 template <class TD, class TS>
 inline void insert_into(Core& C, const Tile<TD>& d, const Tile<TS>& s, int64_t r0, int64_t c0, bool transposed) {
-  int rows = s.vr, cols = s.vc;
-  if (transposed) { int t = rows; rows = cols; cols = t; }
-  if (r0 < 0 || c0 < 0 || r0 + rows > d.rows || c0 + cols > d.cols)
-    fail(C, "insert at [%lld, %lld] of a %dx%d block leaves %s of shape [%d, %d]", (long long)r0, (long long)c0, rows,
-         cols, d.name, d.rows, d.cols);
-  copy_block(d, (int)r0, (int)c0, s, 0, 0, rows, cols, transposed, PlainConv<TD, TS>());
+  const int frame_rows = transposed ? d.cols : d.rows, frame_cols = transposed ? d.rows : d.cols;
+  if (r0 < 0 || c0 < 0 || r0 + s.vr > frame_rows || c0 + s.vc > frame_cols)
+    fail(C, "insert at [%lld, %lld] of a %dx%d block leaves %s of shape [%d, %d]%s", (long long)r0, (long long)c0,
+         s.vr, s.vc, d.name, frame_rows, frame_cols, transposed ? " (the NZ view of a ZN tile)" : "");
+  if (transposed) copy_block(d, (int)c0, (int)r0, s, 0, 0, s.vc, s.vr, true, PlainConv<TD, TS>());
+  else copy_block(d, (int)r0, (int)c0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
 }
 
 enum AccToVec { SingleModeVec0 = 0, SingleModeVec1, DualModeSplitM, DualModeSplitN };
@@ -348,8 +409,8 @@ enum AccToVec { SingleModeVec0 = 0, SingleModeVec1, DualModeSplitM, DualModeSpli
 // With an offset (om, ok) the source window is s[om:, ok:] up to the end of the valid window (ops/movement.py
 // _acc_to_vec), split between the AIVs by `mode` like a whole window.
 template <class TD, class TA, class DstOn>
-inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, bool has_scale, float scale, int relu,
-                            int64_t om = 0, int64_t ok = 0) {
+inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, const Fix& fix, int64_t om = 0,
+                            int64_t ok = 0) {
   if (om < 0 || ok < 0 || om >= s.vr || ok >= s.vc)
     fail(C, "move offset [%lld, %lld] is outside the valid window [%d, %d] of %s", (long long)om, (long long)ok,
          s.vr, s.vc, s.name);
@@ -377,8 +438,12 @@ inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, 
     Tile<TD> d = dst_on(*V);
     if (parts[i].rows > d.rows || parts[i].cols > d.cols)
       fail(C, "Acc -> Vec: a [%d, %d] share does not fit tile %s [%d, %d]", parts[i].rows, parts[i].cols, d.name, d.rows, d.cols);
-    copy_block(d, 0, 0, s, parts[i].r0, parts[i].c0, parts[i].rows, parts[i].cols, false,
-               [&](TA v) { return fixpipe<TD, TA>(v, has_scale, scale, relu); });
+    fix_window<TD, TA>(C, s, parts[i].r0, parts[i].c0, parts[i].rows, parts[i].cols, fix, [&](int r) {
+      return [row = d.base + d.roff(r), it = d.colit()](TD v) mutable {
+        row[it.off] = v;
+        it.next();
+      };
+    });
   }
 }
 
@@ -426,7 +491,7 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
   const int np = (n + kNR - 1) / kNR;
   // ZN with 16-column fractals (the Right tile's layout): fractal (rb, p) holds column j of panel p
   // as fr contiguous rows, so each fractal column becomes a strided column of the panel.
-  if (b.lay == ZN && b.fc == kNR && b.r0 % b.fr == 0 && b.c0 % kNR == 0) {
+  if (b.lay == ZN && b.fc == kNR && b.pcols % kNR == 0 && b.r0 % b.fr == 0 && b.c0 % kNR == 0) {
     const int64_t B = (int64_t)b.fr * b.fc;
     float colv[64];
     for (int p = 0; p < np; ++p) {

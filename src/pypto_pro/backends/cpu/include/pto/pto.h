@@ -11,3 +11,8 @@
 #include "sort.h"
 #include "random.h"
 #include "fuse.h"
+#include "vf.h"
+#include "vf_more.h"
+#include "quant.h"
+#include "gather_cmp.h"
+#include "ssbuf.h"

@@ -167,7 +167,8 @@ template <class T> struct Tile {
       case DN: return R;
       default: {
         int64_t B = (int64_t)fr * fc, rb = R / fr, ri = R % fr;
-        int64_t o = (lay == ZN || lay == ZZ) ? rb * nblk_c() * B : rb * B;
+        // ZN row panels are fr rows x pcols (unpadded); NZ/ZZ/NN as blocks (ir/layout.py)
+        int64_t o = lay == ZN ? rb * (int64_t)pcols * fr : lay == ZZ ? rb * nblk_c() * B : rb * B;
         return o + ((lay == NZ || lay == ZZ) ? ri * fc : ri);
       }
     }
@@ -178,7 +179,8 @@ template <class T> struct Tile {
       case DN: return Cc * prows;
       default: {
         int64_t B = (int64_t)fr * fc, cb = Cc / fc, ci = Cc % fc;
-        int64_t o = (lay == ZN || lay == ZZ) ? cb * B : cb * nblk_r() * B;
+        // NZ column panels are prows x fc (unpadded)
+        int64_t o = (lay == ZN || lay == ZZ) ? cb * B : lay == NZ ? cb * (int64_t)prows * fc : cb * nblk_r() * B;
         return o + ((lay == NZ || lay == ZZ) ? ci : ci * fr);
       }
     }
@@ -197,7 +199,7 @@ template <class T> struct Tile {
       it.ci = (c0 + c) % fc;
       it.fc = fc;
       it.step_in = (lay == NZ || lay == ZZ) ? 1 : fr;
-      it.step_blk = (lay == ZN || lay == ZZ) ? B : nblk_r() * B;
+      it.step_blk = (lay == ZN || lay == ZZ) ? B : lay == NZ ? (int64_t)prows * fc : nblk_r() * B;
     }
     return it;
   }
@@ -207,7 +209,10 @@ template <class T> struct Tile {
   // Byte span of the parent declaration (for alias checks).
   inline const uint8_t* lo() const { return (const uint8_t*)base; }
   inline const uint8_t* hi() const {
-    int64_t n = (lay == ND || lay == DN) ? (int64_t)prows * pcols : nblk_r() * fr * nblk_c() * fc;
+    int64_t n = (lay == ND || lay == DN) ? (int64_t)prows * pcols
+                : lay == NZ                  ? (int64_t)prows * nblk_c() * fc
+                : lay == ZN                  ? nblk_r() * fr * (int64_t)pcols
+                                             : nblk_r() * fr * nblk_c() * fc;
     return (const uint8_t*)(base + n);
   }
 };

@@ -1,0 +1,86 @@
+"""``pypto.pypto_impl``: the few entry points of the official native module that programs call directly.
+
+* ``SetGlobalConfig({"<group>.<key>": value})`` sets options in the root scope, under every
+  ``set_*_options`` value and kept by ``pypto.reset_options()`` (the official test harness sets
+  ``pass.enable_slice`` there);
+* ``Reset()`` forgets the functions recorded with ``with pypto.function(...)``;
+* ``DeviceInit()`` / ``DeviceFini()``: ``pypto.runtime._device_init`` / ``_device_fini``;
+* ``GetNPUArch()`` / ``SetNPUArch(name)``: ``pypto.platform.npuarch``;
+* ``LogTopFolder()``: the folder this process writes build products and dumps to;
+* ``TileL1Info`` / ``TileL0Info``: the convolution tile records of ``pypto.set_conv_tile_shapes``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict
+
+from .options import set_root_options as _set_root_options
+from .frontend.graph_function import PROGRAM as _PROGRAM
+from .platform import get_npu_arch as GetNPUArch  # noqa: F401,N812 (the official spelling)
+from .platform import set_npu_arch as SetNPUArch  # noqa: F401,N812
+
+
+def SetGlobalConfig(config: Dict[str, Any]) -> None:  # noqa: N802 (the official name)
+    """Root-scope options, ``{"pass.enable_slice": True, ...}`` (validated like ``set_*_options``)."""
+    _set_root_options(config)
+
+
+def Reset() -> None:  # noqa: N802
+    """Forget every recorded ``pypto.function`` (the official ``Program::Reset``)."""
+    _PROGRAM.reset()
+
+
+def DeviceInit() -> None:  # noqa: N802
+    _PROGRAM.reset()
+
+
+def DeviceFini() -> None:  # noqa: N802
+    _PROGRAM.reset()
+
+
+def LogTopFolder() -> str:  # noqa: N802
+    """Where build products and dumps go: ``$PYPTO_BUILD_DIR`` (else ``./build``)."""
+    return os.path.abspath(os.environ.get("PYPTO_BUILD_DIR", "build"))
+
+
+class _TileInfo:
+    """Named positive int fields, compared and printed by value."""
+
+    FIELDS: tuple = ()
+
+    def __init__(self, **fields: int):
+        unknown = set(fields) - set(self.FIELDS)
+        missing = set(self.FIELDS) - set(fields)
+        if unknown or missing:
+            raise TypeError(f"{type(self).__name__} takes {', '.join(self.FIELDS)}"
+                            + (f"; unknown {sorted(unknown)}" if unknown else "")
+                            + (f"; missing {sorted(missing)}" if missing else ""))
+        for name in self.FIELDS:
+            value = fields[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{type(self).__name__}.{name} must be a positive int, got {value!r}")
+            setattr(self, name, value)
+
+    def key(self) -> tuple:
+        return tuple(getattr(self, n) for n in self.FIELDS)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.key() == self.key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__,) + self.key())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)}' for n in self.FIELDS)})"
+
+
+class TileL1Info(_TileInfo):
+    """The L1 tile of a convolution (input/output heights and widths, channels, batch)."""
+
+    FIELDS = ("tileHin", "tileHout", "tileWin", "tileWout", "tileCinFmap", "tileCinWeight", "tileN", "tileBatch")
+
+
+class TileL0Info(_TileInfo):
+    """The L0 tile of a convolution."""
+
+    FIELDS = ("tileH", "tileW", "tileK", "tileN")

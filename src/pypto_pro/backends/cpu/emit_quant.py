@@ -1,0 +1,26 @@
+"""C++ emission of ``pl.quant`` and ``pl.dequant`` (``include/pto/quant.h``), attached to the op table
+as ``OPS[name].extras["cpp"]``."""
+from __future__ import annotations
+
+from ...ir import nodes as ir
+from ...ir.optable import OPS
+from ...ir.types import QuantMode
+from .codegen import KernelCodegen
+
+
+def _quant(g: KernelCodegen, s: ir.OpStmt) -> str:
+    a = s.args
+    head = f"{g.tile(a['out'])}, {g.tile(a['src'])}, {g.tile(a['scale'])}"
+    if QuantMode(a["mode"]) == QuantMode.SYM:
+        return f"pto::quant(C, {head}, nullptr);"
+    return "\n".join(["{", f"  const auto o_ = {g.tile(a['offset'])};", f"  pto::quant(C, {head}, &o_);", "}"])
+
+
+def _dequant(g: KernelCodegen, s: ir.OpStmt) -> str:
+    a = s.args
+    return (f"pto::dequant(C, {g.tile(a['out'])}, {g.tile(a['src'])}, {g.tile(a['scale'])}, "
+            f"{g.tile(a['offset'])});")
+
+
+OPS["quant"].extras["cpp"] = _quant
+OPS["dequant"].extras["cpp"] = _dequant

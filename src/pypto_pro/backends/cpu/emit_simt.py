@@ -1,0 +1,17 @@
+"""C++ emission of the ops the SIMT API adds (:mod:`pypto_pro.ops.simt`).  A SIMT launch is a loop
+nest of ordinary statements; its element accesses are emitted exactly like ``getval``/``setval``."""
+from __future__ import annotations
+
+from ...ir.optable import OPS
+
+
+def _tile_valid_dim(g, s):
+    """``tile.valid_shape[axis]``: the view's valid window."""
+    if s.result is None:
+        return "/* tile.valid_shape: unused */"
+    return f"{g.var(s.result)} = (int64_t){g.tile(s.args['tile'])}.{'vr' if s.args['axis'] == 0 else 'vc'};"
+
+
+OPS["tile_valid_dim"].extras["cpp"] = _tile_valid_dim
+OPS["simt_getval"].extras["cpp"] = OPS["getval"].extras["cpp"]
+OPS["simt_setval"].extras["cpp"] = OPS["setval"].extras["cpp"]
