@@ -21,6 +21,8 @@ demo: venv
 
 # The whole suite runs on the default backend (the compiled cpu backend where a C++ compiler exists);
 # the tile-level suite runs a second time on the numpy reference interpreter, the oracle.
+# Compiled kernels are kept in build/test-cache (content-addressed, see tests/conftest.py): the first run
+# compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.
 test: venv
 	$(PY) -m pytest -q -n 2 tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro
