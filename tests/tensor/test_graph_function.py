@@ -186,3 +186,17 @@ def test_move_on_a_view_rebinds_and_on_a_parameter_stores():
     x0, z = x.clone(), torch.zeros(16, 32, dtype=torch.int32)
     pypto.runtime._device_run_once_data_from_host(x, z)
     assert torch.equal(z, 3 * x0 + 1) and torch.equal(x, x0)
+
+
+def test_host_tensor_is_seen_in_the_declared_shape():
+    """A contiguous host tensor with the element count of a fixed-shape parameter binds in that shape."""
+    a = pypto.tensor([1, 1, 4, 8], pypto.DT_FP32, "a")
+    out = pypto.tensor([1, 1, 4, 8], pypto.DT_FP32, "out")
+    with pypto.function("copy4d", a, out):
+        pypto.set_vec_tile_shapes(1, 1, 4, 8)
+        out[:] = a + 0.5
+    x, z = torch.randn(32), torch.zeros(4, 8)
+    pypto.runtime._device_run_once_data_from_host(x, z)
+    assert torch.equal(z, x.reshape(4, 8) + 0.5)
+    with pytest.raises(pypto.KernelLaunchError, match="shape"):
+        pypto.runtime._device_run_once_data_from_host(torch.zeros(31), z)

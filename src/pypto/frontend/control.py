@@ -228,8 +228,8 @@ TILE_SHAPES = _TileShapes()
 def set_vec_tile_shapes(*dims: int) -> None:
     """Chunk sizes per dim for the following vector ops (<= 4 positive ints).  Outside a kernel: the
     default for kernels recorded afterwards."""
-    if not 1 <= len(dims) <= 4 or not all(is_static(d) and d > 0 for d in dims):
-        raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 4 positive ints, got {list(dims)}")
+    if not 1 <= len(dims) <= 8 or not all(is_static(d) and d > 0 for d in dims):
+        raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 8 positive ints, got {list(dims)}")
     TILE_SHAPES.last_vec = tuple(dims)
     if recording():
         current_recorder().vec_tile = tuple(dims)
