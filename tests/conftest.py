@@ -1,17 +1,35 @@
-"""Fixtures shared across the test directories."""
+"""Session-wide settings shared by every test directory.
+
+Compiled kernels go to ONE persistent build cache for the whole session and for later runs:
+``build/test-cache`` at the repository root, unless ``$PYPTO_BUILD_DIR`` is already set.  Its entries are
+content-addressed (src/pypto_pro/runtime/cache.py: the key covers the generated C++ source, the compiler,
+its flags and the host ISA, the runtime/header sources, the package and codegen versions), so sharing them
+between tests, between xdist workers (builders of one entry serialise on a file lock) and between runs is
+safe: a kernel compiled identically by many tests is built once, and a warm run compiles only what changed.
+``make clean`` removes it.  Tests that check the cache itself point ``$PYPTO_BUILD_DIR`` at their own
+``tmp_path`` with monkeypatch.
+"""
 import os
+from pathlib import Path
 
 import pytest
 
+TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
+
+
+def pytest_configure(config):
+    if "PYPTO_BUILD_DIR" not in os.environ:
+        os.environ["PYPTO_BUILD_DIR"] = str(TEST_BUILD_CACHE)
+        config._pypto_own_build_dir = True
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_pypto_own_build_dir", False):
+        os.environ.pop("PYPTO_BUILD_DIR", None)
+
 
 @pytest.fixture(scope="module")
-def private_build_dir(tmp_path_factory):
-    """Compiled kernels of one test module go to a private build dir (unless ``PYPTO_BUILD_DIR`` is
-    already set), as tests/cpu/conftest.py does for the whole cpu suite.  Modules opt in with
-    ``pytestmark = pytest.mark.usefixtures("private_build_dir")``."""
-    if "PYPTO_BUILD_DIR" in os.environ:
-        yield
-        return
-    os.environ["PYPTO_BUILD_DIR"] = str(tmp_path_factory.mktemp("pypto-build"))
-    yield
-    del os.environ["PYPTO_BUILD_DIR"]
+def private_build_dir():
+    """The build dir of the session (kept for modules that still ask for it by name): per-module dirs
+    made every module recompile kernels and the runtime library that other modules had already built."""
+    yield Path(os.environ["PYPTO_BUILD_DIR"])

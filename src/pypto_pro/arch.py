@@ -58,6 +58,7 @@ ARCHS: Dict[str, ArchSpec] = {
                   # registers of the Reg/VF API, one 256-byte slot per register the kernel names
                   "Reg": 262_144},
         addr_align=_COMMON_ALIGN, core_num=32,
+        extra={"ssbuf_bytes": 256},  # the shared scalar buffer of a block (ops/ssbuf.py)
     ),
 }
 

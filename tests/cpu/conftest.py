@@ -1,6 +1,5 @@
-"""Shared fixtures of the cpu-backend tests: a private build dir per session, skip without a compiler."""
-import os
-
+"""The cpu-backend tests are skipped where there is no C++ compiler.  (Their build dir is the session's
+persistent cache, set in tests/conftest.py.)"""
 import pytest
 
 from pypto_pro.backends import cpu
@@ -12,10 +11,3 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "tests/cpu" in str(item.fspath):
                 item.add_marker(skip)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _build_dir(tmp_path_factory):
-    if "PYPTO_BUILD_DIR" not in os.environ:
-        os.environ["PYPTO_BUILD_DIR"] = str(tmp_path_factory.getbasetemp().parent / "pypto-build")
-    yield

@@ -320,21 +320,6 @@ def test_runtime_valid_shape_outside_the_tile(rows):
     assert_points_at(e.value, "validshape")
 
 
-# ----------------------------------------------------------------------------------------------
-# NotImplementedError names the feature
-# ----------------------------------------------------------------------------------------------
-@pl.jit
-def uses_ssbuf_load(x: pl.Tensor[[8, 32], pl.DT_FP32]):
-    with pl.section_vector():
-        pl.ssbuf_load(x)
-
-
-@pytest.mark.parametrize("kernel,feature", [(uses_ssbuf_load, "ssbuf_load")], ids=["ssbuf_load"])
-def test_not_implemented_features_are_named(kernel, feature):
-    with pytest.raises(NotImplementedError, match=feature):
-        kernel(GOOD.copy())
-
-
 def test_jit_options_not_implemented_or_invalid():
     with pytest.raises(TypeError, match="PipelineConfig"):
         pl.jit(pipeline=object())

@@ -21,7 +21,8 @@ from . import pipeline  # noqa: F401  (pl.pipeline.stage, pl.pipeline.PipelineCo
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
 from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
                          get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, make_tuple, max,
-                         min, range, section_cube, section_vector, set_stride, struct, struct_array)
+                         min, range, section_cube, section_vector, set_stride, ssbuf_load, ssbuf_store, struct,
+                         struct_array)
 from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .spellings import build_spellings
 from .vf import ENUMS as _VF_ENUMS

@@ -124,6 +124,18 @@ def struct_array(size, type_name, /, **fields):
 
 
 @_intrinsic
+def ssbuf_store(struct_var, offset):
+    """ssbuf_store(struct_var, offset): copy struct ``struct_var`` into the block's shared scalar buffer at byte
+    ``offset`` (S pipe; pair with set_cross_core / wait_cross_core)."""
+
+
+@_intrinsic
+def ssbuf_load(struct_var, offset):
+    """ssbuf_load(struct_var, offset): fill struct ``struct_var`` from the block's shared scalar buffer at byte
+    ``offset`` (S pipe)."""
+
+
+@_intrinsic
 def make_tuple(*args, **fields):
     """make_tuple(field=value, ...): an immutable tuple of kernel values, also reachable as ``t.field``."""
 
@@ -151,7 +163,6 @@ def _not_implemented(name: str, family: str):
 
 #: Official names that exist but are not implemented yet, by family (README "Not implemented yet").
 NOT_IMPLEMENTED = {
-    "scalar buffer": ("ssbuf_load", "ssbuf_store"),
 }
 NOT_IMPLEMENTED_STUBS = {name: _not_implemented(name, family)
                          for family, names in NOT_IMPLEMENTED.items() for name in names}

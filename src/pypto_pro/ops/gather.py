@@ -1,7 +1,7 @@
 """Index- and pattern-driven selection on Vec tiles (API.md A5 "Also"): ``pl.gather``, ``pl.scatter``,
-``pl.gathermask``, ``pl.gatherb`` and ``pl.histogram``, following their official pages (whose kernels
-and measured rows are tests in ``tests/pro/test_official_tile_pages_math.py`` and, for gatherb and
-histogram, ``tests/pro/test_official_tile_pages_sorting.py``).
+``pl.gathermask``, ``pl.gatherb`` and ``pl.histogram``, following their official pages (tested in
+``tests/pro/test_math_and_gather_semantics.py`` and, for gatherb and histogram,
+``tests/pro/test_sorting_and_byte_gather_semantics.py``).
 
 * ``gather(out, src, idx, tmp, *, cmp_mode=0, offset=0)``: ``out[r, c] = src_flat[idx[r, c] + offset]``
   over ``out``'s valid window, ``src_flat`` being ``src``'s physical elements in row-major order.  The

@@ -1,6 +1,6 @@
 """Sorting on Vec tiles (API.md A5 "Also"; the official pages sorting/sort32, mrgsort, mrgsort2):
-``pl.sort32``, ``pl.mrgsort`` and ``pl.mrgsort2``.  Their page kernels are tests in
-``tests/pro/test_official_tile_pages_sorting.py``.
+``pl.sort32``, ``pl.mrgsort`` and ``pl.mrgsort2``.  Tested in
+``tests/pro/test_sorting_and_byte_gather_semantics.py``.
 
 A *record* is 8 bytes: the value (the tile dtype) in its first element, padding (a 16-bit value is
 followed by a zero 16-bit word), then the UINT32 index (its raw bits, low half first for 16-bit

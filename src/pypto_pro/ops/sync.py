@@ -3,7 +3,9 @@
 In the reference interpreter each core runs in program order, so flags, barriers and mutexes
 within a core are no-ops (their arguments are still checked); cross-core events and ``sync_all``
 really block, because cores of a block run as cooperating tasks.  Flags are counters: an
-INTRA_BLOCK set by the cube reaches both AIVs, and a cube wait needs a set from every AIV.
+INTRA_BLOCK set by the cube reaches both AIVs, and a cube wait needs a set from every AIV.  UNICAST_BLOCK
+uses the same events, but a cube core's UNICAST_BLOCK wait needs a set from one AIV only (the lowest-numbered
+AIV that has set it).
 """
 from __future__ import annotations
 
@@ -79,14 +81,23 @@ def _xcore_check(c, a):
     _pipe(c, "pipe", a["pipe"])
     _event(c, a["event_id"])
     a["sync_mode"] = CrossCoreSyncMode(a["sync_mode"])
-    if a["sync_mode"] == CrossCoreSyncMode.UNICAST_BLOCK:
-        raise NotImplementedError("cross-core sync_mode UNICAST_BLOCK")
+
+
+def flag_mode(mode: CrossCoreSyncMode) -> CrossCoreSyncMode:
+    """The event family a mode's sets and waits use: UNICAST_BLOCK events are the block's AIC<->AIV
+    (INTRA_BLOCK) events; only a cube core's wait differs (any one AIV's set releases it)."""
+    return CrossCoreSyncMode.INTRA_BLOCK if mode == CrossCoreSyncMode.UNICAST_BLOCK else mode
+
+
+def unicast_wait(ctx, mode: CrossCoreSyncMode) -> bool:
+    """Whether this wait is released by a set from any one source (a cube core's UNICAST_BLOCK wait)."""
+    return mode == CrossCoreSyncMode.UNICAST_BLOCK and ctx.core.kind == "cube"
 
 
 def _sources(ctx, mode):
     """Cores whose sets the executing core's wait consumes (and, for a set, the cores it reaches)."""
     core = ctx.core
-    if mode == CrossCoreSyncMode.INTRA_BLOCK:
+    if mode in (CrossCoreSyncMode.INTRA_BLOCK, CrossCoreSyncMode.UNICAST_BLOCK):
         return ctx.peers("vector" if core.kind == "cube" else "cube")
     if mode == CrossCoreSyncMode.INTER_SUBBLOCK:
         if core.kind != "vector":
@@ -103,7 +114,7 @@ def _set_cross_core(ctx, a):
         raise ctx.error(f"set_cross_core({mode.name}) has no core to reach in this kernel")
     flags = ctx.launch.flags
     for t in targets:
-        key = (id(t), mode, event, id(ctx.core))
+        key = (id(t), flag_mode(mode), event, id(ctx.core))
         flags[key] = flags.get(key, 0) + 1
 
 
@@ -114,7 +125,16 @@ def _wait_cross_core(ctx, a):
     if not sources:
         raise ctx.error(f"wait_cross_core({mode.name}) has no core that could set it in this kernel")
     flags = ctx.launch.flags
-    keys = [(id(ctx.core), mode, event, id(s)) for s in sources]
+    keys = [(id(ctx.core), flag_mode(mode), event, id(s)) for s in sorted(sources, key=lambda c: c.sub)]
+    if unicast_wait(ctx, mode):
+        def take():  # the set of the lowest-numbered AIV that has one; the source core is recorded
+            for k, src in zip(keys, sorted(sources, key=lambda c: c.sub)):
+                if flags.get(k, 0) > 0:
+                    flags[k] -= 1
+                    ctx.launch.unicast_source[id(ctx.core)] = src
+                    return None
+        return Wait(lambda: any(flags.get(k, 0) > 0 for k in keys), take,
+                    f"wait_cross_core(event_id={event}, {mode.name})", loc=ctx.stmt.loc)
 
     def ready():
         return all(flags.get(k, 0) > 0 for k in keys)

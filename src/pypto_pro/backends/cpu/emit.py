@@ -338,3 +338,4 @@ from . import emit_extra  # noqa: E402,F401  (fillpad, transpose, part ops, prin
 from . import emit_vf  # noqa: E402,F401  (Reg/VF API ops)
 from . import emit_simt  # noqa: E402,F401  (SIMT API ops)
 from . import emit_quant  # noqa: E402,F401  (quant, dequant, gather's compare form)
+from . import emit_ssbuf  # noqa: E402,F401  (ssbuf_put / ssbuf_get)

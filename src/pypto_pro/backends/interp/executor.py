@@ -63,6 +63,8 @@ class LaunchState:
         self.barriers: Dict[Tuple, int] = {}
         self.log = log or (lambda text: print(text, end=""))
         self.hook = None  # access hook for tracing backends (simulator)
+        self.ssbuf: Dict[int, np.ndarray] = {}  # block -> its SSBUF bytes (ops/ssbuf.py)
+        self.unicast_source: Dict[int, Any] = {}  # cube core id -> the AIV whose set its last UNICAST wait took
 
     def cores_of_block(self, block: int, kind: Optional[str] = None) -> List[CoreState]:
         return [c for c in self.cores if c.block == block and (kind is None or c.kind == kind)]
@@ -126,6 +128,12 @@ class ExecCtx:
         if observer is not None:
             observer.on_gm(self.core, param, index, write, atomic,
                            self.tensor(param) if isinstance(param, ir.TensorView) else None)
+
+    def note_ssbuf(self, lo: int, hi: int, write: bool) -> None:
+        """Report an access of bytes [lo, hi) of the executing core's block's SSBUF to the observer, if any."""
+        observer = self.interp.observer
+        if observer is not None:
+            observer.on_ssbuf(self.core, lo, hi, write)
 
     def set_valid(self, decl: ir.TileDecl, rows: int, cols: int, core: Optional[CoreState] = None) -> None:
         (core or self.core).valid[decl.uid] = [rows, cols]

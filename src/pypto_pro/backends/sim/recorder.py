@@ -23,7 +23,7 @@ from ...errors import KernelUninitError
 from ...ir import nodes as ir
 from ...ir.types import CrossCoreSyncMode, MemorySpace, SyncCoreType
 from ...ops.scalar import _element_index
-from ...ops.sync import _sources, used_cores_of
+from ...ops.sync import _sources, flag_mode, unicast_wait, used_cores_of
 from ...ops.vf import SPECULATIVE_READS
 from ..interp.executor import ExecCtx, Interpreter
 from .costs import CostParams, cost_of
@@ -97,6 +97,7 @@ class Recorder:
         self._meanings: Dict[Tuple, Tuple] = {}
         self._nbytes: Dict[object, int] = {}  # element size by dtype (DataType.nbytes is computed per call)
         self._uninit_seen: set = set()
+        self._ssbuf: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # block -> (region key, bytes written)
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
         self._element: Optional[Tuple[int, int]] = None  # getval/setval: the one element touched
@@ -144,6 +145,9 @@ class Recorder:
                 view = ctx.tile(stmt.args[name])
                 self.on_tile(view, True, view.valid)
         ins = self._pending.pop(ci)
+        if ins.sync is not None and ins.sync[0] == "xwait_any":  # the AIV whose set a UNICAST wait took
+            source = self.index[id(self.interp.launch.unicast_source[id(core)])]
+            ins.sync = ("xwait", (ins.sync[1] + (source,),))
         if self._gm_writes:
             for acc, arr, index in self._gm_writes:
                 acc.digest = hash(arr[index].tobytes())
@@ -226,10 +230,14 @@ class Recorder:
         a, ci = stmt.args, self.index[id(core)]
         mode = CrossCoreSyncMode(a["sync_mode"])
         event = int(self._eval(core, a["event_id"]))
-        others = [self.index[id(c)] for c in _sources(ExecCtx(self.interp, core, stmt), mode)]
+        ctx = ExecCtx(self.interp, core, stmt)
+        others = [self.index[id(c)] for c in _sources(ctx, mode)]
+        family = flag_mode(mode).value
         if stmt.op.name == "set_cross_core":
-            return ("xset", tuple((t, mode.value, event, ci) for t in others))
-        return ("xwait", tuple((ci, mode.value, event, s) for s in others))
+            return ("xset", tuple((t, family, event, ci) for t in others))
+        if unicast_wait(ctx, mode):  # the source is known once the wait is over (end_op)
+            return ("xwait_any", (ci, family, event))
+        return ("xwait", tuple((ci, family, event, s) for s in others))
 
     def _phase(self, core, stmt: ir.OpStmt) -> Tuple:
         name, a = stmt.op.name, stmt.args
@@ -345,6 +353,37 @@ class Recorder:
         lo, hi = view.byte_range(*view.shape)
         mem.written[lo:hi] = False
         mem.full = {(a, b) for a, b in mem.full if b <= lo or a >= hi}
+
+    def on_ssbuf(self, core, lo: int, hi: int, write: bool) -> None:
+        """SSBUF access hook (``ExecCtx.note_ssbuf``): bytes [lo, hi) of the block's shared scalar buffer, one
+        memory region per block that its cores share; a read of bytes never stored is an uninitialised read."""
+        ins = self.cur
+        if ins is None:
+            return
+        found = self._ssbuf.get(core.block)
+        if found is None:
+            owner = self.index[id(self.interp.launch.cores_of_block(core.block)[0])]
+            found = self._ssbuf[core.block] = (("L", owner, "SSBUF", f"SSBUF of block {core.block}"),
+                                               np.zeros(self.interp.launch.ssbuf[core.block].size, dtype=bool))
+        region, written = found
+        if write:
+            written[lo:hi] = True
+        elif not written[lo:hi].all():
+            self._uninit_bytes(ins, f"SSBUF bytes [{lo}, {hi}) of block {core.block}", "store them with "
+                               "pl.ssbuf_store (and synchronise with set_cross_core / wait_cross_core) first")
+        _add_access(ins, Access(region, (lo,), (hi,), write, False, "ssbuf", hi - lo, 1, hi - lo, "SSBUF", "UINT8",
+                                False))
+
+    def _uninit_bytes(self, ins: Instr, what: str, advice: str) -> None:
+        key = (ins.loc, what)
+        if key in self._uninit_seen:
+            return
+        self._uninit_seen.add(key)
+        message = (f"pl.ssbuf_load on {self.label(ins.core)} reads {what}, but some of these bytes were never written "
+                   f"in this launch ({advice})\n  read at {ins.where()}")
+        if self.strict:
+            raise KernelUninitError(message, kernel=self.interp.kernel.name)
+        self.hazards.append(Hazard("uninit", message, [ins.loc] if ins.loc else []))
 
     def on_gm(self, core, param: ir.TensorParam, index: Tuple, write: bool, atomic: bool,
               view: Optional[np.ndarray] = None) -> None:

@@ -34,6 +34,7 @@ from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
+from .ssbuf import SsbufMixin
 from .structs import AGGREGATES, NamedTuple, StructsMixin, selects_aggregates
 from .tile_choice import merge_branch_tiles, select_tile
 
@@ -256,7 +257,7 @@ def function_source(fn) -> tuple:
 # ----------------------------------------------------------------------------------------------
 # The parser
 # ----------------------------------------------------------------------------------------------
-class KernelParser(StructsMixin, ReturnsMixin):
+class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
     """Parses one specialization of a kernel function into a :class:`KernelIR`."""
 
     def __init__(self, fn, *, name: str, arch, auto_mutex: bool, static_dims: Dict[str, List[int]],

@@ -150,6 +150,7 @@ struct BlockRT {
   CoreRT cores[4];
   std::atomic<int64_t> sets[3][NEVENTS][4];
   std::atomic<int64_t> waits[3][NEVENTS][4];
+  std::atomic<int64_t> taken[NEVENTS][4];  // INTRA_BLOCK sets of each AIV that the cube's waits consumed
   std::vector<uint8_t> mem;
   std::vector<int32_t> valid;
   std::vector<int64_t> sv;
@@ -214,12 +215,14 @@ void init_block(LaunchRT* L, BlockRT* B, int64_t b) {
   if (B->valid.size() < (size_t)(2 * d->ntiles * n + 2)) B->valid.resize((size_t)(2 * d->ntiles * n + 2));
   if (B->sv.size() < (size_t)(d->nshared * n + 1)) B->sv.resize((size_t)(d->nshared * n + 1));
   B->blk.ncores = n;
+  std::memset(B->blk.ssbuf, 0xFF, sizeof B->blk.ssbuf);
   if (d->mode != 0)  // event counters exist only where cores can wait
     for (int m = 0; m < 3; ++m)
       for (int e = 0; e < NEVENTS; ++e)
         for (int k = 0; k < 4; ++k) {
           B->sets[m][e][k].store(0, std::memory_order_relaxed);
           B->waits[m][e][k].store(0, std::memory_order_relaxed);
+          if (m == 0) B->taken[e][k].store(0, std::memory_order_relaxed);
         }
   for (int i = 0; i < n; ++i) {
     CoreRT& R = B->cores[i];
@@ -622,7 +625,7 @@ extern "C" [[noreturn]] void pto_rt_fail(Core* core, const char* message) {
 namespace {
 
 const char* mode_name(int mode) {
-  return mode == 0 ? "INTER_BLOCK" : mode == 1 ? "INTER_SUBBLOCK" : "INTRA_BLOCK";
+  return mode == 0 ? "INTER_BLOCK" : mode == 1 ? "INTER_SUBBLOCK" : mode == 2 ? "INTRA_BLOCK" : "UNICAST_BLOCK";
 }
 
 // The cores whose sets a wait by `C` consumes (ops/sync.py _sources).
@@ -630,7 +633,7 @@ void sources(Core* C, int mode, std::vector<int64_t>& out, bool& grid) {
   LaunchRT* L = launch_of(C);
   out.clear();
   grid = mode == 0;
-  if (mode == 2) {
+  if (mode == 2 || mode == 3) {
     for (int i = 0; i < C->blk->ncores; ++i)
       if (C->blk->cores[i]->kind != C->kind) out.push_back(i);
   } else if (mode == 1) {
@@ -660,7 +663,7 @@ extern "C" void pto_rt_set_cross(Core* C, int32_t mode, int64_t event) {
     pto_rt_fail(C, m);
   }
   if (grid) L->gsets[(size_t)(event * L->nblocks * L->ncores + rt_of(C)->gid)].fetch_add(1);
-  else ((BlockRT*)C->blk)->sets[mode][event][C->local].fetch_add(1);
+  else ((BlockRT*)C->blk)->sets[mode == 3 ? 2 : mode][event][C->local].fetch_add(1);  // UNICAST: INTRA events
   L->epoch.fetch_add(1);
 }
 
@@ -677,6 +680,34 @@ extern "C" void pto_rt_wait_cross(Core* C, int32_t mode, int64_t event) {
   }
   BlockRT* B = (BlockRT*)C->blk;
   const int64_t total = L->nblocks * L->ncores;
+  const bool unicast = mode == 3 && C->kind == 1;  // any one AIV's set releases it (ops/sync.py)
+  if (mode == 3) mode = 2;
+  if (!grid && mode == 2 && C->kind == 1) {  // the cube counts what it took from each AIV
+    auto pick = [&]() -> int64_t {  // unicast: the lowest AIV with an untaken set; else -1 unless all have one
+      int64_t first = -1;
+      for (int64_t s : src) {
+        const bool has = B->sets[2][event][s].load() - B->taken[event][s].load() > 0;
+        if (unicast && has) return s;
+        if (!unicast && !has) return -1;
+        if (first < 0) first = s;
+      }
+      return unicast ? -1 : first;
+    };
+    int64_t got;
+    for (bool first = true;; first = false) {
+      const int64_t seen = L->epoch.load();
+      if ((got = pick()) >= 0) break;
+      if (L->aborted.load()) throw Abort{};
+      if (first)
+        std::snprintf(rt_of(C)->waiting, sizeof rt_of(C)->waiting, "wait_cross_core(event_id=%lld, %s)",
+                      (long long)event, unicast ? "UNICAST_BLOCK" : "INTRA_BLOCK");
+      fiber_yield(C, first, seen);
+    }
+    if (unicast) B->taken[event][got].fetch_add(1);
+    else
+      for (int64_t s : src) B->taken[event][s].fetch_add(1);
+    return;
+  }
   auto ready = [&] {
     const int64_t done = grid ? L->gwaits[(size_t)(event * total + rt_of(C)->gid)].load()
                               : B->waits[mode][event][C->local].load();

@@ -112,9 +112,12 @@ struct Core {
 };
 
 // The cores of one block (1 cube + n vector cores in a mix kernel; one core otherwise).
+constexpr int SSBUF_BYTES = 256;  // the shared scalar buffer of a block (ops/ssbuf.py; include/pto/ssbuf.h)
+
 struct Block {
   int32_t ncores;
   Core* cores[4];
+  uint8_t ssbuf[SSBUF_BYTES];  // never-written bytes are 0xFF
   Core* cube() const {
     for (int i = 0; i < ncores; ++i)
       if (cores[i]->kind == 1) return cores[i];

@@ -15,3 +15,4 @@
 #include "vf_more.h"
 #include "quant.h"
 #include "gather_cmp.h"
+#include "ssbuf.h"

@@ -1,10 +1,7 @@
-"""Raw pointers and GM tensor views (API.md A1: ``pl.Ptr``, ``pl.addptr``, ``pl.make_ptr``, ``pl.make_tensor``)
-and TilingData array fields (``T[N]``), on every backend.
-
-The kernels of the official pages (hicann/pypto ``docs/zh/pypto_pro/``: api/SIMD-API/basic_data_structures/Ptr.md,
-operation/resource_management/{addptr,make_ptr,make_tensor}.md, tutorials/.../TilingData.md and
-tail_block_handling.md) are kept as on their pages; only the decorator is replaced by ``pl.jit(fn, backend=b, ...)``.
-On ``sim`` the strict simulator must not report a race, deadlock or uninitialised read.
+"""Raw pointers and GM tensor views (``pl.Ptr``, ``pl.addptr``, ``pl.make_ptr``, ``pl.make_tensor``,
+``pl.set_stride``) and TilingData array fields (``T[N]``) on interp, cpu and sim: views at offsets, with
+strides, retyped, shaped by runtime values, made per core; their bounds and argument checks.
+The strict simulator must not report a race, deadlock or uninitialised read where none exists.
 """
 from __future__ import annotations
 
@@ -21,90 +18,71 @@ import pypto_pro.language as pl
 from pypto_pro import KernelLaunchError, KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError
 from pypto_pro.backends import cpu
 
-BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.skipif(not cpu.available(), reason="no C++ compiler")),
-            "sim"]
+from .on_every_backend import EVERY_BACKEND, backend  # noqa: F401,E402  (backend: fixture)
 
-pytestmark = [pytest.mark.usefixtures("private_build_dir"), pytest.mark.every_backend]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    return request.param
+pytestmark = EVERY_BACKEND
 
 
 @functools.lru_cache(maxsize=None)
-def on(fn, backend: str, **jit_kw):
-    return pl.jit(fn, backend=backend, **jit_kw)
+def on(fn, backend: str):
+    return pl.jit(fn, backend=backend)
 
 
 # =====================================================================================================
-# Ptr.md / addptr.md / make_tensor.md (the same kernel on the three pages)
+# A scratch pointer: a view at an element offset, written and read back
 # =====================================================================================================
-def workspace_kernel(
-    a: pl.Tensor[[64, 128], pl.DT_FP16],
-    workspace: pl.Ptr[pl.DT_FP16],
-    out: pl.Tensor[[64, 128], pl.DT_FP16],
-):
-    ws_buf_ptr = pl.addptr(workspace, 64 * 128)
-    ws_buf = pl.make_tensor(ws_buf_ptr, [64, 128], [128, 1])
-
-    tt = pl.TileType(shape=[64, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tile = pl.make_tile_group(type=tt, addrs=0x0000, mutex_ids=[0])
-
+def through_scratch(x: pl.Tensor[[32, 64], pl.DT_FP16], scratch: pl.Ptr[pl.DT_FP16],
+                    y: pl.Tensor[[32, 64], pl.DT_FP16]):
+    upper = pl.make_tensor(pl.addptr(scratch, 32 * 64), [32, 64], [64, 1])  # the second half of scratch
+    ring = pl.make_tile_group(type=pl.TileType([32, 64], pl.DT_FP16, pl.MemorySpace.Vec), addrs=0x800,
+                              mutex_ids=[2, 3])
     with pl.section_vector():
-        t = tile.current()
-        pl.load(t, a, [0, 0])
-        pl.add(t, t, t)
-        pl.store(ws_buf, t, [0, 0])
-        pl.load(t, ws_buf, [0, 0])
-        pl.store(out, t, [0, 0])
+        first = ring.next()
+        pl.load(first, x, [0, 0])
+        pl.mul(first, first, -2.0)
+        pl.store(upper, first, [0, 0])
+        # the store (MTE3) must land in GM before the load (MTE2) reads it back
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE3, wait_pipe=pl.PipeType.MTE2, event_id=1)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE3, wait_pipe=pl.PipeType.MTE2, event_id=1)
+        again = ring.next()
+        pl.load(again, upper, [0, 0])
+        pl.store(y, again, [0, 0])
 
 
-def test_workspace_page_kernel(backend):
-    torch.manual_seed(0)
-    a = torch.rand(64, 128, dtype=torch.float16)
-    workspace = torch.full((2 * 64 * 128,), -7.0, dtype=torch.float16)
-    out = torch.zeros(64, 128, dtype=torch.float16)
-    on(workspace_kernel, backend, auto_mutex=True)[None, 1](a, workspace, out)
-    assert torch.equal(out, a * 2)
-    assert torch.equal(workspace[64 * 128:].view(64, 128), a * 2)  # the second half: addptr moved the view
-    assert torch.equal(workspace[:64 * 128], torch.full((64 * 128,), -7.0, dtype=torch.float16))
+def test_view_at_an_offset_of_a_scratch_pointer(backend):
+    x = torch.rand(32, 64, dtype=torch.float16)
+    scratch = torch.full((2 * 32 * 64,), 5.5, dtype=torch.float16)
+    y = torch.zeros(32, 64, dtype=torch.float16)
+    on(through_scratch, backend)[None, 1](x, scratch, y)
+    assert torch.equal(y, x * -2)
+    assert torch.equal(scratch[32 * 64:].view(32, 64), x * -2)  # addptr moved the view to the second half
+    assert torch.equal(scratch[:32 * 64], torch.full((32 * 64,), 5.5, dtype=torch.float16))
 
 
-def test_workspace_of_any_shape_and_numpy(backend):
-    """A pointer argument is any contiguous tensor or array: its bytes, whatever its shape."""
-    a = np.random.default_rng(1).random((64, 128)).astype(np.float16)
-    workspace = np.zeros((4, 64, 64), np.float16)
-    out = np.zeros((64, 128), np.float16)
-    on(workspace_kernel, backend, auto_mutex=True)[None, 1](a, workspace, out)
-    assert np.array_equal(out, a * 2)
-    assert np.array_equal(workspace.reshape(-1)[64 * 128:].reshape(64, 128), a * 2)
+def test_a_pointer_takes_any_contiguous_array(backend):
+    """A pointer argument is the bytes of any contiguous tensor or array, whatever its shape."""
+    x = np.random.default_rng(1).random((32, 64)).astype(np.float16)
+    scratch = np.zeros((8, 16, 32), np.float16)
+    y = np.zeros((32, 64), np.float16)
+    on(through_scratch, backend)[None, 1](x, scratch, y)
+    assert np.array_equal(y, x * np.float16(-2))
+    assert np.array_equal(scratch.reshape(-1)[32 * 64:].reshape(32, 64), x * np.float16(-2))
 
 
-# make_ptr.md
-def make_ptr_kernel(
-    workspace: pl.Ptr[pl.DT_UINT8],
-    out: pl.Tensor[[64, 128], pl.DT_FP16],
-):
-    fp16_ptr = pl.make_ptr(workspace, dtype=pl.DT_FP16)
-    ws_buf = pl.make_tensor(fp16_ptr, [64, 128], [128, 1])
-
-    tt = pl.TileType(shape=[64, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tile = pl.make_tile_group(type=tt, addrs=0x0000, mutex_ids=[0])
-
+def bytes_as_fp32(raw: pl.Ptr[pl.DT_UINT8], y: pl.Tensor[[16, 32], pl.DT_FP32]):
+    view = pl.make_tensor(pl.make_ptr(raw, dtype=pl.DT_FP32), [16, 32])
+    ring = pl.make_tile_group(type=pl.TileType([16, 32], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0, mutex_ids=[1])
     with pl.section_vector():
-        t = tile.current()
-        pl.load(t, ws_buf, [0, 0])
-        pl.store(out, t, [0, 0])
+        pl.load(ring[0], view, [0, 0])
+        pl.store(y, ring[0], [0, 0])
 
 
-def test_make_ptr_page_kernel(backend):
-    torch.manual_seed(0)
-    data = torch.randn(64, 128, dtype=torch.float16)
-    workspace = data.view(torch.uint8).reshape(-1).clone()  # 16 KiB of bytes
-    out = torch.zeros(64, 128, dtype=torch.float16)
-    on(make_ptr_kernel, backend, auto_mutex=True)[None, 1](workspace, out)
-    assert torch.equal(out, data)
+def test_make_ptr_retypes_a_byte_pointer(backend):
+    data = np.random.default_rng(6).standard_normal((16, 32)).astype(np.float32)
+    raw = data.view(np.uint8).reshape(-1).copy()
+    y = np.zeros((16, 32), np.float32)
+    on(bytes_as_fp32, backend)[None, 1](raw, y)
+    assert np.array_equal(y, data)
 
 
 # =====================================================================================================
@@ -132,7 +110,7 @@ def test_make_tensor_stride_views(backend):
     mem = np.arange(8 * 32, dtype=np.float32)
     pitched = np.zeros((8, 16), np.float32)
     transposed = np.zeros((16, 8), np.float32)
-    on(stride_views_kernel, backend, auto_mutex=True)(mem, pitched, transposed)
+    on(stride_views_kernel, backend)(mem, pitched, transposed)
     assert np.array_equal(pitched, mem.reshape(8, 32)[:, :16])  # pitched[i, j] = p[i * 32 + j]
     assert np.array_equal(transposed, mem[:128].reshape(8, 16).T)  # transposed[j, i] = p[j + i * 16]
 
@@ -154,134 +132,71 @@ def test_make_tensor_of_a_tensor(backend):
     x = np.random.default_rng(2).standard_normal((4, 8, 32)).astype(np.float32)
     before = x.copy()
     y = np.zeros((32, 32), np.float32)
-    on(merge_axes_kernel, backend, auto_mutex=True)(x, y)
+    on(merge_axes_kernel, backend)(x, y)
     assert np.array_equal(y, before.reshape(32, 32))
     assert np.array_equal(x, before)
 
 
 # =====================================================================================================
-# TilingData.md / tail_block_handling.md: add_dynrank_kernel (pl.Ptr + make_tensor + int[N] fields), verbatim
+# Views of 2-4-D host shapes folded to 2-D by TilingData array fields; tails by valid windows
 # =====================================================================================================
-MAX_RANK = 4
-TILE_M = 128
-TILE_N = 128
+BR, BC = 64, 128  # the block a core handles per iteration
 
 
 @dataclass
-class AddTiling:
-    shape: int[4]       # 未使用的前导维度填1
-    opkind: int[8]      # opkind[4]保存算子选择值
+class FoldTiling:
+    dims: int[4]     # the host shape, leading unused dims 1
+    select: int[8]   # select[4] picks the op: 0 add, 1 sub, anything else mul
 
 
-def add_dynrank_kernel(
-    x: pl.Ptr[pl.DT_FP16],
-    y: pl.Ptr[pl.DT_FP16],
-    z: pl.Ptr[pl.DT_FP16],
-    tiling: AddTiling,
-):
-    # 把Host侧2～4维输入的shape折叠成Kernel内固定的二维[M, N] Tensor视图。
-    n = tiling.shape[3]
-    m = tiling.shape[0] * tiling.shape[1] * tiling.shape[2]
-    tensor_x = pl.make_tensor(x, [m, n])
-    tensor_y = pl.make_tensor(y, [m, n])
-    tensor_z = pl.make_tensor(z, [m, n])
-
-    tile_type = pl.TileType(
-        shape=[TILE_M, TILE_N],
-        dtype=pl.DT_FP16,
-        target_memory=pl.MemorySpace.Vec,
-        valid_shape=[-1, -1],
-    )
-    a_db = pl.make_tile_group(type=tile_type, addrs=0x0000, mutex_ids=[0, 1])
-    b_db = pl.make_tile_group(type=tile_type, addrs=0x10000, mutex_ids=[2, 3])
-    c_db = pl.make_tile_group(type=tile_type, addrs=0x20000, mutex_ids=[30, 31])
+def folded_elementwise(x: pl.Ptr[pl.DT_FP16], y: pl.Ptr[pl.DT_FP16], z: pl.Ptr[pl.DT_FP16], td: FoldTiling):
+    cols = td.dims[3]
+    rows = td.dims[0] * td.dims[1] * td.dims[2]
+    xv, yv, zv = pl.make_tensor(x, [rows, cols]), pl.make_tensor(y, [rows, cols]), pl.make_tensor(z, [rows, cols])
+    block = pl.TileType([BR, BC], pl.DT_FP16, pl.MemorySpace.Vec, valid_shape=[-1, -1])
+    xs = pl.make_tile_group(type=block, addrs=0x00000, mutex_ids=[0, 1])
+    ys = pl.make_tile_group(type=block, addrs=0x08000, mutex_ids=[2, 3])
+    zs = pl.make_tile_group(type=block, addrs=0x10000, mutex_ids=[4, 5])
     with pl.section_vector():
-        num_cores = pl.get_block_num()
-        core_id = pl.get_block_idx()
-        m_tiles = (m + TILE_M - 1) // TILE_M
-        n_tiles = (n + TILE_N - 1) // TILE_N
-        total_tiles = m_tiles * n_tiles
-
-        for idx in pl.range(core_id, total_tiles, num_cores):
-            i = idx // n_tiles
-            j = idx % n_tiles
-            tile_a = a_db.next()
-            tile_b = b_db.next()
-            tile_c = c_db.next()
-
-            # 分别覆盖满块、尾列、尾行和尾角四种情况。
-            rem_r = m - i * TILE_M
-            rem_c = n - j * TILE_N
-            if rem_r >= TILE_M:
-                if rem_c >= TILE_N:
-                    pl.set_validshape(tile_a, [TILE_M, TILE_N])
-                    pl.set_validshape(tile_b, [TILE_M, TILE_N])
-                    pl.set_validshape(tile_c, [TILE_M, TILE_N])
-                else:
-                    pl.set_validshape(tile_a, [TILE_M, rem_c])
-                    pl.set_validshape(tile_b, [TILE_M, rem_c])
-                    pl.set_validshape(tile_c, [TILE_M, rem_c])
+        across = (cols + BC - 1) // BC
+        blocks = ((rows + BR - 1) // BR) * across
+        for b in pl.range(pl.get_block_idx(), blocks, pl.get_block_num()):
+            br, bc = b // across, b % across
+            height = pl.min(rows - br * BR, BR)
+            width = pl.min(cols - bc * BC, BC)
+            tx, ty, tz = xs.next(), ys.next(), zs.next()
+            for t in (tx, ty, tz):
+                pl.set_validshape(t, [height, width])
+            pl.load_tile(tx, xv, [br, bc])
+            pl.load_tile(ty, yv, [br, bc])
+            which = td.select[4]
+            if which == 0:
+                pl.add(tz, tx, ty)
+            elif which == 1:
+                pl.sub(tz, tx, ty)
             else:
-                if rem_c >= TILE_N:
-                    pl.set_validshape(tile_a, [rem_r, TILE_N])
-                    pl.set_validshape(tile_b, [rem_r, TILE_N])
-                    pl.set_validshape(tile_c, [rem_r, TILE_N])
-                else:
-                    pl.set_validshape(tile_a, [rem_r, rem_c])
-                    pl.set_validshape(tile_b, [rem_r, rem_c])
-                    pl.set_validshape(tile_c, [rem_r, rem_c])
-
-            pl.load_tile(tile_a, tensor_x, [i, j])
-            pl.load_tile(tile_b, tensor_y, [i, j])
-
-            if tiling.opkind[4] == 0:
-                pl.add(tile_c, tile_a, tile_b)
-            elif tiling.opkind[4] == 1:
-                pl.sub(tile_c, tile_a, tile_b)
-            else:
-                pl.mul(tile_c, tile_a, tile_b)
-
-            pl.store_tile(tensor_z, tile_c, [i, j])
+                pl.mul(tz, tx, ty)
+            pl.store_tile(zv, tz, [br, bc])
 
 
-OP_CASES = [
-    (0, lambda a, b: a + b, "add"),
-    (1, lambda a, b: a - b, "sub"),
-    (2, lambda a, b: a * b, "mul"),
-]
-
-# the page's shapes (the sim runs the smaller ones: its cost is per instruction)
-PAGE_SHAPES = [[512, 512], [8, 256, 256], [2, 4, 256, 256], [513, 513], [513, 511], [200, 300], [2, 3, 513],
-               [2, 2, 3, 200]]
+FOLD_OPS = {"add": (0, np.add), "sub": (1, np.subtract), "mul": (7, np.multiply)}
+FOLD_SHAPES = [[256, 384], [4, 64, 128], [2, 3, 64, 256], [257, 300], [130, 127], [3, 45, 200], [2, 2, 5, 129],
+               [1, 1, 1, 70]]
 
 
-def _run_dynrank_case(backend, shape, opkind, ref_fn):
-    torch.manual_seed(0)
-    x = torch.rand(shape, dtype=torch.float16)
-    y = torch.rand(shape, dtype=torch.float16)
-    z = torch.empty(shape, dtype=torch.float16)
-    rank = len(shape)
-    dims = [1] * MAX_RANK
-    for i in range(rank):
-        dims[MAX_RANK - rank + i] = shape[i]
-    opkind_arr = [0] * 8
-    opkind_arr[4] = opkind
-    tiling = AddTiling(shape=dims, opkind=opkind_arr)
-    n = shape[-1]
-    m = x.numel() // n
-    total_tiles = -(-m // TILE_M) * -(-n // TILE_N)
-    num_cores = min(32, total_tiles)
-    on(add_dynrank_kernel, backend, auto_mutex=True)[None, num_cores](x, y, z, tiling)
-    z_ref = ref_fn(x.float(), y.float()).half()
-    torch.testing.assert_close(z, z_ref, atol=1e-2, rtol=1e-2)
-
-
-@pytest.mark.parametrize("shape", PAGE_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("opkind,ref_fn,op_name", OP_CASES, ids=[c[2] for c in OP_CASES])
-def test_add_dynamic_rank_page(backend, shape, opkind, ref_fn, op_name):
-    if backend == "sim" and np.prod(shape) > 300_000:
-        pytest.skip("the simulator runs the page's smaller shapes")
-    _run_dynrank_case(backend, shape, opkind, ref_fn)
+@pytest.mark.parametrize("shape", FOLD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("op", sorted(FOLD_OPS))
+def test_tiling_arrays_fold_any_rank_and_tails(backend, shape, op):
+    code, np_op = FOLD_OPS[op]
+    rng = np.random.default_rng(len(shape) * 1000 + shape[-1])
+    x, y = (rng.uniform(-4, 4, shape).astype(np.float16) for _ in range(2))
+    z = np.full(shape, np.nan, np.float16)
+    dims = [1] * (4 - len(shape)) + list(shape)
+    select = [9, 9, 9, 9, code, 9, 9, 9]
+    blocks = -(-int(np.prod(shape[:-1])) // BR) * -(-shape[-1] // BC)
+    on(folded_elementwise, backend)[None, min(blocks, 6)](x, y, z, FoldTiling(dims=dims, select=select))
+    want = np_op(x.astype(np.float32), y.astype(np.float32)).astype(np.float16)
+    assert np.array_equal(z, want)
 
 
 # TilingData.md (在Kernel签名中声明TilingData): views whose dims are TilingData fields, no strides given
@@ -317,7 +232,7 @@ def test_views_shaped_by_tiling_fields(backend):
     q = rng.random((64, 64)).astype(np.float16)
     k = rng.random((32, 64)).astype(np.float16)
     o = np.zeros((64, 64), np.float16)
-    on(fa_views_kernel, backend, auto_mutex=True)[None, 2](q, k, o, OpTiling(sq=64, skv=32, d=64))
+    on(fa_views_kernel, backend)[None, 2](q, k, o, OpTiling(sq=64, skv=32, d=64))
     want = (q.astype(np.float32) + np.tile(k, (2, 1)).astype(np.float32)).astype(np.float16)
     assert np.array_equal(o, want)
 
@@ -341,7 +256,7 @@ def test_each_core_makes_its_own_view(backend):
     src = np.arange(4 * 64, dtype=np.float32).reshape(4, 64)
     ws = np.zeros(4 * 64, np.float32)
     dst = np.zeros((4, 64), np.float32)
-    on(per_core_view_kernel, backend, auto_mutex=True)[None, 4](src, ws, dst, 0)
+    on(per_core_view_kernel, backend)[None, 4](src, ws, dst, 0)
     assert np.array_equal(dst, src)
     assert np.array_equal(ws, src.reshape(-1))
 
@@ -353,20 +268,20 @@ def test_sim_reports_a_race_between_views_of_one_pointer():
     dst = np.zeros((4, 64), np.float32)
     src[1] = 2.0  # different values: not a benign same-value write
     with pytest.raises(KernelRaceError, match="ws_view"):
-        on(per_core_view_kernel, "sim", auto_mutex=True)[None, 2](src, ws, dst, 8)
+        on(per_core_view_kernel, "sim")[None, 2](src, ws, dst, 8)
 
 
 # =====================================================================================================
 # Errors
 # =====================================================================================================
 def test_view_outside_the_pointer_memory_is_a_runtime_error(backend):
-    a = torch.rand(64, 128, dtype=torch.float16)
-    out = torch.zeros(64, 128, dtype=torch.float16)
-    with pytest.raises(KernelRuntimeError, match=r"tensor view 'workspace_view1' \(pl.make_tensor at line \d+\) of "
-                                                 r"'workspace'.*spans bytes \[16384, 32768\) of 'workspace', which "
-                                                 r"holds 16000 bytes") as e:
-        on(workspace_kernel, backend, auto_mutex=True)[None, 1](a, torch.zeros(8000, dtype=torch.float16), out)
-    assert "test_gm_views.py" in str(e.value) and "pl.store(ws_buf, t, [0, 0])" in str(e.value)
+    x = torch.rand(32, 64, dtype=torch.float16)
+    y = torch.zeros(32, 64, dtype=torch.float16)
+    with pytest.raises(KernelRuntimeError, match=r"tensor view 'scratch_view1' \(pl.make_tensor at line \d+\) of "
+                                                 r"'scratch'.*spans bytes \[4096, 8192\) of 'scratch', which "
+                                                 r"holds 6000 bytes") as e:
+        on(through_scratch, backend)[None, 1](x, torch.zeros(3000, dtype=torch.float16), y)
+    assert "test_gm_tensor_views.py" in str(e.value) and "pl.store(upper, first, [0, 0])" in str(e.value)
 
 
 def misaligned_kernel(p: pl.Ptr[pl.DT_UINT8], out: pl.Tensor[[1, 32], pl.DT_FP32]):
@@ -379,7 +294,7 @@ def misaligned_kernel(p: pl.Ptr[pl.DT_UINT8], out: pl.Tensor[[1, 32], pl.DT_FP32
 
 def test_view_not_on_an_element_boundary_is_a_runtime_error(backend):
     with pytest.raises(KernelRuntimeError, match="starts 2 bytes into 'p', not a whole number of"):
-        on(misaligned_kernel, backend, auto_mutex=True)(np.zeros(256, np.uint8), np.zeros((1, 32), np.float32))
+        on(misaligned_kernel, backend)(np.zeros(256, np.uint8), np.zeros((1, 32), np.float32))
 
 
 def negative_stride_kernel(p: pl.Ptr[pl.DT_FP32], s: pl.DT_INT64, out: pl.Tensor[[2, 8], pl.DT_FP32]):
@@ -393,18 +308,18 @@ def negative_stride_kernel(p: pl.Ptr[pl.DT_FP32], s: pl.DT_INT64, out: pl.Tensor
 def test_runtime_stride_is_checked(backend):
     mem = np.arange(64, dtype=np.float32)
     out = np.zeros((2, 8), np.float32)
-    on(negative_stride_kernel, backend, auto_mutex=True)(mem, 32, out)
+    on(negative_stride_kernel, backend)(mem, 32, out)
     assert np.array_equal(out, mem.reshape(2, 32)[:, :8])
     with pytest.raises(KernelRuntimeError, match="strides must be >= 0"):
-        on(negative_stride_kernel, backend, auto_mutex=True)(mem, -8, out)
+        on(negative_stride_kernel, backend)(mem, -8, out)
 
 
 def test_pointer_argument_checks():
-    a = torch.rand(64, 128, dtype=torch.float16)
-    out = torch.zeros(64, 128, dtype=torch.float16)
-    k = on(workspace_kernel, "interp", auto_mutex=True)
+    a = torch.rand(32, 64, dtype=torch.float16)
+    out = torch.zeros(32, 64, dtype=torch.float16)
+    k = on(through_scratch, "interp")
     with pytest.raises(KernelLaunchError, match="must be contiguous memory"):
-        k(a, torch.zeros(64, 512, dtype=torch.float16)[:, ::2], out)
+        k(a, torch.zeros(64, 128, dtype=torch.float16)[:, ::2], out)
     with pytest.raises(KernelLaunchError, match="not a whole number of FP16 elements"):
         k(a, np.zeros(3, np.uint8), out)
     with pytest.raises(KernelLaunchError, match="expected a torch tensor or numpy array"):
@@ -461,7 +376,7 @@ def array_fields_kernel(x: pl.Tensor[[8, 64], pl.DT_FP32], y: pl.Tensor[[8, 64],
 def test_tiling_array_fields(backend):
     x = np.ones((8, 64), np.float32)
     y = np.zeros_like(x)
-    k = on(array_fields_kernel, backend, auto_mutex=True)
+    k = on(array_fields_kernel, backend)
     k(x, y, ArrayTiling(1, [3.0, 0.5]))
     assert np.all(y == 3.0 + 1.0)
     k(x, y, ArrayTiling(1, (3.0, 0.25), [False, False, True]))
@@ -469,7 +384,7 @@ def test_tiling_array_fields(backend):
 
 
 def test_tiling_array_length_mismatch_is_a_value_error():
-    k = on(array_fields_kernel, "interp", auto_mutex=True)
+    k = on(array_fields_kernel, "interp")
     x = np.ones((8, 64), np.float32)
     with pytest.raises(ValueError, match=r"argument 'td.scales': expected a list of 2 values \(declared FP32\[2\]\), "
                                          r"got 3 elements"):
@@ -530,7 +445,7 @@ def test_random_views_agree_with_numpy(off, rs, cs):
     for backend in ["interp", "sim"] + (["cpu"] if cpu.available() else []):
         out = np.zeros((4, 8), np.float32)
         try:
-            on(random_view_kernel, backend, auto_mutex=True)(mem, off, rs, cs, out)
+            on(random_view_kernel, backend)(mem, off, rs, cs, out)
             outcomes.append(out)
         except KernelRuntimeError as e:
             outcomes.append(str(e).split(" (on ")[0])
@@ -544,73 +459,62 @@ def test_random_views_agree_with_numpy(off, rs, cs):
 
 
 # =====================================================================================================
-# set_stride.md: re-striding a GM tensor in place (a gathering load of rows s elements apart)
+# set_stride: the same tensor name steps by new strides from that statement on
 # =====================================================================================================
-N_LINES = 512
-LINE = 128
-N_PAIRS = 3
+XR, XC = 256, 64
 
 
-def set_stride_basic_kernel(
-    x: pl.Tensor[[N_LINES, LINE], pl.DT_FP16],
-    strides: pl.Tensor[[1, 1], pl.DT_INT32],
-    out: pl.Tensor[[2, LINE], pl.DT_FP16],
-):
-    ub_type = pl.TileType(shape=[2, LINE], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    ub_db = pl.make_tile_group(type=ub_type, addrs=0x0000, mutex_ids=[0, 1])
-
+def rows_apart(x: pl.Tensor[[XR, XC], pl.DT_FP16], gap: pl.Tensor[[1, 2], pl.DT_INT32],
+               y: pl.Tensor[[2, XC], pl.DT_FP16]):
+    ring = pl.make_tile_group(type=pl.TileType([2, XC], pl.DT_FP16, pl.MemorySpace.Vec), addrs=0x100,
+                              mutex_ids=[3, 4])
     with pl.section_vector():
-        s = strides[0, 0]
-        tile = ub_db.next()
-        pl.set_stride(x, [s, 1])
-        pl.load(tile, x, [0, 0])
-        pl.store(out, tile, [0, 0])
+        step = gap[0, 1]
+        pl.set_stride(x, [step, 1])
+        pair = ring.next()
+        pl.load(pair, x, [0, 0])
+        pl.store(y, pair, [0, 0])
 
 
-# the page's loop fragment, in the page's kernel
-def set_stride_loop_kernel(
-    x: pl.Tensor[[N_LINES, LINE], pl.DT_FP16],
-    strides: pl.Tensor[[1, N_PAIRS], pl.DT_INT32],
-    out: pl.Tensor[[2 * N_PAIRS, LINE], pl.DT_FP16],
-):
-    ub_type = pl.TileType(shape=[2, LINE], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    ub_db = pl.make_tile_group(type=ub_type, addrs=0x0000, mutex_ids=[0, 1])
+def strides_per_iteration(x: pl.Tensor[[XR, XC], pl.DT_FP16], gaps: pl.Tensor[[1, 4], pl.DT_INT32],
+                          y: pl.Tensor[[8, XC], pl.DT_FP16]):
+    ring = pl.make_tile_group(type=pl.TileType([2, XC], pl.DT_FP16, pl.MemorySpace.Vec), addrs=0x100,
+                              mutex_ids=[3, 4])
     with pl.section_vector():
-        for i in pl.range(0, N_PAIRS, 1):
-            s = strides[0, i]
-            tile = ub_db.next()
-            pl.set_stride(x, [s, 1])
-            pl.load(tile, x, [i, 0])
-            pl.store(out, tile, [2 * i, 0])
+        for k in pl.range(4):
+            pl.set_stride(x, [gaps[0, k], 1])
+            pair = ring.next()
+            pl.load(pair, x, [k, 0])
+            pl.store(y, pair, [k * 2, 0])
 
 
-@pytest.mark.parametrize("s", [128, 256, 1024, N_LINES * LINE - LINE])
-def test_set_stride_page_kernel(backend, s):
-    """Rows 0 and s / LINE in one load; a stride as large as the tensor still reaches its last row."""
-    x = torch.randn(N_LINES, LINE).half()
-    out = torch.zeros(2, LINE).half()
-    on(set_stride_basic_kernel, backend, auto_mutex=True)[None, 1](x, torch.tensor([[s]], dtype=torch.int32), out)
+@pytest.mark.parametrize("gap", [XC, 3 * XC, 100 * XC, XR * XC - XC])
+def test_set_stride_loads_rows_a_gap_apart(backend, gap):
+    """Row 1 of the re-strided tensor starts ``gap`` elements after row 0; a gap as large as the tensor
+    less one row still reaches its last row."""
+    x = torch.randn(XR, XC).half()
+    y = torch.zeros(2, XC).half()
+    on(rows_apart, backend)[None, 1](x, torch.tensor([[0, gap]], dtype=torch.int32), y)
     flat = x.reshape(-1)
-    assert torch.equal(out, torch.stack([flat[:LINE], flat[s:s + LINE]]))
+    assert torch.equal(y, torch.stack([flat[:XC], flat[gap:gap + XC]]))
 
 
-def test_set_stride_in_a_loop(backend):
-    x = torch.randn(N_LINES, LINE).half()
-    out = torch.zeros(2 * N_PAIRS, LINE).half()
-    strides = [256, 384, 512]
-    on(set_stride_loop_kernel, backend, auto_mutex=True)[None, 1](x, torch.tensor([strides], dtype=torch.int32), out)
+def test_set_stride_again_in_each_iteration(backend):
+    x = torch.randn(XR, XC).half()
+    y = torch.zeros(8, XC).half()
+    gaps = [2 * XC, 5 * XC, 3 * XC, 7 * XC]
+    on(strides_per_iteration, backend)[None, 1](x, torch.tensor([gaps], dtype=torch.int32), y)
     flat = x.reshape(-1)
-    want = [flat[(i + j) * s:(i + j) * s + LINE] for i, s in enumerate(strides) for j in (0, 1)]
-    assert torch.equal(out, torch.stack(want))
+    want = [flat[(k + j) * g:(k + j) * g + XC] for k, g in enumerate(gaps) for j in (0, 1)]
+    assert torch.equal(y, torch.stack(want))
 
 
 def test_set_stride_rows_past_the_memory_are_not_addressable(backend):
     """The tensor keeps its declared rows, but only those inside the argument's memory can be accessed."""
-    x = torch.randn(N_LINES, LINE).half()
-    with pytest.raises(KernelRuntimeError, match=r"exceeds tensor 'x_strided\d+' of shape \[1, 128\]") as e:
-        on(set_stride_basic_kernel, backend, auto_mutex=True)[None, 1](
-            x, torch.tensor([[N_LINES * LINE]], dtype=torch.int32), torch.zeros(2, LINE).half())
-    assert "pl.load(tile, x, [0, 0])" in str(e.value)
+    x = torch.randn(XR, XC).half()
+    with pytest.raises(KernelRuntimeError, match=r"exceeds tensor 'x_strided\d+' of shape \[1, 64\]") as e:
+        on(rows_apart, backend)[None, 1](x, torch.tensor([[0, XR * XC]], dtype=torch.int32), torch.zeros(2, XC).half())
+    assert "pl.load(pair, x, [0, 0])" in str(e.value)
 
 
 def test_set_stride_argument_errors():

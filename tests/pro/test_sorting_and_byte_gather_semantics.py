@@ -1,77 +1,24 @@
-"""The example kernels of the official tile-level pages of the sorting ops and the two remaining
-scatter_gather ops (hicann/pypto, docs/zh/pypto_pro/api/SIMD-API/operation/memory_vector_computation/:
-sorting/sort32, mrgsort, mrgsort2 and scatter_gather/gatherb, histogram) on every backend.
-
-Each page kernel is the page's kernel body (decorator removed, compiled per backend with the page's
-``auto_mutex=True``).  Each test builds inputs, checks the rows the page prints (gatherb, histogram;
-the sorting pages print none), checks the whole output against a numpy/Python reference of the
-documented semantics (src/pypto_pro/ops/sorting.py and ops/gather.py docstrings: descending order,
-stable ties, NaN by sign, cumulative histogram) on random inputs of several shapes and dtypes, and --
-on ``sim`` in strict mode -- that the launch reports no race, deadlock or uninitialised read.  Errors:
-wrong dtype/space/layout/arguments raise KernelTypeError at compile time, bad runtime sizes and
-offsets KernelRuntimeError on every backend.
+"""Sorting (sort32, mrgsort, mrgsort2) and the byte-level gather ops (gatherb, histogram) on interp,
+cpu and sim, against a Python statement of their documented meaning (docs/language.md; the
+src/pypto_pro/ops/sorting.py and ops/gather.py docstrings): descending order with stable ties, NaN
+ordered by its sign, true merges, 32-byte block gathers, cumulative histograms.  Inputs are random
+with many ties and the special float values, over several shapes and dtypes.  Errors: a wrong dtype,
+memory, layout or argument is a KernelTypeError when the kernel compiles; bad runtime sizes and
+offsets are a KernelRuntimeError on every backend.
 """
 import functools
 import math
-import re
 
 import numpy as np
 import pytest
 
 import pypto_pro.language as pl
-from pypto_pro.backends import cpu
 
-BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.skipif(not cpu.available(), reason="no C++ compiler")),
-            "sim"]
+from .on_every_backend import EVERY_BACKEND, backend, run_on  # noqa: F401  (backend: fixture)
 
-# tests/conftest.py: a private build dir; the backends are chosen here, so `make test` skips the module in
-# its PYPTO_BACKEND=interp rerun (marker every_backend)
-pytestmark = [pytest.mark.usefixtures("private_build_dir"), pytest.mark.every_backend]
+pytestmark = EVERY_BACKEND
 
 V = pl.MemorySpace.Vec
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    """Runs the test once per backend."""
-    return request.param
-
-
-@functools.lru_cache(maxsize=None)
-def on(fn, backend: str):
-    """Kernel body ``fn`` jitted for ``backend`` as the pages do (``auto_mutex=True``; the simulator in
-    strict mode: any race, deadlock or uninitialised read raises); one compile per backend."""
-    return pl.jit(fn, auto_mutex=True, backend=backend, sim_options={"strict": True} if backend == "sim" else None)
-
-
-def run(fn, backend, *args):
-    """Launch ``fn`` (block_dim 1) on copies of ``args``; returns the copies (outputs are written in place)."""
-    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    kernel = on(fn, backend)
-    kernel(*copies)
-    if backend == "sim":
-        assert kernel.last_report is not None and not kernel.last_report.hazards
-    return copies
-
-
-def _rows(printed: str):
-    """'[[a b ...], [c d ...], ...]' -> the printed rows as lists of number tokens ('...' dropped)."""
-    return [[t for t in row.split() if t != "..."] for row in re.findall(r"\[([^\[\]]*)\]", printed)]
-
-
-def assert_printed(actual, printed: str):
-    """The page prints the first rows (and leading columns) of ``actual``: they must match exactly."""
-    actual = np.asarray(actual)
-    rows = _rows(printed)
-    assert rows
-    for r, row in enumerate(rows):
-        for c, tok in enumerate(row):
-            assert float(actual[r, c]) == float(tok), (r, c, actual[r, c], tok)
-
-
-def ramp(shape, start, step, dtype):
-    """The pages' inputs: ``start + step * k`` over the flat index k, rounded once to ``dtype``."""
-    return (start + step * np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape).astype(dtype)
 
 
 def addrs(*nbytes):
@@ -188,73 +135,6 @@ def special_values(dtype, n, rng, pool=8):
 
 
 # ================================================================================================== sorting
-# sorting/sort32.md (调用示例): 32 FP16 values sorted with their indices
-def sort32_kernel(
-    a: pl.Tensor[[1, 32], pl.DT_FP16],
-    idx_in: pl.Tensor[[1, 32], pl.DT_UINT32],
-    sorted_out: pl.Tensor[[1, 128], pl.DT_FP16],
-):
-    tt_src = pl.TileType(shape=[1, 32], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tt_dst = pl.TileType(shape=[1, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tt_idx = pl.TileType(shape=[1, 32], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec)
-    tile_src = pl.make_tile_group(type=tt_src, addrs=0x0000, mutex_ids=[0])
-    tile_dst = pl.make_tile_group(type=tt_dst, addrs=0x0040, mutex_ids=[1])
-    tile_idx = pl.make_tile_group(type=tt_idx, addrs=0x0140, mutex_ids=[2])
-    with pl.section_vector():
-        cur_src = tile_src.current()
-        cur_dst = tile_dst.current()
-        cur_idx = tile_idx.current()
-        pl.load(cur_src, a, [0, 0])
-        pl.load(cur_idx, idx_in, [0, 0])
-        pl.sort32(cur_dst, cur_src, cur_idx)
-        pl.store(sorted_out, cur_dst, [0, 0])
-
-
-# sorting/sort32.md (尾块场景): 16 values, the tail group needs tmp
-def sort32_tail_kernel(
-    a: pl.Tensor[[1, 16], pl.DT_FP16],
-    idx_in: pl.Tensor[[1, 16], pl.DT_UINT32],
-    sorted_out: pl.Tensor[[1, 64], pl.DT_FP16],
-):
-    tt_src = pl.TileType(shape=[1, 16], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tt_dst = pl.TileType(shape=[1, 64], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tt_idx = pl.TileType(shape=[1, 16], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec)
-    tt_tmp = pl.TileType(shape=[1, 32], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tile_src = pl.make_tile_group(type=tt_src, addrs=0x0000, mutex_ids=[0])
-    tile_dst = pl.make_tile_group(type=tt_dst, addrs=0x0020, mutex_ids=[1])
-    tile_idx = pl.make_tile_group(type=tt_idx, addrs=0x00A0, mutex_ids=[2])
-    tile_tmp = pl.make_tile_group(type=tt_tmp, addrs=0x0120, mutex_ids=[3])
-    with pl.section_vector():
-        cur_src = tile_src.current()
-        cur_dst = tile_dst.current()
-        cur_idx = tile_idx.current()
-        cur_tmp = tile_tmp.current()
-        pl.load(cur_src, a, [0, 0])
-        pl.load(cur_idx, idx_in, [0, 0])
-        pl.sort32(cur_dst, cur_src, cur_idx, cur_tmp)
-        pl.store(sorted_out, cur_dst, [0, 0])
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_sort32_page(backend, seed):
-    rng = np.random.default_rng(seed)
-    a = special_values(np.float16, 32, rng).reshape(1, 32) if seed else ramp((1, 32), -3.0, 0.5, np.float16)[:, ::-1]
-    idx = (np.arange(32, dtype=np.uint32) * 65537 + 7).reshape(1, 32)  # high halves too
-    out = run(sort32_kernel, backend, a, idx, np.zeros((1, 128), np.float16))[2]
-    assert_same_bits(out, ref_sort32(a, idx))
-    vals, ix = unpack(out[0])
-    if not seed:  # a plain descending ramp reversed: sorting restores it
-        np.testing.assert_array_equal(vals, np.sort(a[0])[::-1])
-    np.testing.assert_array_equal(np.sort(ix), np.sort(idx[0]))
-
-
-def test_sort32_tail_page(backend):
-    a = special_values(np.float16, 16, np.random.default_rng(4)).reshape(1, 16)
-    idx = np.arange(100, 116, dtype=np.uint32).reshape(1, 16)
-    out = run(sort32_tail_kernel, backend, a, idx, np.zeros((1, 64), np.float16))[2]
-    assert_same_bits(out, ref_sort32(a, idx))
-
-
 @functools.lru_cache(maxsize=None)
 def sort32_case(dtype: str, rows: int, cols: int, vcols: int, idx_rows: int, with_tmp: bool):
     """A sort32 kernel: a rows x cols tile of ``dtype`` with ``vcols`` valid columns, idx with ``idx_rows``
@@ -299,7 +179,7 @@ def test_sort32_random(backend, case):
     idx = rng.integers(0, 2**32, (idx_rows, vcols), dtype=np.uint64).astype(np.uint32)
     rec = 8 // np.dtype(np_dtype).itemsize
     kernel = sort32_case(dtype, rows, cols, vcols, idx_rows, vcols % 32 != 0)
-    out = run(kernel, backend, a, idx, np.zeros((rows, vcols * rec), np_dtype))[2]
+    out = run_on(kernel, backend, a, idx, np.zeros((rows, vcols * rec), np_dtype))[2]
     assert_same_bits(out, ref_sort32(a, idx))
 
 
@@ -307,23 +187,31 @@ def test_sort32_tail_without_tmp_raises(backend):
     kernel = sort32_case("FP32", 1, 64, 40, 1, False)
     with pytest.raises(pl.KernelRuntimeError, match="pl.sort32: src's valid width 40 is not a multiple of 32; "
                                                     "the last group needs the tmp tile"):
-        run(kernel, backend, np.zeros((1, 40), np.float32), np.zeros((1, 40), np.uint32), np.zeros((1, 80), np.float32))
+        run_on(kernel, backend, np.zeros((1, 40), np.float32), np.zeros((1, 40), np.uint32), np.zeros((1, 80), np.float32))
 
 
-# sorting/mrgsort.md (调用示例): 4 sorted blocks of 256 FP16 elements (64 records each) merged
-def mrgsort_kernel(
-    a: pl.Tensor[[1, 1024], pl.DT_FP16],
-    sorted_out: pl.Tensor[[1, 1024], pl.DT_FP16],
-):
-    tt = pl.TileType(shape=[1, 1024], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-    tile_src = pl.make_tile_group(type=tt, addrs=0x0000, mutex_ids=[0])
-    tile_dst = pl.make_tile_group(type=tt, addrs=0x0800, mutex_ids=[1])
-    with pl.section_vector():
-        cur_src = tile_src.current()
-        cur_dst = tile_dst.current()
-        pl.load(cur_src, a, [0, 0])
-        pl.mrgsort(cur_dst, cur_src, block_len=256)
-        pl.store(sorted_out, cur_dst, [0, 0])
+
+@pytest.mark.parametrize("descending_ramp", [True, False], ids=["ramp", "specials"])
+def test_sort32_one_group_of_fp16(backend, descending_ramp):
+    """One row of 32 FP16 values into 32 records (dst 4x as wide); indices with both halves set."""
+    rng = np.random.default_rng(29)
+    a = (np.arange(32) * 0.75 - 6).astype(np.float16).reshape(1, 32) if descending_ramp else \
+        special_values(np.float16, 32, rng).reshape(1, 32)  # the ramp ascends: sorting reverses it
+    idx = (np.arange(32, dtype=np.uint32) * 131073 + 3).reshape(1, 32)
+    out = run_on(sort32_case("FP16", 1, 32, 32, 1, False), backend, a, idx, np.zeros((1, 128), np.float16))[2]
+    assert_same_bits(out, ref_sort32(a, idx))
+    vals, ix = unpack(out[0])
+    if descending_ramp:
+        np.testing.assert_array_equal(vals, np.sort(a[0])[::-1])
+    np.testing.assert_array_equal(np.sort(ix), np.sort(idx[0]))
+
+
+def test_sort32_a_short_row_with_tmp(backend):
+    """16 values (half a group): the tail is sorted with the help of tmp, one record per value."""
+    a = special_values(np.float16, 16, np.random.default_rng(33)).reshape(1, 16)
+    idx = np.arange(500, 516, dtype=np.uint32).reshape(1, 16)
+    out = run_on(sort32_case("FP16", 1, 16, 16, 1, True), backend, a, idx, np.zeros((1, 64), np.float16))[2]
+    assert_same_bits(out, ref_sort32(a, idx))
 
 
 def sorted_blocks(np_dtype, nblocks, per, rng, sort=True, pool=8):
@@ -336,16 +224,6 @@ def sorted_blocks(np_dtype, nblocks, per, rng, sort=True, pool=8):
         order = ref_sort_desc(v) if sort else list(range(per))
         out.append(records(v[order], i[order]))
     return out
-
-
-def test_mrgsort_page(backend):
-    blocks = sorted_blocks(np.float16, 4, 64, np.random.default_rng(11))
-    a = np.concatenate(blocks).reshape(1, 1024)
-    out = run(mrgsort_kernel, backend, a, np.zeros((1, 1024), np.float16))[1]
-    assert_same_bits(out[0], ref_merge(blocks))
-    vals, ix = unpack(out[0])
-    assert keys_of(vals) == sorted(keys_of(vals), reverse=True)
-    np.testing.assert_array_equal(np.sort(ix), np.arange(1000, 1256))
 
 
 @functools.lru_cache(maxsize=None)
@@ -380,7 +258,7 @@ def test_mrgsort_random(backend, case):
     groups = vcols // (4 * block_len)
     blocks = sorted_blocks(np_dtype, 4 * groups, per, np.random.default_rng(vcols + block_len), sort)
     a = np.concatenate(blocks).reshape(1, vcols)
-    out = run(mrgsort_case(dtype, cols, vcols, block_len), backend, a, np.zeros((1, vcols), np_dtype))[1]
+    out = run_on(mrgsort_case(dtype, cols, vcols, block_len), backend, a, np.zeros((1, vcols), np_dtype))[1]
     want = np.concatenate([ref_merge(blocks[4 * g:4 * g + 4]) for g in range(groups)])
     assert_same_bits(out[0], want)
 
@@ -389,35 +267,19 @@ def test_mrgsort_partial_group_raises(backend):
     kernel = mrgsort_case("FP32", 128, 96, 16)
     with pytest.raises(pl.KernelRuntimeError, match=r"pl.mrgsort: src's valid width 96 is not a multiple of "
                                                     r"4 \* block_len \(64\)"):
-        run(kernel, backend, np.zeros((1, 96), np.float32), np.zeros((1, 96), np.float32))
+        run_on(kernel, backend, np.zeros((1, 96), np.float32), np.zeros((1, 96), np.float32))
 
 
-# sorting/mrgsort2.md (调用示例): two sorted FP32 lists of 128 records merged; dst takes the first 128
-def mrgsort2_kernel(
-    src0_tensor: pl.Tensor[[1, 256], pl.DT_FP32],
-    src1_tensor: pl.Tensor[[1, 256], pl.DT_FP32],
-    sorted_out: pl.Tensor[[1, 256], pl.DT_FP32],
-):
-    tt = pl.TileType(shape=[1, 256], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
-    tile_src0_group = pl.make_tile_group(type=tt, addrs=0x0000, mutex_ids=[0])
-    tile_src1_group = pl.make_tile_group(type=tt, addrs=0x0400, mutex_ids=[1])
-    tile_dst_group = pl.make_tile_group(type=tt, addrs=0x0800, mutex_ids=[2])
-    tile_tmp_group = pl.make_tile_group(type=tt, addrs=0x0C00, mutex_ids=[3])
-    with pl.section_vector():
-        tile_src0 = tile_src0_group.current()
-        tile_src1 = tile_src1_group.current()
-        tile_dst = tile_dst_group.current()
-        tile_tmp = tile_tmp_group.current()
-        pl.load(tile_src0, src0_tensor, [0, 0])
-        pl.load(tile_src1, src1_tensor, [0, 0])
-        pl.mrgsort2(tile_src0, tile_src1, tile_dst, tile_tmp, exhausted=False)
-        pl.store(sorted_out, tile_dst, [0, 0])
 
-
-def test_mrgsort2_page(backend):
-    s0, s1 = sorted_blocks(np.float32, 2, 128, np.random.default_rng(21))
-    out = run(mrgsort2_kernel, backend, s0.reshape(1, 256), s1.reshape(1, 256), np.zeros((1, 256), np.float32))[2]
-    assert_same_bits(out[0], ref_merge([s0, s1])[:256])
+def test_mrgsort_four_long_fp16_blocks(backend):
+    """4 sorted blocks of 256 FP16 elements (64 records) in one 1024-wide row become one sorted list."""
+    blocks = sorted_blocks(np.float16, 4, 64, np.random.default_rng(37))
+    a = np.concatenate(blocks).reshape(1, 1024)
+    out = run_on(mrgsort_case("FP16", 1024, 1024, 256), backend, a, np.zeros((1, 1024), np.float16))[1]
+    assert_same_bits(out[0], ref_merge(blocks))
+    vals, ix = unpack(out[0])
+    assert keys_of(vals) == sorted(keys_of(vals), reverse=True)
+    np.testing.assert_array_equal(np.sort(ix), np.arange(1000, 1256))
 
 
 @functools.lru_cache(maxsize=None)
@@ -481,7 +343,7 @@ def test_mrgsort2_random(backend, case):
     srcs = [x.reshape(1, -1) for x in lists]
     args = srcs[:2] + [srcs[-2], srcs[-1]]
     before = np.full((1, dcols), 3, np_dtype)
-    out = run(mrgsort2_case(dtype, lens, dcols, exhausted, exhausted), backend, *args, before)[4]
+    out = run_on(mrgsort2_case(dtype, lens, dcols, exhausted, exhausted), backend, *args, before)[4]
     merged = ref_merge(lists, exhausted)
     want = before[0].copy()
     m = min(dcols, merged.size)
@@ -496,59 +358,23 @@ def test_mrgsort2_dst_longer_than_the_sources_raises(backend):
     s0, s1 = np.zeros((1, 32), np.float32), np.zeros((1, 64), np.float32)
     with pytest.raises(pl.KernelRuntimeError, match="pl.mrgsort2: dst's valid width asks for 64 records but the "
                                                     "sources hold 48"):
-        run(kernel, backend, s0, s1, s0, s1, np.zeros((1, 128), np.float32))
+        run_on(kernel, backend, s0, s1, s0, s1, np.zeros((1, 128), np.float32))
 
 
-# ============================================================================================ scatter_gather
-# scatter_gather/gatherb.md (调用示例): identity offsets reproduce the 64x128 FP16 source
-DTYPE_SIZE = 2          # FP16
-BLOCK_BYTES = 32
-BLOCK_ELEMS = BLOCK_BYTES // DTYPE_SIZE   # 16
-ROWS, COLS = 64, 128
-OFFSETS_PER_ROW = COLS // BLOCK_ELEMS     # 8
+
+def test_mrgsort2_two_fp32_lists_into_a_dst_as_long_as_one(backend):
+    """Two sorted lists of 128 FP32 records each; dst holds 128 records: the largest half of the merge."""
+    s0, s1 = sorted_blocks(np.float32, 2, 128, np.random.default_rng(41))
+    out = run_on(mrgsort2_case("FP32", (256, 256), 256, False, False), backend, s0.reshape(1, 256),
+                 s1.reshape(1, 256), s0.reshape(1, 256), s1.reshape(1, 256), np.zeros((1, 256), np.float32))[4]
+    assert_same_bits(out[0], ref_merge([s0, s1])[:256])
 
 
-def gatherb_kernel(
-    src: pl.Tensor[[64, 128], pl.DT_FP16],
-    offsets: pl.Tensor[[64, 8], pl.DT_UINT32],
-    dst: pl.Tensor[[64, 128], pl.DT_FP16],
-):
-    tile_src_group = pl.make_tile_group(
-        type=pl.TileType(shape=[64, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec),
-        addrs=0x0000, mutex_ids=[0])
-    tile_offsets_group = pl.make_tile_group(
-        type=pl.TileType(shape=[64, 8], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec),
-        addrs=0x4000, mutex_ids=[1])
-    tile_dst_group = pl.make_tile_group(
-        type=pl.TileType(shape=[64, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec),
-        addrs=0x4800, mutex_ids=[2])
-    with pl.section_vector():
-        tile_src = tile_src_group.current()
-        tile_offsets = tile_offsets_group.current()
-        tile_dst = tile_dst_group.current()
-        pl.load(tile_src, src, [0, 0])
-        pl.load(tile_offsets, offsets, [0, 0])
-        pl.gatherb(tile_dst, tile_src, tile_offsets)
-        pl.store(dst, tile_dst, [0, 0])
-
-
+# ============================================================================================ byte gathers
 def ref_gatherb(src, offsets):
     raw = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
     blocks = raw[offsets.astype(np.int64)[:, :, None] + np.arange(32)]
     return np.ascontiguousarray(blocks).view(src.dtype).reshape(offsets.shape[0], -1)
-
-
-def test_gatherb_page(backend):
-    src = ramp((ROWS, COLS), 1.0, 0.25, np.float16)
-    offsets = (np.arange(ROWS * OFFSETS_PER_ROW, dtype=np.uint32) * BLOCK_BYTES).reshape(ROWS, OFFSETS_PER_ROW)
-    assert_printed(src, "[[1 1.25 1.5 1.75 2 2.25 2.5 2.75 ...], [33 33.25 33.5 33.75 34 34.25 34.5 34.75 ...], "
-                        "[65 65.25 65.5 65.75 66 66.25 66.5 66.75 ...], [97 97.25 97.5 97.75 98 98.25 98.5 98.75 ...]]")
-    assert_printed(offsets, "[[0 32 64 96 128 160 192 224], [256 288 320 352 384 416 448 480], "
-                            "[512 544 576 608 640 672 704 736], [768 800 832 864 896 928 960 992]]")
-    dst = run(gatherb_kernel, backend, src, offsets, np.zeros((ROWS, COLS), np.float16))[2]
-    assert_printed(dst, "[[1 1.25 1.5 1.75 2 2.25 2.5 2.75 ...], [33 33.25 33.5 33.75 34 34.25 34.5 34.75 ...], "
-                        "[65 65.25 65.5 65.75 66 66.25 66.5 66.75 ...], [97 97.25 97.5 97.75 98 98.25 98.5 98.75 ...]]")
-    np.testing.assert_array_equal(dst, src)
 
 
 @functools.lru_cache(maxsize=None)
@@ -595,7 +421,7 @@ def test_gatherb_random(backend, case):
     if aligned:
         offsets = offsets // 32 * 32
     offsets[-1, -1] = total - 32  # the last block of src
-    out = run(gatherb_case(dtype, rows, cols, src_rows, src_rows), backend, src, offsets,
+    out = run_on(gatherb_case(dtype, rows, cols, src_rows, src_rows), backend, src, offsets,
               np.zeros((rows, cols), np_dtype))[2]
     assert_same_bits(out, ref_gatherb(src, offsets))
 
@@ -606,12 +432,12 @@ def test_gatherb_reads_only_the_rows_its_blocks_touch(backend):
     kernel = gatherb_case("FP32", 4, 32, 8, 4)
     src = np.arange(4 * 32, dtype=np.float32).reshape(4, 32)
     offsets = np.array([[96, 0, 32, 64]] * 4, np.uint32) + np.arange(4, dtype=np.uint32)[:, None] * 128
-    out = run(kernel, backend, src, offsets, np.zeros((4, 32), np.float32))[2]
+    out = run_on(kernel, backend, src, offsets, np.zeros((4, 32), np.float32))[2]
     np.testing.assert_array_equal(out, ref_gatherb(src, offsets))
     if backend == "sim":
         offsets[1, 2] = 5 * 128
         with pytest.raises(pl.KernelUninitError):
-            run(kernel, backend, src, offsets, np.zeros((4, 32), np.float32))
+            run_on(kernel, backend, src, offsets, np.zeros((4, 32), np.float32))
 
 
 def test_gatherb_block_past_the_end_raises(backend):
@@ -621,38 +447,15 @@ def test_gatherb_block_past_the_end_raises(backend):
     offsets[2, 5] = 8 * 64 * 4 - 31
     with pytest.raises(pl.KernelRuntimeError, match=r"pl.gatherb: the 32-byte block at byte offset 2017 "
                                                     r"\(offsets\[2, 5\]\) reaches past src's 2048 bytes"):
-        run(kernel, backend, src, offsets, np.zeros((8, 64), np.float32))
+        run_on(kernel, backend, src, offsets, np.zeros((8, 64), np.float32))
 
 
-# scatter_gather/histogram.md (调用示例): cumulative counts of each row's top byte
-HROWS = 32
-HCOLS = 128
-IDX_COLS_DN = 1
 
-
-def histogram_kernel(
-    src: pl.Tensor[[HROWS, HCOLS], pl.DT_UINT16],
-    idx: pl.Tensor[[HROWS, IDX_COLS_DN], pl.DT_UINT8],
-    out: pl.Tensor[[HROWS, 256], pl.DT_UINT32],
-):
-    pl.system.bar_all()
-    tt_src = pl.TileType(shape=[HROWS, HCOLS], dtype=pl.DT_UINT16,
-                         target_memory=pl.MemorySpace.Vec, layout=pl.ND)
-    tt_idx = pl.TileType(shape=[HROWS, IDX_COLS_DN], dtype=pl.DT_UINT8,
-                         target_memory=pl.MemorySpace.Vec, layout=pl.DN)
-    tt_dst = pl.TileType(shape=[HROWS, 256], dtype=pl.DT_UINT32,
-                         target_memory=pl.MemorySpace.Vec, layout=pl.ND)
-    tile_src = pl.make_tile_group(type=tt_src, addrs=0x0000, mutex_ids=[0])
-    tile_idx = pl.make_tile_group(type=tt_idx, addrs=0x2000, mutex_ids=[1])
-    tile_dst = pl.make_tile_group(type=tt_dst, addrs=0x2020, mutex_ids=[2])
-    with pl.section_vector():
-        cur_src = tile_src.current()
-        cur_idx = tile_idx.current()
-        cur_dst = tile_dst.current()
-        pl.load(cur_src, src, [0, 0])
-        pl.load(cur_idx, idx, [0, 0])
-        pl.histogram(cur_dst, cur_src, cur_idx, is_msb=True)
-        pl.store(out, cur_dst, [0, 0])
+def test_gatherb_with_consecutive_offsets_copies_the_source(backend):
+    src = (np.arange(32 * 128) % 1500 * 0.5 - 300).astype(np.float16).reshape(32, 128)
+    offsets = (np.arange(32 * 8, dtype=np.uint32) * 32).reshape(32, 8)  # block c of row r: bytes of row r
+    dst = run_on(gatherb_case("FP16", 32, 128, 32, 32), backend, src, offsets, np.zeros((32, 128), np.float16))[2]
+    np.testing.assert_array_equal(dst, src)
 
 
 def _ref_hist(src, idx, is_msb, wide):
@@ -670,18 +473,6 @@ def _ref_hist(src, idx, is_msb, wide):
                 counts[v & 255] += 1
         out[r] = np.cumsum(counts)
     return out
-
-
-def test_histogram_page(backend):
-    src = (np.arange(HROWS * HCOLS, dtype=np.int64) * 257 % 65536).astype(np.uint16).reshape(HROWS, HCOLS)
-    idx = np.zeros((HROWS, 1), np.uint8)
-    assert_printed(src, "[[0 257 514 771 1028 1285 1542 1799 ...], [32896 33153 33410 33667 33924 34181 34438 34695 "
-                        "...], [256 513 770 1027 1284 1541 1798 2055 ...], [33152 33409 33666 33923 34180 34437 34694 "
-                        "34951 ...]]")
-    assert_printed(idx, "[[0], [0], [0], [0]]")
-    out = run(histogram_kernel, backend, src, idx, np.zeros((HROWS, 256), np.uint32))[2]
-    assert_printed(out, "[[1 2 3 4 5 6 7 8 ...], [0 0 0 0 0 0 0 0 ...], [0 1 2 3 4 5 6 7 ...], [1 1 1 1 1 1 1 1 ...]]")
-    np.testing.assert_array_equal(out, _ref_hist(src, idx, True, False))
 
 
 @functools.lru_cache(maxsize=None)
@@ -731,7 +522,7 @@ def test_histogram_random(backend, case):
         src[:, ::3] = (src[:, ::3] & 0xFF) | 0x4200  # a top byte that idx selects
         idx = np.full((rows, 1), 0x42, np.uint8)
         idx[1, 0] = src[1, 1] >> 8
-    out = run(histogram_case(dtype, rows, cols, is_msb), backend, src, idx,
+    out = run_on(histogram_case(dtype, rows, cols, is_msb), backend, src, idx,
               np.zeros((rows, 256), np.uint32))[2]
     want = _ref_hist(src, idx, is_msb, wide)
     np.testing.assert_array_equal(out, want)
@@ -909,3 +700,15 @@ def test_type_errors(case):
     extra = [1] if "flag" in fn.__code__.co_varnames else []
     with pytest.raises(pl.KernelTypeError, match=match):
         pl.jit(fn, backend="interp")(np.zeros((8, 32), np.float32), *extra)
+
+
+def test_histogram_counts_are_cumulative(backend):
+    """Row 0 has one element with each top byte 0..15: counts 1, 2, ..., 16, then 16 up to bin 255.
+    Row 1 has all 16 elements in bin 0x80: 0 below it, 16 from it on."""
+    src = np.zeros((2, 16), np.uint16)
+    src[0] = (np.arange(16) << 8) | 0x5A
+    src[1] = 0x8000 + np.arange(16)
+    idx = np.zeros((2, 1), np.uint8)
+    out = run_on(histogram_case("UINT16", 2, 16, True), backend, src, idx, np.zeros((2, 256), np.uint32))[2]
+    np.testing.assert_array_equal(out[0], np.minimum(np.arange(1, 257), 16))
+    np.testing.assert_array_equal(out[1], np.where(np.arange(256) >= 0x80, 16, 0))
