@@ -304,8 +304,10 @@ def set_global_options(**groups: Dict[str, Any]) -> None:
 
 class scoped_options:
     """``@pypto.options(pass_options={...}, ...)`` on a function (the official tests decorate theirs) or
-    ``with pypto.options(...):``: the process-wide options of the named groups take these values while
-    the function or block runs, and are restored afterwards.  Validated like ``set_options``."""
+    ``with pypto.options(...):``: a scope.  The named groups take these values while the function or
+    block runs; when it ends every option group and the tile shapes set outside kernels are restored,
+    including what ``set_*_options`` / ``set_*_tile_shapes`` changed inside it.  Validated like
+    ``set_options``."""
 
     def __init__(self, name: str = "", **groups: Dict[str, Any]):
         if not isinstance(name, str):
@@ -326,16 +328,24 @@ class scoped_options:
         self._saved: list = []
 
     def __enter__(self) -> "scoped_options":
-        self._saved.append({g: dict(_GLOBAL[g]) for g in self.groups})
+        # a scope, as officially: whatever is set inside it (these groups, set_*_options calls, tile
+        # shapes set outside kernels) is undone when it ends
+        from .frontend.control import TILE_SHAPES
+
+        self._saved.append(({g: dict(_GLOBAL[g]) for g in GROUPS}, dict(vars(TILE_SHAPES))))
         for g, values in self.groups.items():
             _GLOBAL[g].update(values)
         _version[0] += 1
         return self
 
     def __exit__(self, *exc) -> None:
-        for g, values in self._saved.pop().items():
+        from .frontend.control import TILE_SHAPES
+
+        groups, tiles = self._saved.pop()
+        for g, values in groups.items():
             _GLOBAL[g].clear()
             _GLOBAL[g].update(values)
+        vars(TILE_SHAPES).update(tiles)
         _version[0] += 1
 
     def __call__(self, fn: Callable) -> Callable:

@@ -3,7 +3,8 @@
 * ``_device_init()`` starts a new program (the functions recorded before are forgotten);
 * ``_device_run_once_data_from_host(*tensors)`` runs the last recorded function once, its
   parameters bound in order to ``tensors`` (``pypto.from_torch`` results, or torch tensors / numpy
-  arrays).  The kernel reads and writes their memory directly, so outputs appear in the torch
+  arrays; a contiguous tensor with the element count of a fixed-shape parameter is seen in the
+  parameter's shape, as the device sees the host bytes).  The kernel reads and writes their memory directly, so outputs appear in the torch
   tensors, as on the NPU where the data is copied back to the host after the run.  The backend is
   the one ``runtime_options["run_mode"]`` selects (``$PYPTO_BACKEND`` by default);
 * ``_device_synchronize()`` returns at once (a run finishes before its call returns);
@@ -53,6 +54,9 @@ def _array(fn: RecordedFunction, i: int, value: Any) -> np.ndarray:
     else:
         arr = as_numpy(value, what)
     param = fn.params[i]
+    if all(isinstance(d, int) for d in param.shape) and arr.shape != tuple(param.shape) and \
+            arr.size == int(np.prod(param.shape)) and arr.flags.c_contiguous:
+        arr = arr.reshape(param.shape)  # the device sees the host bytes in the declared shape
     ok = arr.dtype == param.dtype.np_dtype or (param.dtype.kind == "bool" and arr.dtype == np.bool_)
     if not ok:
         found = dt.from_numpy(arr.dtype)

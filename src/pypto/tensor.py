@@ -160,6 +160,7 @@ class Tensor:
     def __pow__(self, o): return _ops().pow(self, o)
     def __rpow__(self, o): return _ops().pow(o, self)
     def __neg__(self): return _ops().neg(self)
+    def __pos__(self): return self
     def __abs__(self): return _ops().abs(self)
     def __matmul__(self, o): return _ops().matmul(self, o, None)
     def __lt__(self, o): return _ops().lt(self, o)

@@ -89,15 +89,42 @@ def test_last_function_runs_and_init_forgets():
         pypto.runtime._device_run_once_data_from_host(x, z)
 
 
-def test_runtime_if_in_function_is_not_implemented():
+def test_runtime_if_outside_loops_in_function_is_not_implemented():
     a = pypto.tensor([8, 32], pypto.DT_FP32, "a")
     out = pypto.tensor([8, 32], pypto.DT_FP32, "out")
+    n = pypto.tensor([pypto.DYNAMIC, 32], pypto.DT_FP32, "n")
     with pytest.raises(NotImplementedError, match="runtime `if`"):
-        with pypto.function("branchy", a, out):
-            for i in pypto.loop(2):
-                pypto.set_vec_tile_shapes(8, 32)
-                if i == 0:
-                    out[:] = a
+        with pypto.function("branchy", a, out, n):
+            pypto.set_vec_tile_shapes(8, 32)
+            if n.shape[0] > 4:
+                out[:] = a
+
+
+@pytest.mark.parametrize("backend", ["interp", "cpu"])
+def test_loop_in_function_explores_its_runtime_ifs(backend, monkeypatch):
+    """A plain `with pypto.function(...)` block: each pypto.loop re-runs its body per branch outcome."""
+    monkeypatch.setenv("PYPTO_BACKEND", backend)
+    a = pypto.tensor([16, 32], pypto.DT_FP32, "a")
+    b = pypto.tensor([16, 32], pypto.DT_FP32, "b")
+    c = pypto.tensor([16, 32], pypto.DT_FP32, "c")
+    with pypto.function("branchy", a, b, c):
+        pypto.set_vec_tile_shapes(8, 32)
+        for k in pypto.loop(6, idx_name="k"):
+            b.move(pypto.add(a, a))
+            if pypto.cond(k < 2):
+                b.move(pypto.add(b, a))
+            else:
+                b.move(pypto.sub(b, a))
+            if pypto.cond(k < 4):
+                b.move(pypto.mul(b, a))
+            else:
+                b.move(pypto.add(b, 1.0))
+            c.move(pypto.sub(b, a))
+    x = torch.randn(16, 32)
+    y, z = torch.zeros(16, 32), torch.zeros(16, 32)
+    pypto.runtime._device_run_once_data_from_host(x, y, z)
+    # the last iteration (k = 5) takes the else branches: b = (2x - x) + 1, c = b - x
+    assert torch.equal(y, (x + x - x) + 1.0) and torch.equal(z, y - x)
 
 
 def test_unshaped_tensor_needs_a_tensor_value():
@@ -186,3 +213,36 @@ def test_move_on_a_view_rebinds_and_on_a_parameter_stores():
     x0, z = x.clone(), torch.zeros(16, 32, dtype=torch.int32)
     pypto.runtime._device_run_once_data_from_host(x, z)
     assert torch.equal(z, 3 * x0 + 1) and torch.equal(x, x0)
+
+
+def test_host_tensor_is_seen_in_the_declared_shape():
+    """A contiguous host tensor with the element count of a fixed-shape parameter binds in that shape."""
+    a = pypto.tensor([1, 1, 4, 8], pypto.DT_FP32, "a")
+    out = pypto.tensor([1, 1, 4, 8], pypto.DT_FP32, "out")
+    with pypto.function("copy4d", a, out):
+        pypto.set_vec_tile_shapes(1, 1, 4, 8)
+        out[:] = a + 0.5
+    x, z = torch.randn(32), torch.zeros(4, 8)
+    pypto.runtime._device_run_once_data_from_host(x, z)
+    assert torch.equal(z, x.reshape(4, 8) + 0.5)
+    with pytest.raises(pypto.KernelLaunchError, match="shape"):
+        pypto.runtime._device_run_once_data_from_host(torch.zeros(31), z)
+
+
+def test_loop_paths_write_each_window():
+    a = pypto.tensor([32, 16], pypto.DT_FP32, "a")
+    out = pypto.tensor([32, 16], pypto.DT_FP32, "out")
+    with pypto.function("piecewise_plain", a, out):
+        for i in pypto.loop(4, idx_name="i"):
+            pypto.set_vec_tile_shapes(8, 16)
+            v = pypto.view(a, [8, 16], [i * 8, 0])
+            if pypto.cond(i == 0):
+                r = v + 1.0
+            elif pypto.cond(i < 3):
+                r = v * 2.0
+            else:
+                r = -v
+            pypto.assemble(r, [i * 8, 0], out)
+    x, z = torch.randn(32, 16), torch.zeros(32, 16)
+    pypto.runtime._device_run_once_data_from_host(x, z)
+    assert torch.equal(z, torch.cat([x[:8] + 1, x[8:24] * 2, -x[24:]]))

@@ -149,3 +149,15 @@ def test_official_spellings():
     assert torch.equal(o, a > 0.25)
     with pytest.raises(pypto.error.FeError):
         greater(a)
+
+
+def test_options_scope_undoes_settings_made_inside():
+    @pypto.options(pass_options={"enable_slice": True})
+    def body():
+        pypto.set_host_options(compile_stage=pypto.CompStage.TENSOR_GRAPH)
+        pypto.set_vec_tile_shapes(8, 8)
+        return pypto.get_host_options()["compile_stage"]
+
+    assert body() == pypto.CompStage.TENSOR_GRAPH
+    assert pypto.get_host_options()["compile_stage"] == pypto.CompStage.ALL_COMPLETE
+    assert pypto.get_vec_tile_shapes() == []

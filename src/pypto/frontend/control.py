@@ -37,12 +37,56 @@ def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll
     rec.push_loop(lp)
     finished = False
     try:
-        yield SymbolicScalar(var)
+        if rec.single_run:  # `with pypto.function(...)`: the loop explores its body's runtime ifs itself
+            yield from _explore_paths(rec, lp, SymbolicScalar(var))
+        else:
+            yield SymbolicScalar(var)
         finished = True
     finally:
         rec.pop_loop(lp)
         if not finished:  # the body left early: break, return, or an exception (which propagates anyway)
             rec.left_loop_early(where)
+
+
+def _explore_paths(rec, lp: Loop, index: SymbolicScalar) -> Iterator[SymbolicScalar]:
+    """Run a ``pypto.loop`` body once per outcome of its runtime ``if``s and merge the runs into the
+    loop body (how the official graph API records branches; a jit kernel re-runs the whole function
+    instead).  Every run starts from the same recorder state: tile shapes, buffer versions, and the
+    creation counters that make runtime variables and workspaces the same objects in every run."""
+    from .tracer import MAX_PATHS, _merge
+
+    depth = rec.loops[-1][1]
+    start = (rec._var_count, rec._temp_count, rec.vec_tile, rec.cube_tile)
+    buffers = [b for b in rec.session.temps] + list(getattr(rec, "params", ()))
+    versions = [b.version for b in buffers]
+    saved = (rec.decisions, rec.made)
+    pending: List[List[bool]] = [[]]
+    merged: Optional[List[Any]] = None
+    runs = 0
+    rec.exploring += 1
+    try:
+        while pending:
+            runs += 1
+            if runs > MAX_PATHS:
+                raise KernelSyntaxError(f"more than {MAX_PATHS} runtime-branch paths in one pypto.loop body")
+            rec.decisions, rec.made = pending.pop(), []
+            rec._var_count, rec._temp_count, rec.vec_tile, rec.cube_tile = start
+            for b, v in zip(buffers, versions):
+                b.version = v
+            del rec.stack[depth:]
+            lp.body = []
+            rec.stack.append(lp.body)
+            yield index
+            for k in range(len(rec.decisions), len(rec.made)):
+                pending.append(rec.made[:k] + [False])
+            if merged is None:
+                merged = lp.body
+            else:
+                _merge(merged, lp.body)
+        lp.body = merged if merged is not None else []
+    finally:
+        rec.exploring -= 1
+        rec.decisions, rec.made = saved
 
 
 _LOOP_CALLS = ("loop", "loop_unroll")
@@ -228,8 +272,8 @@ TILE_SHAPES = _TileShapes()
 def set_vec_tile_shapes(*dims: int) -> None:
     """Chunk sizes per dim for the following vector ops (<= 4 positive ints).  Outside a kernel: the
     default for kernels recorded afterwards."""
-    if not 1 <= len(dims) <= 4 or not all(is_static(d) and d > 0 for d in dims):
-        raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 4 positive ints, got {list(dims)}")
+    if not 1 <= len(dims) <= 8 or not all(is_static(d) and d > 0 for d in dims):
+        raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 8 positive ints, got {list(dims)}")
     TILE_SHAPES.last_vec = tuple(dims)
     if recording():
         current_recorder().vec_tile = tuple(dims)

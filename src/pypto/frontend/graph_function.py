@@ -11,7 +11,9 @@ host data bound to the parameters in order (see :mod:`pypto.runtime`).
 ``with pypto.function(...) as f: for _ in f: body`` is the official spelling for bodies with runtime
 ``if``s on symbolic values: iterating ``f`` runs ``body`` once per branch outcome (each run records
 the rest of the enclosing scope into the taken branch, as a jit kernel's re-runs do) and merges the
-runs.  Without the iteration the body runs once, and a runtime ``if`` raises ``NotImplementedError``.
+runs.  Without the iteration the body runs once; a ``pypto.loop`` inside it then re-runs its own body
+per branch outcome (the official graph API's loops do), and a runtime ``if`` outside any loop raises
+``NotImplementedError``.
 Inside a kernel that is already recording, ``pypto.function`` only groups statements (recorded
 inline).
 """
@@ -164,7 +166,8 @@ def function(name: str, *tensors: Any) -> Iterator[Any]:
             p.name = f"{p.name}_{i}"
     session = Session(name)
     rec = Recorder(session, [])
-    rec.single_run = True  # a runtime `if` cannot be re-run here (Recorder.branch)
+    rec.single_run = True  # a runtime `if` outside a pypto.loop cannot be re-run here (Recorder.branch)
+    rec.params = params
     where = caller_location()
     for t, p in zip(args, params):
         t.node = full_leaf(p)

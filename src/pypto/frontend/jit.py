@@ -130,7 +130,8 @@ class JitFunction:
             if not ok:
                 found = dt.from_numpy(arr.dtype)
                 raise KernelLaunchError(f"{what}: expected dtype {want.name}, got "
-                                        f"{found.name if found else arr.dtype}", kernel=self.name)
+                                        f"{found.name if found else arr.dtype} (the argument does not match the "
+                                        f"dtype of its annotation)", kernel=self.name)
         if dt.from_numpy(arr.dtype) is None:
             raise KernelLaunchError(f"{what}: unsupported dtype {arr.dtype}", kernel=self.name)
         element_strides(arr, what, self.name)
@@ -143,13 +144,15 @@ class JitFunction:
             declared = declared[:-1] + [STATIC] * (arr.ndim - len(declared) + 1)
         if arr.ndim != len(declared):
             raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, got shape "
-                                    f"{list(arr.shape)}", kernel=self.name)
+                                    f"{list(arr.shape)} (the argument does not match the shape of its annotation)",
+                                    kernel=self.name)
         spec = []
         for i, d in enumerate(declared):
             if isinstance(d, int):
                 if arr.shape[i] != d:
                     raise KernelLaunchError(f"{what}: dim {i} must be {d} (shape {declared_str(declared)}), got shape "
-                                            f"{list(arr.shape)}", kernel=self.name)
+                                            f"{list(arr.shape)} (the argument does not match the shape of its "
+                                            f"annotation)", kernel=self.name)
                 spec.append(("S", d))
             elif d is DYNAMIC:
                 spec.append(("D", None))

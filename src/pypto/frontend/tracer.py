@@ -98,6 +98,7 @@ class Recorder:
         self._temp_count = 0
         self.early_exit: Optional[SourceLoc] = None  # a pypto.loop whose body was left by break/return
         self.single_run = False  # the body runs once (with pypto.function): runtime ifs cannot be explored
+        self.exploring = 0  # ... except inside a pypto.loop, which then re-runs its body per path
 
     # ---------------------------------------------------------------- deterministic creation
     def new_var(self, name: str) -> ir.Var:
@@ -154,10 +155,11 @@ class Recorder:
 
     def branch(self, cond) -> bool:
         """Decide a runtime ``if``: the rest of the enclosing scope is recorded into the taken branch."""
-        if self.single_run:
-            raise NotImplementedError("a runtime `if` on a symbolic value inside `with pypto.function(...)`: the "
-                                      "block runs once and cannot be re-run per outcome; write the function as a "
-                                      "@pypto.frontend.jit kernel, or select with pypto.where")
+        if self.single_run and not self.exploring:
+            raise NotImplementedError("a runtime `if` on a symbolic value directly in a `with pypto.function(...)` "
+                                      "block (outside any pypto.loop): the block runs once and cannot be re-run per "
+                                      "outcome; iterate it (`with pypto.function(...) as f: for _ in f:`), or write "
+                                      "the function as a @pypto.frontend.jit kernel")
         n = len(self.made)
         decision = self.decisions[n] if n < len(self.decisions) else True
         self.made.append(decision)

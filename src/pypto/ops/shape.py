@@ -108,11 +108,29 @@ def setitem(x, key, value) -> None:
     keys = key if isinstance(key, tuple) else (key,)
     region = getitem(x, tuple(_axis_kept(k) for k in keys))  # a[2, 3] = 5 writes a [1, 1] region
     dst = node_of(region)
+    ints = _int_axes(keys, dst.ndim)
+    if ints and not is_scalar(value) and node_of(value, "assignment value").ndim == dst.ndim - len(ints):
+        for axis in ints:  # res[i, 1:4] = v with v [3]: v fills the region [1, 3] (its int axes restored)
+            value = unsqueeze(value, axis)
     whole = isinstance(key, slice) and key.start is None and key.stop is None and key.step is None
     if not whole and not is_scalar(value) and _fits_inside(node_of(value, "assignment value"), dst):
         assemble(value, [0] * dst.ndim, region)
         return
     _store(dst, value, "assignment")
+
+
+def _int_axes(keys, ndim: int) -> List[int]:
+    """Positions, in the assigned region, of the int subscripts of ``keys`` (``...`` expanded)."""
+    given = sum(1 for k in keys if k is not Ellipsis)
+    axes, pos = [], 0
+    for k in keys:
+        if k is Ellipsis:
+            pos += ndim - given
+            continue
+        if is_scalar(k) and not isinstance(k, (bool, float)):
+            axes.append(pos)
+        pos += 1
+    return axes
 
 
 def _axis_kept(k):
