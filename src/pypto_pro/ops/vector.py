@@ -528,9 +528,9 @@ def _register_expand(name, fn):
             write_result(d, r, rows, cols)
 
     # element (r, c) = src[r, c] <fn> v[r, 0] (dim=0) or v[0, c] (dim=1): element-wise with a broadcast operand
-    fn = name[len("expand_"):]
-    op(name, [Out("dst"), In("src"), In("v"), Arg("dim", default=0, kw_only=True)], "V", elementwise=fn,
-       fusable=True, cost="divide" if fn == "div" else "")(Expand)
+    element_fn = name[len("expand_"):]
+    op(name, [Out("dst"), In("src"), In("v"), Arg("dim", default=0, kw_only=True)], "V", elementwise=element_fn,
+       fusable=True, cost="divide" if element_fn == "div" else "")(Expand)
 
 
 for _name, _fn in _EXPAND.items():
