@@ -17,8 +17,7 @@ from pypto_pro.ir import nodes as ir
 
 _uids = itertools.count()
 
-#: ops whose output element depends only on the same element of their inputs (after broadcasting)
-ELEMENTWISE = frozenset({"unary", "binary", "binary_scalar", "compare", "compare_scalar", "select", "cast", "expand"})
+from .nodeops import ELEMENTWISE, NODE_OPS  # noqa: F401  (ELEMENTWISE: re-exported for the lowering)
 
 
 @dataclass(eq=False)
@@ -53,6 +52,10 @@ class Node:
     dtype: DataType
     attrs: Dict[str, Any] = field(default_factory=dict)
     uid: int = field(default_factory=lambda: next(_uids))
+
+    def __post_init__(self):
+        if self.op not in NODE_OPS:
+            raise ValueError(f"node op {self.op!r} is not declared in pypto/nodeops.py")
 
     @property
     def ndim(self) -> int:

@@ -86,3 +86,54 @@ def test_trait_values_are_checked():
 
     with pytest.raises(ValueError, match="sync"):
         OpDef("bogus", (), "V", lambda c, a: None, lambda ctx, a: None, sync="sometimes")
+
+
+# ------------------------------------------------------------------ the tensor graph's node ops
+def test_every_node_op_has_a_numpy_reference():
+    from pypto.nodeops import NODE_OPS
+
+    assert len(NODE_OPS) >= 20
+    assert [n for n, op in NODE_OPS.items() if not callable(op.reference) or not op.doc] == []
+
+
+def test_tensor_code_builds_only_declared_node_ops():
+    from pypto.graph import Node
+    from pypto.lower.vector import Pass
+    from pypto.nodeops import NODE_OPS
+
+    built = set()
+    for path in sorted((SRC / "pypto").rglob("*.py")):
+        built |= set(re.findall(r'\bNode\(\s*"([a-z_]+)"', path.read_text()))
+    assert built and sorted(built - set(NODE_OPS)) == []
+    lowered = {name[2:] for name in dir(Pass) if name.startswith("e_")}
+    assert sorted(lowered - set(NODE_OPS)) == []  # the lowering names no undeclared node op
+    import pytest
+    with pytest.raises(ValueError, match="not declared"):
+        Node("no_such_op", (), (1,), None)
+
+
+def test_node_references_compute_the_documented_values():
+    """A few references against plain numpy, through a recorded graph evaluated by pypto.reference."""
+    import numpy as np
+    from pypto.nodeops import NODE_OPS
+
+    class Ev:
+        def scalar(self, v):
+            return v
+
+    class N:
+        def __init__(self, op, dtype, attrs, inputs=()):
+            self.op, self.dtype, self.attrs, self.inputs = op, dtype, attrs, inputs
+
+    from pypto_pro import dtypes as dt
+    x = np.array([[1.5, -2.0], [3.0, 4.0]], np.float32)
+    y = np.array([[2.0, 2.0], [-1.0, 8.0]], np.float32)
+    ref = lambda op, attrs, *ins, dtype=dt.DT_FP32: NODE_OPS[op].reference(Ev(), N(op, dtype, attrs), list(ins), [2, 2])  # noqa: E731
+    np.testing.assert_array_equal(ref("binary", {"fn": "maximum"}, x, y), np.maximum(x, y))
+    np.testing.assert_array_equal(ref("binary_scalar", {"fn": "sub", "scalar": 1.0, "reverse": True}, x), 1.0 - x)
+    np.testing.assert_array_equal(ref("compare", {"fn": "lt"}, x, y), x < y)
+    np.testing.assert_array_equal(ref("binary", {"fn": "div"}, np.array([[-7, 7], [7, -7]], np.int32),
+                                      np.array([[2, 2], [-2, -2]], np.int32), dtype=dt.DT_INT32),
+                                  [[-3, 3], [-3, 3]])  # C division truncates toward zero
+    np.testing.assert_array_equal(NODE_OPS["reduce"].reference(Ev(), N("reduce", dt.DT_FP32, {"fn": "sum", "axis": 1}),
+                                                               [x], [2, 1]), x.sum(axis=1, keepdims=True))
