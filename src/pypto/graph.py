@@ -8,14 +8,15 @@ stored tensors free.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pypto_pro.dtypes import DataType
 from pypto_pro.ir import nodes as ir
 
-_uids = itertools.count()
+from . import state
+
+_uids = state.GRAPH_UIDS  # process-wide: state.py
 
 from .nodeops import ELEMENTWISE, NODE_OPS  # noqa: F401  (ELEMENTWISE: re-exported for the lowering)
 
