@@ -137,3 +137,13 @@ def test_node_references_compute_the_documented_values():
                                   [[-3, 3], [-3, 3]])  # C division truncates toward zero
     np.testing.assert_array_equal(NODE_OPS["reduce"].reference(Ev(), N("reduce", dt.DT_FP32, {"fn": "sum", "axis": 1}),
                                                                [x], [2, 1]), x.sum(axis=1, keepdims=True))
+
+
+def test_tensor_element_functions_are_tile_ops():
+    """The ``fn`` of unary / binary / compare nodes is lowered to the tile op of that name."""
+    from pypto import nodeops
+    from pypto.ops import elementwise
+
+    names = set(elementwise.UNARY) | set(elementwise.BINARY) | set(elementwise.COMPARE)
+    names |= set(nodeops._BIN) | set(nodeops._UN) | set(nodeops._CMP)
+    assert sorted(names - set(OPS)) == []

@@ -334,7 +334,8 @@ class Pass:
         if k == "one":
             x = self.broadcast(x, "row", n.dtype, region)
         t = self.tile_for(x.kind, n.dtype, region)
-        self.b.op(fn, dst=t, src=x.ref, **{name: n.attrs[name] for name in _UNARY_OP_ARGS.get(fn, ())})
+        extra = {p.name: n.attrs[p.name] for p in OPS[fn].params if not p.role and p.name in n.attrs}  # philox's key
+        self.b.op(fn, dst=t, src=x.ref, **extra)
         return Val(t, x.kind)
 
     def detour(self, n: Node, region: Region, shape) -> Val:
@@ -583,8 +584,6 @@ class ArgBest:
         return [self.best.tile, self.idx.tile]
 
 
-#: the node attributes that unary tile ops take besides dst/src
-_UNARY_OP_ARGS = {"philox": ("key", "counter")}
 _EXPANDS: Dict[str, str] = {}
 
 

@@ -428,13 +428,12 @@ class KernelCodegen:
         for s in ir.walk(self.k.body):
             if not isinstance(s, ir.OpStmt):
                 continue
-            name = s.op.name
-            if name in ("wait_cross_core", "set_cross_core"):
+            if s.op.sync == "cross_core":
                 if CrossCoreSyncMode(s.args["sync_mode"]) == CrossCoreSyncMode.INTER_BLOCK:
                     mode = 2
-                elif name == "wait_cross_core":
+                elif s.op.name == "wait_cross_core":
                     mode = max(mode, 1)
-            elif name == "sync_all":
+            elif s.op.sync == "grid":
                 mode = 2
             peer_dst = registry.lookup(s.op).peer_dst
             if peer_dst is not None:

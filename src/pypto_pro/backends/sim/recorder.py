@@ -101,6 +101,7 @@ class Recorder:
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
         self._element: Optional[Tuple[int, int]] = None  # getval/setval: the one element touched
+        self._element_written = False  # ... and whether the op writes it (setval)
         interp.launch.hook = self.on_tile
         interp.observer = self
 
@@ -118,6 +119,7 @@ class Recorder:
         self._pending[ci] = ins
         self._element = None
         if plan.element_of is not None:
+            self._element_written = stmt.op.param_map[plan.element_of].role != "in"
             ctx = ExecCtx(self.interp, core, stmt)
             view = ctx.tile(stmt.args[plan.element_of])
             self._element = tuple(int(x) for x in _element_index(ctx, view.name, view.shape, stmt.args["index"]))
@@ -288,7 +290,7 @@ class Recorder:
         es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
         if self._element is not None:
-            if not write and ins.op in ("setval", "simt_setval"):
+            if not write and self._element_written:  # setval: the element is written, not read
                 return
             er, ec = self._element
             lo = view.addr + offs.item(er, ec) * es
