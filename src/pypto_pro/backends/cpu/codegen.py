@@ -435,7 +435,8 @@ class KernelCodegen:
                     mode = max(mode, 1)
             elif s.op.sync == "grid":
                 mode = 2
-            peer_dst = registry.lookup(s.op).peer_dst
+            entry = registry.table().get(s.op.name)  # (an op without one fails at its line when emitted)
+            peer_dst = entry.peer_dst if entry is not None else None
             if peer_dst is not None:
                 ref = peer_dst(s)
                 if ref is not None:
