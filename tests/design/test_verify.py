@@ -157,3 +157,28 @@ def test_tensor_level_lowering_is_verified(monkeypatch):
 
     with pytest.raises(KernelMemoryError, match="non-negative multiple"):
         triple(x, y)
+
+
+def _matmul_in_vector_section(x: pl.Tensor[[16, 16], pl.DT_FP16], y: pl.Tensor[[16, 16], pl.DT_FP32]):
+    left = pl.make_tile(pl.TileType([16, 16], pl.DT_FP16, pl.MemorySpace.Left), addr=0x0)
+    right = pl.make_tile(pl.TileType([16, 16], pl.DT_FP16, pl.MemorySpace.Right), addr=0x0)
+    acc = pl.make_tile(pl.TileType([16, 16], pl.DT_FP32, pl.MemorySpace.Acc), addr=0x0)
+    with pl.section_vector():
+        pl.matmul(acc, left, right)
+
+
+def _misaligned_tile(x: pl.Tensor[[16, 64], pl.DT_FP32]):
+    a = pl.make_tile(pl.TileType([16, 64], pl.DT_FP32), addr=0x10)
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+
+
+def test_parser_applies_the_verifier_rules_at_the_line():
+    """The parser uses the verifier's rule functions while parsing: the error names the kernel and the line."""
+    with pytest.raises(KernelTypeError, match="pl.matmul runs on the cube core; it cannot stand in "
+                                              "pl.section_vector") as e:
+        _parse(_matmul_in_vector_section)
+    assert "[kernel _matmul_in_vector_section]" in str(e.value) and "pl.matmul(acc, left, right)" in str(e.value)
+    with pytest.raises(KernelMemoryError, match="pl.make_tile: address 0x10 of a Vec tile") as e:
+        _parse(_misaligned_tile)
+    assert "[kernel _misaligned_tile]" in str(e.value)

@@ -1099,7 +1099,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             raise e.attach(loc=self.loc(node), kernel=self.name)
         side = opdef.side(bound)
         stmt = ir.OpStmt(self.loc(node), opdef, bound)
-        verify.check_side(stmt, side, self.section)
+        try:
+            verify.check_side(stmt, side, self.section)
+        except KernelError as e:
+            raise e.attach(kernel=self.name)
         if side is not None and self.section is None:
             self.sides_outside.setdefault(side, stmt)
         if result_dtype is not None:
