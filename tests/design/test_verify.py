@@ -182,3 +182,20 @@ def test_parser_applies_the_verifier_rules_at_the_line():
     with pytest.raises(KernelMemoryError, match="pl.make_tile: address 0x10 of a Vec tile") as e:
         _parse(_misaligned_tile)
     assert "[kernel _misaligned_tile]" in str(e.value)
+
+
+def _group_from_base(x: pl.Tensor[[16, 64], pl.DT_FP32]):
+    g = pl.make_tile_group(type=pl.TileType([16, 64], pl.DT_FP32), addrs=0x0, depth=2)
+    with pl.section_vector():
+        pl.load(g[0], x, [0, 0])
+
+
+def test_group_slots_from_a_base_address_must_not_overlap():
+    k = _parse(_group_from_base)
+    verify(k)
+    g = k.groups[0]
+    g.slots[1].addr = g.slots[0].addr + 1024  # inside slot 0's 4 KiB
+    with pytest.raises(KernelMemoryError, match="slots .* overlap"):
+        verify(k)
+    g.may_alias = True  # explicit addrs=[...] may share bytes on purpose
+    verify(k)

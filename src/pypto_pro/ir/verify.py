@@ -9,7 +9,8 @@ of both, after their passes, before any backend sees it, so a backend can rely o
   kernel's only side (:func:`kernel_kind`), and a kernel's sections and ops fit its ``kind``;
 * placement: every tile lies in a memory of the arch, at an address aligned for that memory, with a
   size that holds the tile, inside the memory's capacity, in a layout legal for that memory and arch
-  (:func:`check_tile_placement`); the slots of a tile group do not share bytes (:func:`check_slots_apart`).
+  (:func:`check_tile_placement`); the slots of a tile group laid out from a base address do not share
+  bytes (:func:`check_slots_apart`; explicit ``addrs=[...]`` may alias on purpose).
 
 The parser calls the same rule functions while it parses (so that an error points at the offending
 line the moment it is seen); the rules themselves live only here.  Errors are ``KernelError``
@@ -149,6 +150,8 @@ def _placement(kernel: ir.KernelIR) -> None:
         except (KernelMemoryError, KernelTypeError) as e:
             raise e.attach(loc=t.loc)
     for g in kernel.groups:
+        if g.may_alias:
+            continue
         try:
             check_slots_apart(g.slots[0].ttype, g.slots, f"tile group {g.name}")
         except KernelMemoryError as e:

@@ -1444,7 +1444,8 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
             self._check_slots_apart(type, slots, where, node)
         self.tiles.extend(slots)
-        group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
+        group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node),
+                                 may_alias=isinstance(addrs, (list, tuple)))
         for s in slots:
             s.group = group
         self.groups.append(group)
