@@ -19,6 +19,7 @@ from ..ops.core import dims_agree
 from ..symbolic import is_static, to_expr
 from .bounds import Bounds
 from .builder import Builder
+from .cube_fit import cube_needs, cube_tiles_error, overflows
 from .element_passes import ELEMENT_PASSES
 from .vector import (TC_ALIGN, ArgBest, Pass, Region, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce, reduce_alignment, row_alignment)
@@ -494,6 +495,10 @@ class Lowerer:
         tm = _round_up(cube_tile["m"][0], 16)
         tk = _round_up(cube_tile["k"][0], 16 if a.dtype.nbytes <= 2 else 8)
         tn = _round_up(cube_tile["n"][0], 16)
+        if overflows(b.arch, cube_needs(b.arch, tm, tk, tn, a.dtype, bnode.dtype, acc_dtype,
+                                        bias.dtype if bias is not None else None)):
+            raise cube_tiles_error(b.arch, tm, tk, tn, a.dtype, bnode.dtype, acc_dtype,
+                                   bias.dtype if bias is not None else None, b.name)
         shape = list(n.shape)
         K = dim(a.shape[-1])
         first = len(b.tiles)

@@ -34,6 +34,7 @@ from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
+from .hints import compile_time_call_hint, operator_hint
 from .ssbuf import SsbufMixin
 from .structs import AGGREGATES, NamedTuple, StructsMixin, selects_aggregates
 from .tile_choice import merge_branch_tiles, select_tile
@@ -890,8 +891,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         if pointer is not None:
             return pointer
         if isinstance(a, (ir.TileRef, GroupHandle)) or isinstance(b, (ir.TileRef, GroupHandle)):
-            raise self.err(KernelSyntaxError, f"operator '{op}' on tiles is not supported; call the tile op with a "
-                           f"destination, e.g. pl.add(dst, lhs, rhs)", node)
+            raise self.err(KernelSyntaxError, operator_hint(op), node)
         if not is_runtime(a) and not is_runtime(b):
             try:
                 return _PY_BINOP[op](a, b)
@@ -1025,9 +1025,11 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             return self.inline_call(func, args, kwargs, node)
         values = list(args) + list(kwargs.values())
         if any(is_runtime(v) or isinstance(v, (ir.TileRef, GroupHandle, TensorHandle)) for v in values):
+            on_tile = any(isinstance(v, (ir.TileRef, GroupHandle)) for v in values)
             hint = ("; use pl.range for a runtime loop" if func is builtins.range else
                     "; write it as a def helper, which is inlined" if getattr(func, "__name__", "") == "<lambda>"
-                    else "")
+                    else compile_time_call_hint(getattr(func, "__name__", ""), on_tile)
+                    if getattr(func, "__module__", None) in ("math", "numpy") or isinstance(func, np.ufunc) else "")
             raise self.err(KernelSyntaxError, f"{getattr(func, '__name__', func)!s} is evaluated at compile time "
                            f"and cannot take runtime scalars, tiles or tensors{hint}", node)
         try:
