@@ -28,6 +28,7 @@ from ..graph_text import format_graph
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor, is_named_dim
+from . import stage_log
 from .control import TILE_SHAPES, check_loop_bodies
 from .fastcall import call_key, freeze
 from .run_errors import speak_tensor_level
@@ -219,12 +220,15 @@ class JitFunction:
 
         check_loop_bodies(self.fn, self.name)
         graph = record(self.fn, session, make_args, params)
+        stage_log.recorded(self.name, graph, time.perf_counter() - t0)
         self._monitor(host, "tensor graph", t0)
         debug = options["debug"]
         stage = host["compile_stage"]
         program = None
         if stage != opt.CompStage.TENSOR_GRAPH:
+            t1 = time.perf_counter()
             program = LoweredProgram(graph, self.name, resolve_arch(self.arch_request))
+            stage_log.lowered(self.name, program, time.perf_counter() - t1)
             self._monitor(host, "tile program", t0)
             if debug["compile_debug_mode"]:
                 print(program.text())

@@ -62,7 +62,13 @@ def runtime_library(tc: Toolchain) -> ctypes.CDLL:
             compile_shared(tc, RUNTIME_SOURCE, tmp / name, opt="-O2", extra=("-lpthread",))
             return {name: name}
 
+        start = time.perf_counter()
+        cached = entry.valid() is not None if logger.isEnabledFor(logging.INFO) else None
         entry.build(produce)
+        if cached is not None:
+            logger.info("%s the cpu runtime library %s (%.0f ms, once per process)",
+                        "disk-cache hit for" if cached else "built", entry.path(name),
+                        (time.perf_counter() - start) * 1e3)
         lib = ctypes.CDLL(str(entry.path(name)), mode=ctypes.RTLD_GLOBAL)
         _runtime[tc.identity] = lib
         return lib
@@ -159,7 +165,10 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
         rt_thread = threading.Thread(target=build_runtime, name="pypto-runtime-build", daemon=True)
         rt_thread.start()
     try:
+        start = time.perf_counter()
         gen = generate(kernel)
+        logger.debug("generated C++ for kernel %s: %d lines, %d sites (%.1f ms)", kernel.name,
+                     gen.source.count("\n"), len(gen.sites), (time.perf_counter() - start) * 1e3)
         key = key_of(gen, tc)
         entry = cache.entry(kernel.name, kernel.arch.name, key)
         so_name = f"call_kernel_{key[:12]}.so"
@@ -179,8 +188,9 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
         entry.build(produce)
         cache.publish_latest(entry, "kernel.cpp")
         if logging_on:
-            logger.info("%s kernel %s: %s (%.0f ms)", "disk-cache hit for" if cached else "compiled", kernel.name,
-                        entry.path(so_name), (time.perf_counter() - start) * 1e3)
+            logger.info("%s kernel %s: %s (%.0f ms%s)", "disk-cache hit for" if cached else
+                        "compiled", kernel.name, entry.path(so_name), (time.perf_counter() - start) * 1e3,
+                        ", while the runtime library builds alongside" if rt_thread is not None else "")
     finally:
         if rt_thread is not None:
             rt_thread.join()
