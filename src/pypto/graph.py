@@ -53,6 +53,16 @@ class Node:
     dtype: DataType
     attrs: Dict[str, Any] = field(default_factory=dict)
     uid: int = field(default_factory=lambda: next(_uids))
+    #: the kernel line that computed it (recorded nodes other than GM reads; None otherwise): the
+    #: lowering labels the tile ops of the node with it, so a value materialised for a later
+    #: statement is reported at the line that wrote it
+    loc: Optional[Any] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.op != "gm" and self.loc is None:
+            from .frontend.tracer import recording_location
+
+            self.loc = recording_location(skip=3)  # past __post_init__ and the generated __init__
 
     @property
     def ndim(self) -> int:

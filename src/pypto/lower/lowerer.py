@@ -179,14 +179,17 @@ class Lowerer:
             mats[n.uid] = self.done[n.uid]
             return
         if n.op == "matmul":
-            mats[n.uid] = self.done[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
+            with self.b.at(n.loc):  # a value materialised for this statement: its own line
+                mats[n.uid] = self.done[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
             return
         if n.op == "scan":
-            mats[n.uid] = self.done[n.uid] = self.scan_pass(n, vec_tile, cube_tile)
+            with self.b.at(n.loc):
+                mats[n.uid] = self.done[n.uid] = self.scan_pass(n, vec_tile, cube_tile)
             return
         kind = probe.kind(n, shape)
         if kind == "one" and len(shape) >= 1 and not all(is_static(d) and d == 1 for d in shape):
-            mats[n.uid] = self.done[n.uid] = self.materialize(n, vec_tile, cube_tile)
+            with self.b.at(n.loc):
+                mats[n.uid] = self.done[n.uid] = self.materialize(n, vec_tile, cube_tile)
             return
         if n.op == "reduce":
             if in_tile_reduce(n, shape, tr, tc):
@@ -195,7 +198,8 @@ class Lowerer:
                 sub[len(shape) - x.ndim + n.attrs["axis"]] = x.shape[n.attrs["axis"]]
                 self.plan(x, sub, tr, tc, vec_tile, cube_tile, mats, probe)
             else:
-                mats[n.uid] = self.done[n.uid] = self.reduce_pass(n, vec_tile, cube_tile)
+                with self.b.at(n.loc):
+                    mats[n.uid] = self.done[n.uid] = self.reduce_pass(n, vec_tile, cube_tile)
             return
         for i in n.inputs:
             self.plan(i, shape, tr, tc, vec_tile, cube_tile, mats, probe)

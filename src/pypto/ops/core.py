@@ -102,7 +102,7 @@ def materialize(n: Node) -> Node:
     rec = current_recorder()
     buf = rec.new_temp(n.shape, n.dtype)
     leaf = full_leaf(buf)
-    rec.store(leaf, n)
+    rec.store(leaf, n, loc=n.loc)  # reported at the line that computed n, not the one that needs it
     return full_leaf(buf)
 
 
