@@ -248,8 +248,24 @@ class Lowerer:
                 vc = _min(tc, _sub(dim(cols), c0))
         else:
             vc = 1
+        # a tail's valid extent is used by every op of the iteration: computed once into a variable
+        hoisted = []
+        if isinstance(vr, ir.BinOp):
+            hoisted.append(ir.Var(f"vr{len(b.tiles)}", dt.DT_INT64))
+            hoisted.append(vr)
+            vr = hoisted[-2]
+        if isinstance(vc, ir.BinOp):
+            hoisted.append(ir.Var(f"vc{len(b.tiles)}", dt.DT_INT64))
+            hoisted.append(vc)
+            vc = hoisted[-2]
         region = Region(lead, r0, vr, c0, vc)
-        self.spmd(loops, lambda: body(region), serial)
+
+        def iteration() -> None:
+            for var, value in zip(hoisted[::2], hoisted[1::2]):
+                b.append(ir.Assign(None, var, value))
+            body(region)
+
+        self.spmd(loops, iteration, serial)
 
     def spmd(self, loops: List[tuple], body: Callable[[], None], serial: bool = False) -> None:
         """One flat loop over the iterations of ``loops`` ((Var, count), outermost first) spread over
