@@ -134,3 +134,20 @@ def test_oversized_cube_tiles_say_what_fits_and_that_fits():
                                    msg).groups()]
     kernel(a, b, c, tiles=tuple(fit))
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)
+
+
+CAPTURED = torch.ones(1, 64)
+
+
+def test_a_captured_torch_tensor_or_numpy_scalar_says_what_to_pass():
+    def captured(a: pypto.Tensor([8, 64], pypto.DT_FP32), c: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        c[:] = CAPTURED * a
+
+    def npscalar(a: pypto.Tensor([8, 64], pypto.DT_FP32), c: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        c[:] = a * np.float32(2.0)
+
+    msg = str(_raises(pypto.frontend.jit(captured), _rows()))
+    assert "got a torch.Tensor from outside the kernel: pass it as a kernel argument" in msg
+    assert "use a Python number" in str(_raises(pypto.frontend.jit(npscalar), _rows()))
