@@ -58,7 +58,7 @@ def numpy_ufunc(ufunc: Any, method: str, inputs, kwargs) -> Any:
     name = ufunc.__name__
     if method == "__call__" and not kwargs and name in _OPERATOR_UFUNCS:
         return getattr(ops, _OPERATOR_UFUNCS[name])(*inputs)
-    return _raise(KernelTypeError(_advice("numpy", name)))
+    raise KernelTypeError(_advice("numpy", name))
 
 
 def no_array() -> KernelTypeError:
@@ -82,6 +82,3 @@ def no_float() -> KernelTypeError:
                            "the host and pass it as a scalar argument of the kernel, annotate the dim as a fixed "
                            "int / pypto.STATIC, or apply the pypto op to a tensor (e.g. x * pypto.rsqrt(...))")
 
-
-def _raise(err: Exception):
-    raise err

@@ -249,19 +249,18 @@ class Lowerer:
         else:
             vc = 1
         # a tail's valid extent is used by every op of the iteration: computed once into a variable
-        hoisted = []
-        if isinstance(vr, ir.BinOp):
-            hoisted.append(ir.Var(f"vr{len(b.tiles)}", dt.DT_INT64))
-            hoisted.append(vr)
-            vr = hoisted[-2]
-        if isinstance(vc, ir.BinOp):
-            hoisted.append(ir.Var(f"vc{len(b.tiles)}", dt.DT_INT64))
-            hoisted.append(vc)
-            vc = hoisted[-2]
-        region = Region(lead, r0, vr, c0, vc)
+        hoisted: List[tuple] = []  # (Var, expression)
+
+        def hoist(name: str, extent):
+            if not isinstance(extent, ir.BinOp):
+                return extent
+            hoisted.append((ir.Var(f"{name}{len(b.tiles)}", dt.DT_INT64), extent))
+            return hoisted[-1][0]
+
+        region = Region(lead, r0, hoist("vr", vr), c0, hoist("vc", vc))
 
         def iteration() -> None:
-            for var, value in zip(hoisted[::2], hoisted[1::2]):
+            for var, value in hoisted:
                 b.append(ir.Assign(None, var, value))
             body(region)
 
