@@ -27,6 +27,17 @@ def build_root() -> Path:
     return Path(os.environ.get("PYPTO_BUILD_DIR") or "build").absolute()
 
 
+def user_cache_root() -> Path:
+    """The per-user cache of install-wide artifacts: the runtime library, the precompiled tile header and
+    the compiler probe (``$PYPTO_CACHE_DIR``, else ``$XDG_CACHE_HOME/pypto_pro``, else
+    ``~/.cache/pypto_pro``).  Unlike ``build_root`` it does not change with the build directory."""
+    explicit = os.environ.get("PYPTO_CACHE_DIR")
+    if explicit:
+        return Path(explicit).absolute()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base).absolute() / "pypto_pro"
+
+
 def sanitize(name: str) -> str:
     """A kernel name made safe as one path component."""
     clean = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "kernel"
