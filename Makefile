@@ -12,6 +12,8 @@ $(VENV)/.installed: pyproject.toml
 	# torch first and pinned: an unpinned torch would pull a multi-GB CUDA build
 	$(PIP) install --quiet "torch==2.13.0"
 	$(PIP) install --quiet -e ".[test,plot]"
+	# once per install: the cpu backend's runtime library and precompiled tile header (per-user cache)
+	$(PY) -m pypto_pro.backends.cpu
 	touch $@
 
 venv: $(VENV)/.installed
