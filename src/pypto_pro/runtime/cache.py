@@ -1,4 +1,4 @@
-"""On-disk build cache (API.md C4): ``$PYPTO_BUILD_DIR`` (default ``./build``) / ``<kernel>__<arch>/<key>/``.
+"""On-disk build cache (docs/contract.md): ``$PYPTO_BUILD_DIR`` (default ``./build``) / ``<kernel>__<arch>/<key>/``.
 
 An entry is published atomically: artifacts are written under temporary names and renamed into
 place, a ``meta.json`` recording the SHA-256 of each artifact is renamed last, and builders of one
