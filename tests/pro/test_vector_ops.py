@@ -32,6 +32,10 @@ ROW_REDUCE = [pl.DT_INT16, pl.DT_INT32, pl.DT_INT64, pl.DT_UINT64, pl.DT_FP16, p
 F16_F32 = [pl.DT_FP16, pl.DT_FP32]
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)
 
+#: the op x dtype matrices run whole on the interpreter and as a covering cross-section on cpu (every op and
+#: every dtype at least once; tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu too
+pytestmark = pytest.mark.cpu_sample
+
 
 def ids(dtypes):
     return [d.name for d in dtypes]
