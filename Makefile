@@ -24,7 +24,10 @@ demo: venv
 # The whole suite runs on the default backend (the compiled cpu backend where a C++ compiler exists);
 # the tile-level suite runs a second time on the numpy reference interpreter, the oracle.
 # Compiled kernels are kept in build/test-cache (content-addressed, see tests/conftest.py): the first run
-# compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.
+# compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.  Kernels
+# compile from the precompiled tile header that `make venv` builds with the runtime library (per-user cache).
+# Op x dtype matrices (marker cpu_sample) run whole on the interpreter pass and as a covering cross-section
+# on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.
 test: venv
 	$(PY) -m pytest -q -n 2 tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro
