@@ -8,6 +8,10 @@ C++ compile (~0.5-1 s of CPU), which is what makes the full matrices expensive t
 agreement with the interpreter across dtypes, shapes and fused paths is also checked by the differential
 and fuzz tests of tests/cpu.
 
+``@pytest.mark.cpu_sample(pairs=True)`` is for matrices whose every case compares cpu with the interpreter
+(tests/cpu: there is no separate interpreter run): the subset then holds every combination of values of
+any two parameters (a pairwise covering array), so each factor meets each value of each other factor.
+
 Which items run on cpu: those with a ``backend`` parameter equal to "cpu" (the every-backend modules), or,
 without one, every item when the session's default backend is cpu (``$PYPTO_BACKEND`` unset or "cpu").
 The subset is deterministic (the same on every run and every xdist worker).  ``PYPTO_FULL_MATRIX=1`` runs
@@ -40,11 +44,13 @@ def _stable(value) -> str:
     return type(value).__name__
 
 
-def _features(item) -> Tuple[tuple, ...]:
+def _features(item, pairs: bool = False) -> Tuple[tuple, ...]:
     """What a case covers: its (parameter, value) pairs other than the backend, and for each dtype-valued
-    parameter the pairs (other parameter's value, dtype family)."""
+    parameter the pairs (other parameter's value, dtype family); with ``pairs``, every two of its values."""
     params = {k: v for k, v in item.callspec.params.items() if k != "backend"}
     values = sorted((k, _stable(v)) for k, v in params.items())
+    if pairs:
+        return tuple(values + [(a, b) for i, a in enumerate(values) for b in values[i + 1:]])
     families = [(k, f"{type(v).__name__}.kind:{v.kind}") for k, v in params.items()
                 if isinstance(getattr(v, "kind", None), str)]
     mixed = sorted((value, family) for value in values for family in families if value[0] != family[0])
@@ -77,11 +83,12 @@ def deselect_cpu_cross_section(config, items) -> None:
     for item in items:
         if item.get_closest_marker(MARK) is None or not hasattr(item, "callspec"):
             continue
-        if _runs_on_cpu(item, session_cpu):
+        if _runs_on_cpu(item, session_cpu) or item.get_closest_marker(MARK).kwargs.get("pairs"):
             groups.setdefault((str(item.fspath), item.originalname), []).append(item)
     drop = set()
     for members in groups.values():
-        keep = set(covering_subset([_features(m) for m in members]))
+        pairs = bool(members[0].get_closest_marker(MARK).kwargs.get("pairs"))
+        keep = set(covering_subset([_features(m, pairs) for m in members]))
         drop.update(id(m) for i, m in enumerate(members) if i not in keep)
     if not drop:
         return
