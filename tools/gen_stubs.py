@@ -18,6 +18,7 @@ signature or docstring changes; the test fails then, and running this tool fixes
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import enum
 import inspect
 import sys
@@ -293,6 +294,25 @@ def signature_text(opdef: OpDef) -> str:
     return ", ".join(parts)
 
 
+#: OpDef fields that are not traits (shown elsewhere, or internal bookkeeping)
+NOT_TRAITS = {"name", "params", "pipe", "check", "run", "doc", "aliases", "internal", "extras", "signature"}
+
+
+def op_traits(opdef: OpDef) -> List[Tuple[str, str]]:
+    """The op's traits (every other OpDef field) that differ from their default, as (name, text)."""
+    found = []
+    for f in dataclasses.fields(opdef):
+        if f.name in NOT_TRAITS or not f.init:
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        value = getattr(opdef, f.name)
+        if value != default:
+            text = "yes" if value is True else ", ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+            found.append((f.name.replace("_", " "), text))
+    return found
+
+
 def ops_markdown() -> str:
     by_family: Dict[str, List[OpDef]] = {}
     for opdef in OPS.values():
@@ -302,7 +322,8 @@ def ops_markdown() -> str:
            "# Op reference", "",
            f"Every tile op of the op table ({public} public ops, {len(OPS) - public} internal), generated from "
            "its one entry in `src/pypto_pro/ir/optable.py`: the public names under `pl`, the parameters "
-           "(name: data-flow role and operand kind, default), the pipe that executes it and its docstring. "
+           "(name: data-flow role and operand kind, default), the pipe that executes it, its traits (where not the "
+           "default) and its docstring. "
            "The operand kinds are explained in [adding_an_op.md](adding_an_op.md); the semantics every backend "
            "shares in [language.md](language.md). Ops are grouped by the module of `src/pypto_pro/ops/` that "
            "declares them; internal ops have no `pl` name (the tensor-level lowering emits them). The register-level "
@@ -317,8 +338,8 @@ def ops_markdown() -> str:
         for opdef in sorted(by_family[key], key=lambda o: o.name):
             names = ", ".join(f"`pl.{a}`" for a in opdef.aliases) if not opdef.internal else f"`{opdef.name}`"
             pipe = opdef.pipe if isinstance(opdef.pipe, str) else "chosen by the operands"
-            flags = " · descriptor only" if opdef.descriptor_only else ""
-            out += [f"### {opdef.name}", "", f"{names} — pipe {pipe}{flags}", "",
+            traits = "".join(f" · {name}: {value}" for name, value in op_traits(opdef))
+            out += [f"### {opdef.name}", "", f"{names} — pipe {pipe}{traits}", "",
                     f"`({signature_text(opdef)})`", ""]
             paragraphs = inspect.cleandoc(opdef.doc).split("\n\n")
             out += [" ".join(line.strip() for line in para.splitlines()) + "\n" for para in paragraphs]
