@@ -63,5 +63,5 @@ def test_info_logs_the_cpu_runtime_library(caplog, monkeypatch):
     monkeypatch.setattr(launcher, "_runtime", {})  # as in a new process: found in the disk cache
     with caplog.at_level(logging.INFO, logger="pypto"):
         launcher.runtime_library(tc)
-    assert any(re.search(r"disk-cache hit for the cpu runtime library .*\(\d+ ms", r.getMessage())
+    assert any(re.search(r"cache hit for the cpu runtime library .*\(\d+ ms", r.getMessage())
                for r in caplog.records)
