@@ -24,7 +24,7 @@ from pypto_pro.runtime.jit import select_backend
 
 from .. import options as opt
 from ..graph import Buffer, Graph, full_leaf
-from ..graph_text import format_graph
+from .graph_text import format_graph
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor, is_named_dim

@@ -43,7 +43,7 @@ def recorded(name: str, graph: Graph, seconds: float) -> None:
     logger.info("recorded tensor kernel %s: %d statements, %d graph nodes, %d workspace tensors (%.1f ms)",
                 name, stores, _node_count(graph), len(graph.temps), seconds * 1e3)
     if logger.isEnabledFor(logging.DEBUG):
-        from ..graph_text import format_graph
+        from .graph_text import format_graph
 
         logger.debug("tensor graph of %s:\n%s", name, format_graph(graph))
 

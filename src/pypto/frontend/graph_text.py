@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .graph import Branch, Graph, Loop, Node, Store
+from ..graph import Branch, Graph, Loop, Node, Store
 
 #: node ops whose ``fn`` attribute names the computation (printed as that name)
 _BY_FN = frozenset({"unary", "binary", "binary_scalar", "compare", "compare_scalar"})
