@@ -42,7 +42,7 @@ def k(x: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32], y: pl.Tensor[[pl.DYNAMIC, 64],
 ARGS = (torch.zeros(16, 64), torch.zeros(16, 64))
 
 
-@pytest.mark.parametrize("op,name", [("*", "mul"), ("-", "sub"), ("/", "div")])
+@pytest.mark.parametrize("op,name", [("*", "mul"), ("-", "sub"), ("/", "div"), ("+", "add")])
 def test_arithmetic_on_a_tile_names_the_tile_op_and_its_scalar_form(op, name):
     msg = _message(_op_kernel(f"t {op} 2.0"), *ARGS)
     assert f"operator '{op}' on tiles" in msg and f"pl.{name}(dst, lhs, rhs)" in msg
@@ -62,3 +62,12 @@ def test_a_numpy_function_on_a_tile_names_the_tile_op():
 def test_math_on_a_runtime_scalar_says_there_is_no_runtime_scalar_form():
     msg = _message(_op_kernel("math.sqrt(x.shape[0])"), *ARGS)
     assert "there is no runtime scalar sqrt" in msg and "pl.sqrt(dst, src)" in msg
+
+
+def test_a_tile_plus_an_integer_used_as_a_tile_says_it_is_an_address():
+    """``t + 2`` is VF pointer arithmetic; storing it as a tile explains that instead of naming a class."""
+    kernel = _op_kernel("t + 2\n        pl.store(y, u, [0, 0])")
+    from pypto_pro.errors import KernelTypeError
+
+    with pytest.raises(KernelTypeError, match=r"`tile \+ offset`, an address .* pl\.add\(dst, tile, value\)"):
+        kernel[None, 1](*ARGS)

@@ -30,7 +30,7 @@ from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
-from ..vf.frontend import vf_pointer_arith, vf_rebind
+from ..vf.frontend import VfPtr, vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
@@ -1148,6 +1148,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             if isinstance(value, GroupHandle):
                 raise self.err(KernelTypeError, f"{where} is a tile group; pass one of its tiles "
                                f"(g.current(), g.next(), g[i])", node)
+            if isinstance(value, VfPtr):
+                raise self.err(KernelTypeError, f"{where} must be a tile, got `tile + offset`, an address that only "
+                               f"vf loads and stores take; for element-wise arithmetic use pl.add(dst, tile, "
+                               f"value) with a destination tile", node)
             raise self.err(KernelTypeError, f"{where} must be a tile, got {type(value).__name__}", node)
         if kind == "tensor":
             if isinstance(value, TensorHandle):
