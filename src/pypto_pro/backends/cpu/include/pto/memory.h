@@ -519,6 +519,34 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
     }
     return;
   }
+  // ZN with narrower fractals (fp32: 16 x 8): a panel spans kNR / fc fractal columns, each column
+  // fr contiguous rows -- read fractal by fractal instead of element runs of one.
+  if (b.lay == ZN && b.fc < kNR && kNR % b.fc == 0 && b.pcols % kNR == 0 && b.r0 % b.fr == 0 && b.c0 % kNR == 0) {
+    const int64_t B = (int64_t)b.fr * b.fc;
+    const int sub = kNR / b.fc;
+    for (int p = 0; p < np; ++p) {
+      const int w = n - p * kNR < kNR ? n - p * kNR : kNR;
+      float* panel = bp + (int64_t)p * k * kNR;
+      for (int q0 = 0; q0 < k; q0 += b.fr) {
+        const int h = k - q0 < b.fr ? k - q0 : b.fr;
+        float* out = panel + (int64_t)q0 * kNR;
+        for (int s = 0; s < sub; ++s) {
+          const T* blk = b.base + ((int64_t)((b.r0 + q0) / b.fr) * b.nblk_c() + (b.c0 / b.fc + p * sub + s)) * B;
+          for (int j = 0; j < b.fc; ++j) {
+            const int col = s * b.fc + j;
+            float* o = out + col;
+            if (col < w) {
+              const T* src = blk + (int64_t)j * b.fr;
+              for (int i = 0; i < h; ++i) o[(int64_t)i * kNR] = (float)ld<T>(src[i]);
+            } else {
+              for (int i = 0; i < h; ++i) o[(int64_t)i * kNR] = 0.f;
+            }
+          }
+        }
+      }
+    }
+    return;
+  }
   auto cv = [](T v) { return (float)ld<T>(v); };
   ColIt its[256];  // column iterator at the start of each panel (n <= 4095), the same for every row
   for (int p = 0; p < np; ++p) its[p] = b.colit(p * kNR);
