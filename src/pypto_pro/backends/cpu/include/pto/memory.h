@@ -141,10 +141,13 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
   Same same;
   // rows far apart in GM (a window of a wider tensor): fetch a few rows ahead
   const int64_t row_bytes = (w.st1 == 1 && w.st0 != vc) ? (int64_t)sizeof(T) * vc : 0;
+  // ~4 KiB in flight: short rows (a 64-column fp32 matmul operand) need more rows ahead to cover
+  // the memory latency than long ones
+  const int ahead = row_bytes <= 0 ? 4 : row_bytes >= 1024 ? 4 : (int)(4096 / row_bytes) > 32 ? 32 : (int)(4096 / row_bytes);
   for (int r = 0; r < vr; ++r) {
     const T* s = src + r * w.st0;
-    if (r + 4 < vr)
-      for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + 4 * w.st0) + b);
+    if (r + ahead < vr)
+      for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + ahead * w.st0) + b);
     if (d.nd() && w.st1 == 1) {
       std::memcpy(d.rowp(r), s, sizeof(T) * (size_t)vc);
       continue;
