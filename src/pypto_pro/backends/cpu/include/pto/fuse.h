@@ -241,12 +241,32 @@ inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_co
       auto step = [](__m256 a, __m256 x) { return K == RMax ? _mm256_max_ps(a, x) : _mm256_min_ps(a, x); };
       __m256 acc = f(__m256(), r, 0);
       __m256 bad = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
-      for (c = 8; c + 32 <= vc; c += 32) {
+      c = 8;
+#if defined(PTO_FUSE_V16)
+      // two independent 16-lane accumulators (the order of max/min does not matter), folded into acc
+      if (c + 32 <= vc) {
+        auto step16 = [](__m512 a, __m512 x) { return K == RMax ? _mm512_max_ps(a, x) : _mm512_min_ps(a, x); };
+        P4 x = f(P4(), r, c);
+        __m512 lo = x.lo, hi = x.hi;
+        __mmask16 bad16 = _mm512_cmp_ps_mask(lo, hi, _CMP_UNORD_Q);
+        for (c += 32; c + 32 <= vc; c += 32) {
+          x = f(P4(), r, c);
+          bad16 |= _mm512_cmp_ps_mask(x.lo, x.hi, _CMP_UNORD_Q);
+          lo = step16(lo, x.lo);
+          hi = step16(hi, x.hi);
+        }
+        lo = step16(lo, hi);
+        acc = step(step(acc, _mm512_castps512_ps256(lo)), _mm512_extractf32x8_ps(lo, 1));
+        if (bad16) bad = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+      }
+#else
+      for (; c + 32 <= vc; c += 32) {
         const P4 x = f(P4(), r, c);
         const __m256 xa = q0(x), xb = q1(x), xc = q2(x), xd = q3(x);
         bad = _mm256_or_ps(bad, _mm256_or_ps(_mm256_cmp_ps(xa, xb, _CMP_UNORD_Q), _mm256_cmp_ps(xc, xd, _CMP_UNORD_Q)));
         acc = step(step(step(step(acc, xa), xb), xc), xd);
       }
+#endif
       for (; c + 8 <= vc; c += 8) {
         const __m256 x = f(__m256(), r, c);
         bad = _mm256_or_ps(bad, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
