@@ -119,11 +119,11 @@ def parameter_loc(fn: Callable, pname: str) -> Optional[SourceLoc]:
             return SourceLoc(filename, line, text)
     return SourceLoc(filename, line)
 
-def _c_launcher_ready() -> bool:
-    """Whether the C launch extension is loaded (backends/cpu/clauncher.py)."""
+def _c_launcher_state() -> str:
+    """The C launch extension's state: "ready", "building" or "off" (backends/cpu/clauncher.py)."""
     from ..backends.cpu import clauncher
 
-    return clauncher.enabled() and clauncher.module() is not None
+    return clauncher.state()
 
 
 class VariantCache(dict):
@@ -369,9 +369,13 @@ class JitKernel:
         fast = self._fast.get(key) if key is not None else None
         if fast is not None:  # a frozen launcher for exactly these argument types and shapes
             c_frozen = fast.c_frozen
-            if c_frozen is None and fast.c_pending is not None and _c_launcher_ready():
-                with self._lock:  # the extension was loaded after this signature was frozen
-                    fast.c_frozen = c_frozen = self._freeze_in_c(*fast.c_pending, args, key[0])
+            if c_frozen is None and fast.c_pending is not None:
+                c_state = _c_launcher_state()
+                if c_state == "ready":
+                    with self._lock:  # the extension was loaded after this signature was frozen
+                        fast.c_frozen = c_frozen = self._freeze_in_c(*fast.c_pending, args, key[0])
+                        fast.c_pending = None
+                elif c_state == "off":
                     fast.c_pending = None
             if c_frozen is not None and self._c_slot is not None:
                 self._c_slot.set(c_frozen)
@@ -396,7 +400,9 @@ class JitKernel:
                             self._fast.clear()
                         fast = self._fast[key] = frozen_launcher(self.name, compiled, specs)
                         fast.c_frozen = self._freeze_in_c(compiled, specs, args, key[0])
-                        fast.c_pending = (compiled, specs) if fast.c_frozen is None else None
+                        # retried on later launches only while the extension is still being built
+                        fast.c_pending = (compiled, specs) if fast.c_frozen is None and \
+                            _c_launcher_state() == "building" else None
                 self.last_report = None
                 return
             backend = "interp"

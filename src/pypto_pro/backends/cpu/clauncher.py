@@ -54,6 +54,15 @@ def module() -> Optional[ModuleType]:
     return None
 
 
+def state() -> str:
+    """"ready" (loaded), "building" (or not started: starts it), or "off" (disabled or unavailable)."""
+    if not enabled():
+        return "off"
+    if module() is not None:
+        return "ready"
+    return "off" if _state == "unavailable" else "building"
+
+
 def wait_built() -> Optional[ModuleType]:
     """The extension, building it on this thread if needed (tests, benchmarks)."""
     global _state
