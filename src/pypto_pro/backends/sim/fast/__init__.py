@@ -6,9 +6,10 @@ For a covered kernel (:mod:`.plan`) a launch runs in three steps:
    executed tile op with its runtime values;
 2. the **compiled replay** (``simfast.h``) schedules those records on the pipe model and checks races,
    uninitialised reads, GM bounds, deadlocks and mutex misuse exactly as replay.py / shadow.py would;
-3. if the launch is clean, the **values** come from the cpu backend's compiled kernel (bit-identical to the
-   interpreter by that backend's contract), and the report is built from the replay's columns, its
-   instruction records only when asked for (:mod:`.lazy`).
+3. if the launch is clean, the **values** come from the cpu backend's compiled kernel when every op of the
+   kernel gives the interpreter's bits there (:data:`.plan.CPU_EXACT`; not exp, whose cpu version may
+   differ by an ulp), else from the interpreter run without the recorder; the report is built from the
+   replay's columns, its instruction records only when asked for (:mod:`.lazy`).
 
 Whenever something is not clean (any hazard, a bound error, a failing scalar op) or not covered, nothing
 has been written yet and the launch runs on the interpreter engine, which raises or reports exactly as
@@ -97,7 +98,12 @@ def _build(kernel: ir.KernelIR, locked: ir.KernelIR) -> _Prepared:
     if tc is None:
         raise NotImplementedError("no C++ compiler")
     plan = build_plan(locked, params_for(locked.arch))
-    values = cpu_prepare(kernel)  # raises NotImplementedError for ops the cpu backend cannot emit
+    values = None
+    if plan.cpu_values:
+        try:
+            values = cpu_prepare(kernel)
+        except NotImplementedError as e:  # the interpreter computes the values
+            logger.info("sim kernel %s: values from the interpreter (%s)", kernel.name, e)
     lib = build(locked, plan, tc)
     gen = TraceCodegen(locked, plan).generate()
     prepared = _Prepared(plan, lib, (gen.tensor_slots, gen.scalar_slots, gen.nslots))
@@ -125,6 +131,19 @@ def _pack(prepared: _Prepared, kernel: ir.KernelIR, tensors, scalars) -> np.ndar
             else:
                 args[slot] = int(value)
     return args
+
+
+def _values(prepared: _Prepared, kernel: ir.KernelIR, tensors, scalars, block_dim: int) -> None:
+    """Compute the launch's values: the cpu backend's compiled kernel where its results are the interpreter's
+    to the bit, else the interpreter itself (the oracle), without the recorder."""
+    if prepared.values is not None:
+        from ...cpu.launcher import run_compiled
+
+        run_compiled(prepared.values, tensors, scalars, block_dim)
+        return
+    from ...interp.executor import Interpreter
+
+    Interpreter(kernel, tensors, scalars, block_dim).run()
 
 
 def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any],
@@ -164,9 +183,7 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
         reason = _STATUS.get(status, f"status {status}")
         logger.info("sim kernel %s: %s found; the interpreter engine reports it", kernel.name, reason)
         return reason
-    from ...cpu.launcher import run_compiled
-
-    run_compiled(prepared.values, tensors, scalars, block_dim)
+    _values(prepared, kernel, tensors, scalars, block_dim)
     labels = [f"block {b} AIV0" for b in range(block_dim)]
     core_start = cores[:ncores, 9].tolist() + [n]
     from ..instr import PIPES

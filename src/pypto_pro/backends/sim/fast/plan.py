@@ -28,6 +28,11 @@ ALL = 7
 _UNARY = frozenset(("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not_"))
 _BINARY = frozenset(("add", "sub", "mul", "div", "and_", "or_", "shl", "shr"))
 _MINMAX = frozenset(("maximum", "minimum"))
+#: ops whose cpu-backend results are the interpreter's to the bit (tests/cpu/test_differential.py compares
+#: them bit for bit); exp and the other transcendentals may differ by an ulp or two there, so a kernel
+#: using them takes its values from the interpreter (without the recorder) instead
+CPU_EXACT = frozenset(("load", "store", "add", "sub", "mul", "div", "maximum", "minimum", "abs", "neg", "relu",
+                       "sqrt", "expands", "and_", "or_", "shl", "shr", "not_"))
 _BARS = frozenset(("bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix", "bar_v"))
 
 
@@ -71,6 +76,8 @@ class KernelPlan:
     table: np.ndarray          # len(stmts) x TAB int64
     decls: np.ndarray          # per declaration: addr, bytes
     params: List[ir.TensorParam]
+    #: every data op is in CPU_EXACT: the cpu backend computes the values
+    cpu_values: bool
 
 
 def _whole_tile(kernel: ir.KernelIR, ref, what: str) -> List[ir.TileDecl]:
@@ -129,7 +136,8 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
     for i, t in enumerate(kernel.tiles):
         decls[i] = (t.addr, t.shape[0] * t.shape[1] * t.dtype.nbytes) if len(t.shape) == 2 else (0, 0)
     tparams = [p for p in kernel.params if isinstance(p, ir.TensorParam)]
-    return KernelPlan(plans, {id(p.stmt): p for p in plans}, decl_index, table, decls, tparams)
+    cpu_values = all(p.kind != DATA or p.stmt.op.name in CPU_EXACT for p in plans)
+    return KernelPlan(plans, {id(p.stmt): p for p in plans}, decl_index, table, decls, tparams, cpu_values)
 
 
 def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams) -> StmtPlan:
