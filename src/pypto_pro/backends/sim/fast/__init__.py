@@ -40,11 +40,12 @@ MAX_RECORDS = 50_000_000
 
 
 class _Prepared:
-    __slots__ = ("plan", "lib", "gen_slots", "reason", "values")
+    __slots__ = ("plan", "lib", "gen_slots", "reason", "values", "f16")
 
     def __init__(self, plan=None, lib=None, gen_slots=None, reason: Optional[str] = None):
         self.plan, self.lib, self.gen_slots, self.reason = plan, lib, gen_slots, reason
         self.values = None
+        self.f16: Optional[bool] = None
 
 
 _prepared: "weakref.WeakKeyDictionary[ir.KernelIR, _Prepared]" = weakref.WeakKeyDictionary()
@@ -141,8 +142,11 @@ def _values(prepared: _Prepared, kernel: ir.KernelIR, tensors, scalars, block_di
 
         run_compiled(prepared.values, tensors, scalars, block_dim)
         return
+    from ...interp import f16
     from ...interp.executor import Interpreter
 
+    if prepared.f16 is None:
+        prepared.f16 = f16.enable()  # fp16 conversions in compiled code, numpy's bits
     Interpreter(kernel, tensors, scalars, block_dim).run()
 
 
