@@ -86,6 +86,29 @@ def hand_synced(x: pl.Tensor[[pl.DYNAMIC, C], FP32], y: pl.Tensor[[pl.DYNAMIC, C
                 pl.system.sync_dst(set_pipe=P.MTE3, wait_pipe=P.MTE2, event_id=1)
 
 
+ROW = pl.TileType([1, 128], FP32)
+
+
+@pl.jit(backend="sim")
+def control_flow(x: pl.Tensor[[pl.DYNAMIC], FP32], y: pl.Tensor[[pl.DYNAMIC], FP32], n: pl.Scalar[pl.DT_INT32],
+                 bias: pl.Scalar[pl.DT_FP32]):
+    g = pl.make_tile_group(type=ROW, addrs=0x0, mutex_ids=[0, 1, 2])
+    with pl.section_vector():
+        i = pl.get_block_idx()
+        while i < n:
+            t = g.next()
+            pl.load(t, x, [i * 128])
+            if i % 2 == 0:
+                pl.add(t, t, bias)
+            else:
+                pl.mul(t, t, 2.0)
+                pl.relu(t, t)
+            pl.store(y, t, [i * 128])
+            if i > 40:
+                break
+            i = i + pl.get_block_num()
+
+
 @pl.jit(backend="sim")
 def racy(x: pl.Tensor[[pl.DYNAMIC, C], FP32], y: pl.Tensor[[pl.DYNAMIC, C], FP32]):
     t = pl.make_tile(TT, addr=0x0)
@@ -196,6 +219,15 @@ def test_fp16_silu_same_report_and_bits(monkeypatch, tmp_path):
 def test_flags_bar_all_and_runtime_event_ids(monkeypatch, tmp_path):
     data = _rows(8 * 12, seed=2)()
     (fast, fargs), (slow, sargs) = _both(hand_synced, 2, lambda: (np.abs(data[0]), np.zeros_like(data[0])),
+                                         monkeypatch)
+    np.testing.assert_array_equal(fargs[1], sargs[1])
+    _same_reports(fast, slow, tmp_path)
+
+
+def test_while_if_break_scalars_and_1d_tensors(monkeypatch, tmp_path):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(128 * 50).astype(np.float32)
+    (fast, fargs), (slow, sargs) = _both(control_flow, 3, lambda: (x.copy(), np.zeros_like(x), 47, 0.25),
                                          monkeypatch)
     np.testing.assert_array_equal(fargs[1], sargs[1])
     _same_reports(fast, slow, tmp_path)

@@ -35,8 +35,11 @@ from .plan import MAXDIM, W, KernelPlan, NotCovered, build_plan
 
 _STATUS = {1: "a race", 2: "an uninitialised read", 3: "a GM access out of bounds", 4: "a deadlock",
            5: "a failing scalar operation", 6: "a mutex never released", 7: "an unlock of a mutex not held"}
-#: more records than this run on the interpreter engine (memory: ~100 bytes per record)
-MAX_RECORDS = 50_000_000
+#: more records than this run on the interpreter engine (memory: ~170 bytes per record)
+MAX_RECORDS = 8_000_000
+#: the replay keeps a vector clock of (core x pipe) entries per core and pipe: above this many blocks the
+#: clocks alone would take more than ~100 MiB (the interpreter engine needs as much, but only when it runs)
+MAX_BLOCKS = 512
 
 
 class _Prepared:
@@ -160,6 +163,10 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
         return prepared.reason
     if gm_memories(locked, tensors):
         reason = "arguments share memory"
+        _note(kernel, reason)
+        return reason
+    if block_dim > MAX_BLOCKS:
+        reason = f"more than {MAX_BLOCKS} blocks"
         _note(kernel, reason)
         return reason
     plan: KernelPlan = prepared.plan
