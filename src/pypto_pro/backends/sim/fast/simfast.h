@@ -85,6 +85,14 @@ struct FlagEntry {
 
 using Key = std::array<int64_t, 5>;
 
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t x : k) h = (h ^ (uint64_t)x) * 1099511628211ull;
+    return (size_t)h;
+  }
+};
+
 struct Replay {
   // inputs
   const int64_t* tab;      // statement table
@@ -100,14 +108,22 @@ struct Replay {
   std::vector<int64_t> ptr, t_s, finish_time, pred;
   std::vector<char> started, finished, queued, dma;
   std::deque<int64_t> work;
-  std::map<Key, std::deque<FlagEntry>> flags;
-  std::map<std::array<int64_t, 2>, Mutex> mutexes;
-  std::map<Key, std::vector<int64_t>> waiters;
-  std::map<std::array<int64_t, 2>, Region> regions;
+  std::unordered_map<Key, std::deque<FlagEntry>, KeyHash> flags;
+  std::map<std::array<int64_t, 2>, Mutex> mutexes;          // ordered: the unreleased check names the first
+  std::unordered_map<int64_t, Mutex*> mutex_at;              // (core << 32 | id) -> its entry in mutexes
+  std::unordered_map<Key, std::vector<int64_t>, KeyHash> waiters;
+  std::unordered_map<int64_t, Region> regions;                // on chip: -1 - core; GM: the param index
   std::vector<SRec> srecs;
   int64_t status = CLEAN, detail = -1;
 
-  Mutex& mutex(int64_t ci, int64_t id) { return mutexes[{ci, id}]; }
+  Mutex& mutex(int64_t ci, int64_t id) {
+    int64_t key = (ci << 32) ^ id;
+    auto it = mutex_at.find(key);
+    if (it != mutex_at.end()) return *it->second;
+    Mutex* m = &mutexes[{ci, id}];  // std::map entries never move
+    mutex_at.emplace(key, m);
+    return *m;
+  }
   int64_t* vc_of(int64_t a) { return vc.data() + a * nag; }
 
   void wake(int64_t a) {
@@ -161,14 +177,14 @@ struct Replay {
   // ------------------------------------------------------------------ shadow memory (shadow.py)
   bool access(const Ins& I, const int64_t* A, int64_t agent, int64_t clock, const int64_t* avc, bool is_dma) {
     SRec n{};
-    std::array<int64_t, 2> rkey;
+    int64_t rkey;
     bool write = A[1] != 0;
     if (A[0] == 0) {
       int64_t d = I.v[1 + A[2]];
       n.nd = 1;
       n.lo[0] = decls[2 * d];
       n.hi[0] = n.lo[0] + decls[2 * d + 1];
-      rkey = {-1, I.core};
+      rkey = -1 - (int64_t)I.core;
     } else {
       const int64_t* P = params + A[3] * (1 + MAXDIM);
       n.nd = (int32_t)P[0];
@@ -176,7 +192,7 @@ struct Replay {
         n.lo[x] = I.v[1 + A[2] + x];
         n.hi[x] = n.lo[x] + ((x == n.nd - 1) ? A[5] : (x == n.nd - 2) ? A[4] : 1);
       }
-      rkey = {A[3], 0};
+      rkey = A[3];
     }
     n.agent = (int32_t)agent;
     n.clock = clock;
@@ -426,8 +442,8 @@ struct Replay {
       if (m.held_by < 0 || ins[m.held_by].pipe != I.pipe) { fail(BAD_UNLOCK, self); return true; }
       m.held_by = -1;
       m.released += 1;
-      std::vector<int64_t> s = snapshot(a, clock);
-      m.vc.swap(s);
+      m.vc.assign(vc_of(a), vc_of(a) + nag);  // the snapshot, in the mutex's own buffer
+      m.vc[a] = clock;
       m.has_vc = true;
       m.time = end;
       m.last_agent = a;
