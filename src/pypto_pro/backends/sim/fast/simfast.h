@@ -68,7 +68,7 @@ struct SRec {
 
 struct Region {
   int64_t width;
-  std::unordered_map<int64_t, std::vector<int32_t>> buckets;
+  std::vector<std::vector<int32_t>> buckets;  // by first-axis position / width (positions are >= 0)
 };
 
 struct Mutex {
@@ -115,6 +115,14 @@ struct Replay {
   std::unordered_map<int64_t, Region> regions;                // on chip: -1 - core; GM: the param index
   std::vector<SRec> srecs;
   int64_t status = CLEAN, detail = -1;
+
+  // Ready for another replay; the vectors keep their memory (no fresh pages for the next launch).
+  void reset() {
+    ins.clear(); core_start.clear(); work.clear(); flags.clear(); mutexes.clear(); mutex_at.clear();
+    waiters.clear(); regions.clear(); srecs.clear();
+    status = CLEAN;
+    detail = -1;
+  }
 
   Mutex& mutex(int64_t ci, int64_t id) {
     int64_t key = (ci << 32) ^ id;
@@ -210,9 +218,8 @@ struct Replay {
     int64_t firstb = lo0 / R.width, lastb = (hi0 - 1) / R.width;
     std::vector<int32_t> seen;
     for (int64_t b = firstb; b <= lastb; ++b) {
-      auto bi = R.buckets.find(b);
-      if (bi == R.buckets.end() || bi->second.empty()) continue;
-      std::vector<int32_t>& recs = bi->second;
+      if (b >= (int64_t)R.buckets.size() || R.buckets[b].empty()) continue;
+      std::vector<int32_t>& recs = R.buckets[b];
       bool dropped = false;
       for (int32_t ri : recs) {
         SRec& r = srecs[ri];
@@ -244,6 +251,7 @@ struct Replay {
     }
     int32_t idx = (int32_t)srecs.size();
     srecs.push_back(n);
+    if (lastb >= (int64_t)R.buckets.size()) R.buckets.resize((size_t)lastb + 1);
     for (int64_t b = firstb; b <= lastb; ++b) R.buckets[b].push_back(idx);
     return true;
   }

@@ -54,7 +54,8 @@ extern "C" __attribute__((visibility("default"))) void simfast_replay(
     const int64_t* tab, const int64_t* decls, const int64_t* params, int64_t capacity, int64_t issue,
     int64_t ub_capacity, int64_t* out, int64_t* cores, int64_t* misc) {
   simfast::Trace& T = simfast::trace();
-  simfast::Replay R;
+  static thread_local simfast::Replay R;  // reused: its buffers stay mapped between launches
+  R.reset();
   R.tab = tab; R.decls = decls; R.params = params;
   R.ncores = (int64_t)T.core_start.size() - 1;
   R.capacity = capacity; R.issue_cycles = issue; R.ub_capacity = ub_capacity;
