@@ -151,7 +151,7 @@ ALL_DTYPES = [
 ]
 _BY_NAME = {dt.name: dt for dt in ALL_DTYPES + [DT_INDEX]}
 
-#: Storage-only formats: no vector arithmetic on them (API.md A2).
+#: Storage-only formats: no vector arithmetic on them (docs/language.md "Tiles").
 STORAGE_ONLY = frozenset(
     ["INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP4E2M1", "FP4E1M2", "HF4", "HF8"]
 )
@@ -161,7 +161,7 @@ INT_VECTOR = (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UIN
 
 
 #: 4-bit float formats whose GM tensors hold two codes per byte (element 2i in the low nibble of byte i):
-#: their tensor arguments are ``uint8`` arrays whose last dimension counts bytes (API.md: MXFP4 data)
+#: their tensor arguments are ``uint8`` arrays whose last dimension counts bytes (docs/language.md, MX matmul)
 PACKED_GM = frozenset(["FP4E2M1", "FP4E1M2", "FP4"])
 
 

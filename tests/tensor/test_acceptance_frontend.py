@@ -61,7 +61,7 @@ def test_vector_work_without_vec_tiles_names_the_line():
 
 
 # ----------------------------------------------------------------------------------------------
-# op errors while recording name the kernel and the kernel line (API.md C2)
+# op errors while recording name the kernel and the kernel line (docs/contract.md "Errors")
 # ----------------------------------------------------------------------------------------------
 @pypto.frontend.jit
 def bad_broadcast(x: pypto.Tensor(), y: pypto.Tensor(), o: pypto.Tensor()):
@@ -227,7 +227,7 @@ def test_symbolic_values_in_python_control_flow():
 
 
 # ----------------------------------------------------------------------------------------------
-# cast saturation (API.md B4 cast(..., satmode=pypto.SaturationMode.OFF))
+# cast saturation (docs/tensor.md "Ops" cast(..., satmode=pypto.SaturationMode.OFF))
 # ----------------------------------------------------------------------------------------------
 @pypto.frontend.jit
 def to_fp16(x: pypto.Tensor(), o: pypto.Tensor(), satmode: int = 0):

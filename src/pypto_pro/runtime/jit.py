@@ -60,7 +60,7 @@ def _default_backend() -> str:
 
 
 def select_backend(requested: Optional[str]) -> str:
-    """``backend=`` argument, else ``$PYPTO_BACKEND``, else "cpu" if a compiler exists, else "interp" (API.md C1)."""
+    """``backend=`` argument, else ``$PYPTO_BACKEND``, else "cpu" if a compiler exists, else "interp" (docs/contract.md)."""
     name = requested or os.environ.get("PYPTO_BACKEND") or _default_backend()
     if name not in KNOWN_BACKENDS:
         raise KernelLaunchError(f"unknown backend {name!r}; expected one of {', '.join(KNOWN_BACKENDS)}")

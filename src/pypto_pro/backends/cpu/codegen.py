@@ -47,7 +47,7 @@ def c_type(dtype: DataType) -> str:
 
 class CpuNotImplemented(NotImplementedError):
     """A valid kernel the cpu backend cannot emit.  The message names the kernel, the feature, the
-    backends that run it and the kernel line, in the form of KernelError messages (API.md C2)."""
+    backends that run it and the kernel line, in the form of KernelError messages (docs/contract.md "Errors")."""
 
     def __init__(self, kernel: str, feature: str, loc: Optional[SourceLoc] = None):
         self.kernel, self.feature, self.loc = kernel, feature, loc

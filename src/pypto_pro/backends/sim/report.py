@@ -1,4 +1,4 @@
-"""The simulator's report (``kernel.last_report``; API.md C3): cycles, pipe use, hazards, trace."""
+"""The simulator's report (``kernel.last_report``; docs/contract.md): cycles, pipe use, hazards, trace."""
 from __future__ import annotations
 
 import functools

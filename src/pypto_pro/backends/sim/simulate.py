@@ -61,7 +61,7 @@ def paused_cycle_collection():
 
 
 def resident_blocks(kernel: KernelIR) -> int:
-    """How many blocks of ``kernel`` run at once (API.md A7, C3): a vector-only block is one AIV core,
+    """How many blocks of ``kernel`` run at once (docs/language.md, docs/contract.md): a vector-only block is one AIV core,
     so ``vector_core_num`` of them fit; a cube or mix block needs an AI core (``core_num``)."""
     arch = kernel.arch
     return arch.vector_core_num if kernel.kind == "vector" else arch.core_num

@@ -1381,7 +1381,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
 
     def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
         """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
-        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose 32-byte runs
+        prod(shape) x element bytes`` (docs/language.md "Tiles", no rounding), but a fractal tile whose 32-byte runs
         (or ZZ/NN blocks) are padded occupies more than that (ir/layout.py), so its slots would
         overlap and corrupt each other: rejected here instead of computing wrong numbers."""
         span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
@@ -1400,7 +1400,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
         column, or the whole tile when it is a single column/row (ND [R,1] and DN [1,C] are laid out
         like DN [R,1] and ND [1,C]) — must be a multiple of 32 bytes.  A UINT8 tile that breaks it is
-        accepted as a compare mask (declared with the data tile's shape, API.md A5) and rejected at
+        accepted as a compare mask (declared with the data tile's shape, docs/language.md) and rejected at
         its first other use (:meth:`_check_mask_only`)."""
         if decl.space != MemorySpace.Vec or decl.layout.name not in ("ND", "DN"):
             return
