@@ -145,6 +145,8 @@ def format_graph(g: Graph) -> str:
                 block(s.then or [], depth + 1)
                 lines.append(f"{pad}else:")
                 block(s.orelse or [], depth + 1)
+            else:  # a statement that describes itself (pypto.distributed's Comm)
+                lines.append(f"{pad}{s.describe()}")
 
     block(g.body, 1)
     return "\n".join(lines)

@@ -308,7 +308,7 @@ class JitFunction:
         """A frozen launcher repeating this call on the compiled cpu backend (False where the call
         ran elsewhere: interp, sim, or the interpreter fallback of a kernel cpu cannot emit)."""
         name = select_backend(backend)
-        if name != "cpu":
+        if name != "cpu" or hasattr(program.kernel, "comm_pes"):  # comm kernels: errors come back via run
             return False
         from pypto_pro.backends import cpu
 

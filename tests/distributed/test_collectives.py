@@ -1,0 +1,50 @@
+"""Communicating kernels (kernels.py) on 1, 2 and 4 processes against torch.distributed references.
+
+All cases run on the interpreter (the oracle); the all-gather + matmul also on the cpu backend
+(generated C++ calling the transport back) and the simulator.
+"""
+from __future__ import annotations
+
+import pytest
+
+import cases
+from launcher import run_once
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_allgather_matmul(world, k):
+    world.run(cases.allgather_matmul, k, "interp")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "sim"])
+def test_allgather_matmul_backends(world, backend):
+    world.run(cases.allgather_matmul, 2, backend)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_matmul_allreduce_add_rmsnorm(world, k):
+    world.run(cases.matmul_allreduce_add_rmsnorm, k, "interp")
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_moe_dispatch_combine_uneven(world, k):
+    assert world.run(cases.moe_dispatch_combine, k, "interp")[:k] == [sum(r) for r in cases.COUNTS[k]]
+
+
+def test_two_groups_at_once(world):
+    world.run(cases.two_groups, "interp")
+
+
+def test_wait_never_signalled_is_a_deadlock_error(world):
+    results = world.run(cases.never_signalled, 2, "interp")
+    for pe, (message, seconds) in enumerate(results[:2]):
+        assert f"PE {pe} of group" in message and "kernels.py:" in message and "waited 1.5 s" in message
+        assert seconds < 10
+
+
+def test_a_rank_that_dies_fails_the_others(world):
+    with pytest.raises(AssertionError) as info:
+        run_once(cases.dies_after_attach, 2, "interp", timeout=60)
+    text = str(info.value)
+    assert "rank 0: KernelDeadlockError" in text and "PE 1 (pid" in text and "has exited" in text
+    assert "rank 1: process exited (code 7)" in text
