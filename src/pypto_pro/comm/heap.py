@@ -120,7 +120,8 @@ class Segment:
         dist.broadcast_object_list(path, src=group.global_ranks[0], group=group.pg)
         self.fd = os.open(path[0], os.O_RDWR)
         self.mm = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        dist.barrier(group=group.pg)
+        mapped: List[Any] = [None] * group.size  # (not dist.barrier: it asks for the accelerator's device)
+        dist.all_gather_object(mapped, True, group=group.pg)
         if group.rank == 0:
             os.unlink(path[0])
         self.directory = np.frombuffer(self.mm, np.int64, _DIR_ENTRIES * 3, 0).reshape(_DIR_ENTRIES, 3)
