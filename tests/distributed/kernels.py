@@ -134,3 +134,22 @@ def moe_dispatch_combine(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32),
                 D.shmem_wait_until(back, rank, 1, [counts[rank][d], 32], [start, 0], clear_signal=True)
             start += counts[rank][d]
         out[:] = D.shmem_get(back, rank, [total, 32], [0, 0])
+
+
+@pypto.frontend.jit
+def looped_allreduce(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32),
+                     out: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32), group, n):
+    """Row blocks of 8 summed over the group, one block per iteration; the shmem tensor is created in
+    the loop body, so every iteration starts from a fresh (zero) one: ADD puts need no clearing."""
+    pypto.set_vec_tile_shapes(8, 32)
+    rows = x.shape[0]
+    for i in pypto.loop((rows + 7) // 8, name="BLOCKS", idx_name="i"):
+        acc = D.create_shmem_tensor(group, n, pypto.DT_FP32, [8, 32])
+        me = D.my_symbolic_pe(group)
+        valid = (rows - i * 8).min(8)
+        block = pypto.view(x, [8, 32], [i * 8, 0], valid_shape=[valid, 32])
+        for pe in range(n):
+            put = D.shmem_put(block, [0, 0], acc, pe, put_op=ADD)
+            D.shmem_signal(acc, pe, 1, [8, 32], [0, 0], target_pe=pe, sig_op=ADD, pred=[put])
+        ready = D.shmem_wait_until(acc, me, n, [8, 32], [0, 0], clear_signal=True)
+        out[i * 8:, :] = D.shmem_get(acc, me, [8, 32], [0, 0], valid_shape=[valid, 32], pred=[ready])

@@ -98,9 +98,10 @@ class World:
                 box.put(None)
             except (OSError, ValueError):
                 pass
+        deadline = time.monotonic() + 1.0
         for p in self.procs:
-            p.join(timeout=2)
-            if p.is_alive():
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
+            if p.is_alive():  # nothing to clean up: the heap segments are unlinked once mapped
                 p.kill()
                 p.join()
         self.procs = []

@@ -48,3 +48,8 @@ def test_a_rank_that_dies_fails_the_others(world):
     text = str(info.value)
     assert "rank 0: KernelDeadlockError" in text and "PE 1 (pid" in text and "has exited" in text
     assert "rank 1: process exited (code 7)" in text
+
+
+@pytest.mark.parametrize("backend", ["interp", "cpu"])
+def test_shmem_tensor_created_in_a_loop_is_fresh_each_iteration(world, backend):
+    world.run(cases.looped_allreduce, 4 if backend == "interp" else 2, backend)

@@ -23,7 +23,7 @@ from pypto_pro.ir.types import AtomicType as _TileAtomic
 from ..datatype import OpType
 from ..frontend.tracer import caller_location, current_recorder
 from ..graph import Node, gm_leaf
-from ..ops.core import materialize, node_of
+from ..ops.core import cast_node, materialize, node_of
 from ..symbolic import SymbolicScalar, is_static
 from ..tensor import Tensor, wrap
 from .atomic import AtomicType
@@ -145,12 +145,6 @@ def _token() -> Tensor:
     return wrap(Node("full", (), (1,), dt.DT_INT32, {"value": 0}))
 
 
-def _operand(t, what: str) -> Node:
-    """A GM leaf holding ``t``'s values (computed tensors are stored into a workspace first)."""
-    n = node_of(t, f"pypto.distributed.{what} src")
-    return n if n.op == "gm" else materialize(n)
-
-
 # ---------------------------------------------------------------------------------------------- creation
 def create_shmem_tensor(group_name: str, n_pes: int, dtype: dt.DataType, shape: List[int]) -> ShmemTensor:
     """A symmetric tensor of ``shape``/``dtype``: one copy on every PE of ``group_name``."""
@@ -163,7 +157,11 @@ def create_shmem_tensor(group_name: str, n_pes: int, dtype: dt.DataType, shape: 
     if not 2 <= len(shape) <= 4 or not all(is_static(d) and d > 0 for d in shape):
         raise KernelTypeError(f"pypto.distributed.create_shmem_tensor: shape must be 2 to 4 positive ints, "
                               f"got {shape}")
-    return ShmemTensor(_slot(group_name, n_pes, dtype, shape), [0] * len(shape), shape, shape)
+    rec = current_recorder()
+    slot = _slot(group_name, n_pes, dtype, shape, rotating=bool(rec.loops))
+    if slot.rotating:  # created in a loop body: a fresh tensor in every iteration (docs/distributed.md)
+        _record("shmem_fresh", {"slot": slot}, rec)
+    return ShmemTensor(slot, [0] * len(shape), shape, shape)
 
 
 def create_shmem_signal(group_name: str, n_pes: int) -> ShmemTensor:
@@ -173,12 +171,12 @@ def create_shmem_signal(group_name: str, n_pes: int) -> ShmemTensor:
     return ShmemTensor(_slot(group_name, n_pes, dt.DT_INT32, [1, 1]), [0, 0], [1, 1], [1, 1], signal=True)
 
 
-def _slot(group: str, n_pes: int, dtype, shape) -> ShmemSlot:
+def _slot(group: str, n_pes: int, dtype, shape, rotating: bool = False) -> ShmemSlot:
     rec = current_recorder()
     count = getattr(rec, "shmem_count", 0)
     rec.shmem_count = count + 1
-    key = f"{rec.session.kernel_name}/{count}/{dtype.name}{list(shape)}x{n_pes}"
-    return ShmemSlot(group, key, dtype, tuple(int(d) for d in shape), n_pes)
+    key = f"{rec.session.kernel_name}/{count}/{dtype.name}{list(shape)}x{n_pes}{'r' if rotating else ''}"
+    return ShmemSlot(group, key, dtype, tuple(int(d) for d in shape), n_pes, rotating)
 
 
 def my_symbolic_pe(group_name: str) -> SymbolicScalar:
@@ -201,12 +199,21 @@ def shmem_view(src: ShmemTensor, shape: Optional[List[int]] = None, offsets: Opt
 def shmem_put(src: Tensor, offsets: List[Any], dst: ShmemTensor, dst_pe, *, put_op=AtomicType.SET,
               pred: Optional[List[Tensor]] = None) -> Tensor:
     """Write ``src`` into PE ``dst_pe``'s copy of ``dst`` at ``offsets`` (SET) or add it there (ADD)."""
-    what = "shmem_put"
+    return _put("shmem_put", src, offsets, dst, dst_pe, put_op, pred, convert=True)
+
+
+def _put(what, src, offsets, dst, dst_pe, put_op, pred, convert: bool) -> Tensor:
+    """``shmem_put`` converts ``src`` to ``dst``'s dtype (the official multi-group test puts BF16 into an
+    FP32 tensor); ``shmem_store``'s page requires equal dtypes."""
     dst = _shmem(dst, what, "dst")
     _pred(pred, what)
-    n = _operand(src, what)
+    n = node_of(src, f"pypto.distributed.{what} src")
     if n.dtype != dst.dtype:
-        raise KernelTypeError(f"pypto.distributed.{what}: src has dtype {n.dtype.name} but dst {dst.dtype.name}")
+        if not convert:
+            raise KernelTypeError(f"pypto.distributed.{what}: src has dtype {n.dtype.name} but dst "
+                                  f"{dst.dtype.name}; they must be equal")
+        n = cast_node(n, dst.dtype)
+    n = n if n.op == "gm" else materialize(n)
     if n.ndim != dst.dim:
         raise KernelTypeError(f"pypto.distributed.{what}: src is {n.ndim}-D but dst is {dst.dim}-D")
     offsets = list(offsets) if offsets is not None else [0] * dst.dim
@@ -316,7 +323,7 @@ def shmem_load(src: ShmemTensor, src_pe, shape: Optional[List[int]] = None, offs
 def shmem_store(src: Tensor, offsets: List[Any], dst: ShmemTensor, dst_pe, *, put_op=AtomicType.SET,
                 pred: Optional[List[Tensor]] = None) -> Tensor:
     """``pypto.experimental.shmem_store``: :func:`shmem_put` under its experimental name."""
-    return shmem_put(src, offsets, dst, dst_pe, put_op=put_op, pred=pred)
+    return _put("shmem_store", src, offsets, dst, dst_pe, put_op, pred, convert=False)
 
 
 __all__ = ["AtomicType", "ShmemTensor", "create_shmem_signal", "create_shmem_tensor", "my_symbolic_pe",

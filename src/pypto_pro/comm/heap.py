@@ -64,9 +64,15 @@ class ShmemSlot:
     dtype: DataType
     shape: Tuple[int, ...]
     n_pes: int
+    #: created inside a loop body: a fresh (zero) tensor at every execution of its creation point
+    rotating: bool = False
 
     def __repr__(self) -> str:
         return f"shmem<{self.group}:{self.key} {self.dtype.name}{list(self.shape)}>"
+
+    @property
+    def copies(self) -> int:
+        return 2 if self.rotating else 1
 
     @property
     def nbytes(self) -> int:
@@ -229,12 +235,35 @@ class Bound:
                                      f"{seg.group.size} PEs")
         self.slot = slot
         self.seg = seg
-        off = seg.alloc(slot.key, slot.nbytes + slot.signal_bytes)
+        each = slot.nbytes + slot.signal_bytes
+        off = seg.alloc(slot.key, each * slot.copies)
         np_dtype = slot.dtype.require_numpy()
-        self.data = [seg.array(pe, off, np_dtype, slot.shape) for pe in range(slot.n_pes)]
-        sig_off = off + slot.nbytes
-        self.signals = [seg.array(pe, sig_off, np.int32, (slot.n_pes, *slot.shape)) for pe in range(slot.n_pes)]
+        self._data, self._signals = [], []
+        for c in range(slot.copies):
+            base = off + c * each
+            self._data.append([seg.array(pe, base, np_dtype, slot.shape) for pe in range(slot.n_pes)])
+            self._signals.append([seg.array(pe, base + slot.nbytes, np.int32, (slot.n_pes, *slot.shape))
+                                  for pe in range(slot.n_pes)])
+        self.generation = -1 if slot.rotating else 0
         self.barrier_epoch = 0
+
+    @property
+    def data(self) -> List[np.ndarray]:
+        """Every PE's copy of the data (of the current generation of a rotating tensor)."""
+        return self._data[self.generation % self.slot.copies]
+
+    @property
+    def signals(self) -> List[np.ndarray]:
+        return self._signals[self.generation % self.slot.copies]
+
+    def fresh(self) -> None:
+        """A rotating tensor's creation point: the next generation starts (zero, as made ready one
+        generation ago) and this PE zeroes its own copy of the one after, which no PE touches before
+        this PE's next signal (PEs that synchronise every iteration are at most one generation apart)."""
+        self.generation += 1
+        after = (self.generation + 1) % self.slot.copies
+        self._data[after][self.me][...] = 0
+        self._signals[after][self.me][...] = 0
 
     @property
     def me(self) -> int:

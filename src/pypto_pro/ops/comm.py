@@ -183,6 +183,12 @@ def _barrier(ctx, a):
                f"every PE of group '{slot.group}' to reach barrier {epoch} on {slot!r}")
 
 
+@op("shmem_fresh", [Arg("slot")], "COMM", internal=True, check=_check,
+    doc="shmem_fresh(slot): the creation point of a shmem tensor created in a loop body: a fresh, zero tensor.")
+def _fresh(ctx, a):
+    H.bind(a["slot"]).fresh()
+
+
 _CLEAR = [Arg("slot"), Arg("offsets", "index_list"), Arg("extents", "index_list"), Arg("what", default="data")]
 
 
