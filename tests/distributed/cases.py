@@ -151,3 +151,29 @@ def looped_allreduce(rank, n, k, backend):
         dist.all_reduce(ref, group=g)
         torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
     return True
+
+
+def unordered_get(rank, n, k, backend):
+    """On sim, a get that nothing orders after the remote put is a race naming both lines; a barrier
+    between them orders it (the host-side dist.barrier between launches is outside the kernels' model)."""
+    from kernels import race_probe
+
+    import pypto
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    x = torch.full((8, 32), float(rank + 1))
+    out = torch.zeros(8, 32)
+    race_probe(x, out, g.group_name, k, 0, False)
+    dist.barrier(group=g)
+    try:
+        race_probe(x, out, g.group_name, k, 1, False)
+        message = None
+    except pypto.KernelRaceError as e:
+        message = str(e)
+    dist.barrier(group=g)
+    race_probe(x, out, g.group_name, k, 0, False)
+    race_probe(x, out, g.group_name, k, 1, True)
+    assert torch.equal(out, torch.full((8, 32), float((rank - 1) % k + 1)))
+    return message

@@ -153,3 +153,19 @@ def looped_allreduce(x: pypto.Tensor([pypto.DYNAMIC, 32], pypto.DT_FP32),
             D.shmem_signal(acc, pe, 1, [8, 32], [0, 0], target_pe=pe, sig_op=ADD, pred=[put])
         ready = D.shmem_wait_until(acc, me, n, [8, 32], [0, 0], clear_signal=True)
         out[i * 8:, :] = D.shmem_get(acc, me, [8, 32], [0, 0], valid_shape=[valid, 32], pred=[ready])
+
+
+@pypto.frontend.jit
+def race_probe(x: pypto.Tensor([8, 32], pypto.DT_FP32), out: pypto.Tensor([8, 32], pypto.DT_FP32),
+               group, n, phase, fence):
+    """Phase 0: put x into the next PE's copy.  Phase 1: read my copy (after a barrier if ``fence``)."""
+    pypto.set_vec_tile_shapes(8, 32)
+    buf = D.create_shmem_tensor(group, n, pypto.DT_FP32, [8, 32])
+    sync = D.create_shmem_signal(group, n)
+    me = D.my_symbolic_pe(group)
+    if phase == 0:
+        D.shmem_put(x, [0, 0], buf, (me + 1) % n)
+    else:
+        if fence:
+            D.shmem_barrier_all(sync)
+        out[:] = D.shmem_get(buf, me)

@@ -53,3 +53,11 @@ def test_a_rank_that_dies_fails_the_others(world):
 @pytest.mark.parametrize("backend", ["interp", "cpu"])
 def test_shmem_tensor_created_in_a_loop_is_fresh_each_iteration(world, backend):
     world.run(cases.looped_allreduce, 4 if backend == "interp" else 2, backend)
+
+
+def test_sim_reports_a_get_not_ordered_after_the_remote_put(world):
+    messages = world.run(cases.unordered_get, 2, "sim")[:2]
+    for pe, message in enumerate(messages):
+        assert message is not None, f"PE {pe}: no race reported"
+        assert f"PE {pe} reads" in message and f"PE {1 - pe} wrote with shmem_put at" in message
+        assert message.count("kernels.py:") == 2  # the get's line and the put's line

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..dtypes import DataType
 from ..errors import KernelDeadlockError, KernelRuntimeError
+from . import order
 from .groups import GroupInfo, resolve
 
 _HEADER = 64 * 1024
@@ -131,6 +132,7 @@ class Segment:
         if group.rank == 0:
             os.unlink(path[0])
         self.directory = np.frombuffer(self.mm, np.int64, _DIR_ENTRIES * 3, 0).reshape(_DIR_ENTRIES, 3)
+        self.clock = np.zeros(group.size, np.int64)  # this PE's vector clock (order.py)
         self.allocs: Dict[str, int] = {}
         self.top = 0
         self._thread_lock = threading.RLock()
@@ -236,7 +238,8 @@ class Bound:
         self.slot = slot
         self.seg = seg
         each = slot.nbytes + slot.signal_bytes
-        off = seg.alloc(slot.key, each * slot.copies)
+        meta = order.meta_bytes(slot.n_pes)
+        off = seg.alloc(slot.key, each * slot.copies + meta)
         np_dtype = slot.dtype.require_numpy()
         self._data, self._signals = [], []
         for c in range(slot.copies):
@@ -244,6 +247,8 @@ class Bound:
             self._data.append([seg.array(pe, base, np_dtype, slot.shape) for pe in range(slot.n_pes)])
             self._signals.append([seg.array(pe, base + slot.nbytes, np.int32, (slot.n_pes, *slot.shape))
                                   for pe in range(slot.n_pes)])
+        self.meta = [order.Meta(seg.array(pe, off + each * slot.copies, np.int64, (meta // 8,)), slot.n_pes)
+                     for pe in range(slot.n_pes)]
         self.generation = -1 if slot.rotating else 0
         self.barrier_epoch = 0
 

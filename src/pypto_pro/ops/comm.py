@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from ..comm import heap as H
+from ..comm import order
 from ..comm.heap import ShmemSlot
 from ..ir.optable import Arg, In, Out, op
 
@@ -38,6 +39,11 @@ def _check(c, a):
         c.fail(f"atomic must be AtomicType.SET or ADD, got {a.get('atomic')!r}")
     if a.get("cmp", 0) not in CMP:
         c.fail(f"cmp must be a pypto.OpType, got {a.get('cmp')!r}")
+
+
+def _checking(ctx) -> bool:
+    """Whether this launch runs under the simulator (which checks the order of transfers, order.py)."""
+    return getattr(getattr(ctx, "interp", None), "observer", None) is not None
 
 
 def _ints(ctx, values: Sequence[Any]) -> List[int]:
@@ -101,6 +107,8 @@ def _put(ctx, a):
             accumulate(b.data[pe][dst_box], data)
         else:
             b.data[pe][dst_box] = data
+        if _checking(ctx):
+            order.on_put(b, pe, dst_box, ctx.stmt.loc)
 
 
 _GET = [Out("dst", "tensor"), Arg("dst_offsets", "index_list"), Arg("extents", "index_list"), Arg("slot"),
@@ -115,6 +123,8 @@ def _get(ctx, a):
     pe = _pe(ctx, slot, a["pe"], "shmem_get")
     src_box = _box(ctx, slot, a["src_offsets"], a["extents"], "shmem_get")
     dst_box = _gm_box(ctx, a["dst"], a["dst_offsets"], a["extents"])
+    if _checking(ctx):
+        order.check_get(b, pe, src_box, ctx.stmt.loc)
     ctx.note_gm(a["dst"], dst_box, True)
     arr = ctx.tensor(a["dst"])
     src = b.data[pe][src_box]
@@ -137,6 +147,8 @@ def _signal(ctx, a):
     value = int(ctx.scalar(a["value"]))
     with b.seg.lock():
         for pe in (range(slot.n_pes) if target == -1 else (target,)):
+            if _checking(ctx):
+                order.on_signal(b, pe)
             counters = b.signals[pe][(src, *box)]
             if a["atomic"] == ADD:
                 counters += np.int32(value)
@@ -162,6 +174,8 @@ def _wait(ctx, a):
     region = ", ".join(f"{s.start}:{s.stop}" for s in box)
     b.seg.wait(lambda: bool(np.all(compare(counters, value))),
                f"the signal of [{region}] of {slot!r} from PE {src} to become {CMP_TEXT[int(a['cmp'])]} {value}")
+    if _checking(ctx):
+        order.on_wait(b)
     if a["clear"]:
         with b.seg.lock():
             counters[...] = 0
@@ -176,11 +190,15 @@ def _barrier(ctx, a):
     epoch, me = b.barrier_epoch, b.me
     first = (0,) * len(slot.shape)
     with b.seg.lock():
+        if _checking(ctx):
+            order.on_barrier_arrive(b)
         for pe in range(slot.n_pes):
             b.signals[pe][(me, *first)] += np.int32(1)
     mine = b.signals[me]
     b.seg.wait(lambda: all(int(mine[(src, *first)]) >= epoch for src in range(slot.n_pes)),
                f"every PE of group '{slot.group}' to reach barrier {epoch} on {slot!r}")
+    if _checking(ctx):
+        order.on_barrier_leave(b)
 
 
 @op("shmem_fresh", [Arg("slot")], "COMM", internal=True, check=_check,
