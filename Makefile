@@ -24,7 +24,7 @@ demo: venv
 # Compiled kernels are kept in build/test-cache (content-addressed, see tests/conftest.py): the first run
 # compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.
 test: venv
-	$(PY) -m pytest -q -n 2 tests
+	$(PY) -m pytest -q -n 2 --dist loadgroup tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro
 
 clean:

@@ -106,12 +106,3 @@ class World:
                 p.join()
         self.procs = []
         self.tmp.cleanup()
-
-
-def run_once(fn: Callable, n: int, *args: Any, env: Optional[dict] = None, timeout: float = 90):
-    """``fn`` in a fresh world of ``n`` processes (tests that break their world: a rank that dies)."""
-    world = World(n, env, timeout)
-    try:
-        return world.run(fn, *args, timeout=timeout)
-    finally:
-        world.close()

@@ -194,8 +194,12 @@ class Segment:
         peer process has died (it can never signal any more)."""
         timeout = wait_timeout() if timeout is None else timeout
         start = time.monotonic()
-        pause, last_check = 0.0, start
+        pause, last_check, spins = 0.0, start, 0
         while not ready():
+            spins += 1
+            if spins < 500:  # a peer that is about to arrive: yield the CPU without sleeping first
+                time.sleep(0)
+                continue
             now = time.monotonic()
             if now - last_check > 0.05:
                 last_check = now
@@ -216,8 +220,21 @@ _segments: Dict[str, Segment] = {}
 _lock = threading.Lock()
 
 
+def transport() -> str:
+    """The transport ``$PYPTO_SHMEM_TRANSPORT`` selects: ``shm`` (the default, one host)."""
+    name = os.environ.get("PYPTO_SHMEM_TRANSPORT", "shm") or "shm"
+    if name == "mpi":
+        raise NotImplementedError("the cross-host transport of pypto.distributed (MPI one-sided communication, "
+                                  "$PYPTO_SHMEM_TRANSPORT=mpi) is not implemented; the shared-memory transport "
+                                  "connects the processes of one host (docs/distributed.md)")
+    if name != "shm":
+        raise ValueError(f"$PYPTO_SHMEM_TRANSPORT must be 'shm' or 'mpi', got {name!r}")
+    return name
+
+
 def segment(group_name: str) -> Segment:
     """This process's segment of group ``group_name`` (created collectively on first use)."""
+    transport()
     seg = _segments.get(group_name)
     if seg is None:
         with _lock:
