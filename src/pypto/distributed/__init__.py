@@ -24,7 +24,7 @@ from ..datatype import OpType
 from ..frontend.tracer import caller_location, current_recorder
 from ..graph import Node, gm_leaf
 from ..ops.core import cast_node, materialize, node_of
-from ..symbolic import SymbolicScalar, is_static
+from ..symbolic import SymbolicScalar, is_static, sym_min
 from ..tensor import Tensor, wrap
 from .atomic import AtomicType
 from .statement import Comm
@@ -242,7 +242,7 @@ def _get(what, src, src_pe, shape, offsets, valid_shape, pred) -> Tensor:
     rec = current_recorder()
     buf = rec.new_temp(win.view_shape, win.dtype)
     nd = len(win.view_shape)
-    extents = [v if not is_static(v) or v <= s else s for v, s in zip(win.valid, win.view_shape)]
+    extents = [min(v, s) if is_static(v) else sym_min(v, s) for v, s in zip(win.valid, win.view_shape)]
     leaf = gm_leaf(buf, [0] * nd, range(nd), extents)
     _record("shmem_get", {"dst": leaf, "extents": extents, "slot": win.slot, "pe": _pe_value(src_pe, what, "src_pe"),
                           "src_offsets": win.offsets}, rec)
