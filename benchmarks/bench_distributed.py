@@ -75,6 +75,15 @@ def _timed(fn, repeat):
     return out
 
 
+def _shm_copy_times(src: np.ndarray, repeat: int):
+    """Times of a plain copy of ``src`` into a /dev/shm mapping (the transport's floor)."""
+    with tempfile.TemporaryFile(dir="/dev/shm") as f:
+        f.truncate(src.nbytes)
+        mm = mmap.mmap(f.fileno(), src.nbytes)
+        dst = np.frombuffer(mm, src.dtype).reshape(src.shape)
+        return _timed(lambda: np.copyto(dst, src), repeat)
+
+
 def _rank(rank, n, store, repeat, results):
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=n)
     torch.manual_seed(rank)
@@ -95,12 +104,7 @@ def _rank(rank, n, store, repeat, results):
     block = torch.randn(*BLOCK)
     t_put = _timed(lambda: put_block(block, name, n), repeat)
     src = block.numpy()
-    with tempfile.TemporaryFile(dir="/dev/shm") as f:
-        f.truncate(src.nbytes)
-        with mmap.mmap(f.fileno(), src.nbytes) as mm:
-            dst = np.frombuffer(mm, np.float32).reshape(BLOCK)
-            t_copy = _timed(lambda: np.copyto(dst, src), repeat)
-            del dst
+    t_copy = _shm_copy_times(src, repeat)
     if rank == 0:
         results[n] = (t_ours, t_torch, t_put, t_copy, src.nbytes)
     dist.barrier()

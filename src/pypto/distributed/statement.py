@@ -10,7 +10,7 @@ honoured: every communication statement is ordered after all earlier statements.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelError, SourceLoc
