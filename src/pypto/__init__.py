@@ -15,7 +15,8 @@ from pypto_pro.ir.types import RoundMode as CastMode  # noqa: F401
 
 from . import frontend  # noqa: F401
 from . import experimental  # noqa: F401 (pypto.experimental.*)
-from . import distributed  # noqa: F401 (pypto.distributed.*: NotImplementedError)
+from . import distributed  # noqa: F401 (pypto.distributed.*: docs/distributed.md)
+from .distributed.atomic import AtomicType  # noqa: F401
 from .datatype import CachePolicy, LogBaseType, OpType, OutType, ReduceMode, ScatterMode, bytes_of  # noqa: F401
 from .element import Element  # noqa: F401
 from .frontend.control import (cond, get_conv_tile_shapes, get_convbp_input_tile_shapes,  # noqa: F401

@@ -17,6 +17,7 @@ from pypto.datatype import OutType as OutType
 from pypto.datatype import ReduceMode as ReduceMode
 from pypto.datatype import ScatterMode as ScatterMode
 from pypto.datatype import bytes_of as bytes_of
+from pypto.distributed.atomic import AtomicType as AtomicType
 from pypto.element import Element as Element
 from pypto.frontend.control import cond as cond
 from pypto.frontend.control import get_conv_tile_shapes as get_conv_tile_shapes

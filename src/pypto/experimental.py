@@ -16,7 +16,7 @@ L1, "B matrix") name where the NPU keeps the result and change no value here.
 * ``online_softmax`` / ``online_softmax_update``: one block of a column-wise online softmax.
 * ``set/get_operation_options`` (and the older ``set/get_operation_config``), ``assume_divisible``,
   ``set/get_runtime_options``.
-* ``shmem_load`` / ``shmem_store`` (multi-device shared memory) raise ``NotImplementedError``.
+* ``shmem_load`` / ``shmem_store`` are ``pypto.distributed.shmem_get`` / ``shmem_put`` (docs/distributed.md).
 """
 from __future__ import annotations
 
@@ -296,8 +296,7 @@ def assume_divisible(expr, divisor: int) -> SymbolicScalar:
     return s
 
 
-shmem_load = not_implemented("pypto.experimental.shmem_load", "multi-device shared memory")
-shmem_store = not_implemented("pypto.experimental.shmem_store", "multi-device shared memory")
+from .distributed import shmem_load, shmem_store  # noqa: E402 (multi-process shared memory)
 
 
 __all__ = ["gather_in_ub", "gather_in_l1", "load", "transposed_batchmatmul", "online_softmax",

@@ -77,6 +77,9 @@ class _Eval:
                     self.run(s.body)
             elif isinstance(s, Branch):
                 self.run((s.then if eval_expr(s.cond, self.env) else s.orelse) or [])
+            else:
+                raise NotImplementedError(f"reference evaluation of {type(s).__name__} statements "
+                                          "(pass verification of communicating kernels)")
 
 
 def run_graph(graph: Graph, user: Dict[int, np.ndarray], dyn: Dict[int, int]) -> Dict[int, np.ndarray]:

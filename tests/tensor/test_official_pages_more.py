@@ -4,7 +4,7 @@ and the older ``docs/api/operation/``): ``axpy``, ``LReLU``, ``quantize``, ``deq
 ``pypto.experimental`` pages (``gather_in_ub``, ``gather_in_l1``, ``load``, ``transposed_batchmatmul``,
 ``online_softmax``, ``online_softmax_update``, ``set/get_operation_options``, ``set/get_operation_config``,
 ``assume_divisible``), plus the names that stay ``NotImplementedError`` (``quant_mx``, ``scaled_mm``,
-``sort32``/``mrgsort``, the conv tile-shape setters, ``pypto.distributed``).
+``sort32``/``mrgsort``, the conv tile-shape setters).
 
 Each page's example runs as a ``@pypto.frontend.jit`` kernel and is compared with the page's printed
 numbers (integers exactly, floats to half a unit of the last printed digit); where a page prints no
@@ -917,11 +917,9 @@ def test_assume_divisible_values_and_errors():
 
 # ================================================================================================ not implemented
 # pypto-scaled_mm.md (MX block-scaled operands), sort32 / mrgsort (no tensor-level page; the NPU's sorted-block
-# layout), pypto.experimental.shmem_load/store and pypto.distributed.* (multi-device shared memory)
+# layout).  (pypto.distributed and shmem_load/store are implemented: tests/distributed.)
 def test_remaining_names_not_implemented():
     for fn, name in [(pypto.scaled_mm, "pypto.scaled_mm"), (pypto.sort32, "pypto.sort32"),
-                     (pypto.mrgsort, "pypto.mrgsort"), (E.shmem_load, "shmem_load"), (E.shmem_store, "shmem_store"),
-                     (pypto.distributed.shmem_put, "pypto.distributed.shmem_put"),
-                     (pypto.distributed.create_shmem_tensor, "pypto.distributed.create_shmem_tensor")]:
+                     (pypto.mrgsort, "pypto.mrgsort")]:
         with pytest.raises(NotImplementedError, match=name):
             fn()

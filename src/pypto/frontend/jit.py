@@ -324,7 +324,7 @@ class JitFunction:
         call ran elsewhere: interp, sim, or the interpreter fallback of a kernel the backend cannot build)."""
         name = select_backend(backend)
         prepare = getattr(backends.get_backend(name), "prepare", None)
-        if prepare is None:
+        if prepare is None or hasattr(program.kernel, "comm_pes"):  # comm kernels: errors come back via run
             return False
         try:
             compiled = prepare(program.kernel)

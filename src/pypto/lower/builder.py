@@ -326,9 +326,20 @@ class Builder:
                 placed.append((lo, hi, addr, t.size))
 
     def kernel(self) -> ir.KernelIR:
-        return ir.KernelIR(name=self.name, arch=self.arch, params=list(self.params), body=self.body,
-                           tiles=self.tiles, groups=[], kind="mix" if self.mix else "vector", auto_mutex=False,
-                           filename="<lowered>")
+        params: List[Any] = list(self.params)
+        pes = getattr(self, "comm_pes", {})  # my_symbolic_pe variables: scalar parameters after the tensors
+        for group, var in pes.values():
+            params.append(ir.ScalarParam(var.name, len(params), var))
+        callback = getattr(self, "comm_callback", None)  # (function, kernel handle) of compiled comm ops
+        for var in callback or ():
+            params.append(ir.ScalarParam(var.name, len(params), var))
+        k = ir.KernelIR(name=self.name, arch=self.arch, params=params, body=self.body,
+                        tiles=self.tiles, groups=[], kind="mix" if self.mix else "vector", auto_mutex=False,
+                        filename="<lowered>")
+        if pes or callback:
+            k.comm_pes = {uid: group for uid, (group, _) in pes.items()}
+            k.comm_callback = callback
+        return k
 
 
 def expr(value) -> Any:

@@ -120,6 +120,8 @@ class Lowerer:
                 self.loop(s)
             elif isinstance(s, Branch):
                 self.branch(s)
+            else:  # a statement that lowers itself (pypto.distributed's Comm)
+                s.lower(self)
 
     def loop(self, s: Loop) -> None:
         """A runtime loop; its body ends with ``sync_all`` when it touched GM, so every iteration

@@ -64,7 +64,7 @@ def table() -> Dict[str, CppOp]:
     """The whole registry: imports every emitter module first (once)."""
     global _loaded
     if not _loaded:
-        from . import emit, emit_extra, emit_quant, emit_simt, emit_ssbuf, emit_vf  # noqa: F401
+        from . import emit, emit_comm, emit_extra, emit_quant, emit_simt, emit_ssbuf, emit_vf  # noqa: F401
         _loaded = True
     return _ENTRIES
 

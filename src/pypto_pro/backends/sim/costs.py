@@ -119,8 +119,19 @@ def _scalar(p: CostParams, ins: Instr) -> int:
     return p.scalar_op
 
 
+#: the COMM pipe (pypto.distributed): a fixed latency per transfer or signal (a round trip to another
+#: device) plus the bytes moved at the inter-device link's rate (estimates: ~2 us, ~25 GB/s at 1.65 GHz)
+COMM_LATENCY = 3000
+COMM_BYTES_PER_CYCLE = 16
+
+
+def _comm(p: CostParams, ins: Instr) -> int:
+    return COMM_LATENCY + int(_bytes(ins.accesses) / COMM_BYTES_PER_CYCLE)
+
+
 _BY_PIPE: Dict[str, Rule] = {
     "MTE2": _mte2, "MTE3": _mte3, "FIX": _fix, "MTE1": _mte1, "V": _vec, "M": _cube, "S": _scalar,
+    "COMM": _comm,
 }
 
 
