@@ -63,6 +63,9 @@ class Tensor:
         self.ann_dims = None if inferred else _check_dims(shape)
         if dtype is not None and not isinstance(dtype, DataType):
             raise TypeError(f"pypto.Tensor dtype must be a pypto.DT_* type, got {dtype!r}")
+        if dtype is not None and dtype.name == "DOUBLE":
+            raise NotImplementedError("pypto.DT_DOUBLE (FP64) tensors: no tile op computes in FP64 on the portable "
+                                      "backends; use DT_FP32")
         self.ann_dtype = dtype
         if format not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
             raise TypeError(f"pypto.Tensor format must be a pypto.TileOpFormat, got {format!r}")
@@ -188,6 +191,8 @@ class Tensor:
         (``pypto.assemble`` writes windows)."""
         n = self.node
         if n is None or _is_whole_buffer(n):
+            if n is not None and isinstance(value, Tensor):
+                value = _squeezed_to(value, n.shape)
             self[:] = value
             return
         if not isinstance(value, Tensor):
@@ -222,6 +227,19 @@ class Tensor:
         if fn is None or name.startswith("_") or not callable(fn):
             raise AttributeError(f"pypto.Tensor has no attribute {name!r}")
         return lambda *a, **k: fn(self, *a, **k)
+
+
+def _squeezed_to(value: "Tensor", shape) -> "Tensor":
+    """``value`` reshaped to ``shape`` when the two differ only by axes of size 1 (``buf[8].move(x[1, 8])``:
+    the same elements, as a keepdim reduction gives them); otherwise ``value`` unchanged."""
+    have = value._need_node().shape
+    if tuple(have) == tuple(shape):
+        return value
+    drop = [d for d in have if not (isinstance(d, int) and d == 1)]
+    want = [d for d in shape if not (isinstance(d, int) and d == 1)]
+    if len(drop) == len(want) and all(isinstance(a, int) and a == b for a, b in zip(drop, want)):
+        return _ops().reshape(value, list(shape))
+    return value
 
 
 def _is_whole_buffer(n: Node) -> bool:

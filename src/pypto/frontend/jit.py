@@ -215,7 +215,7 @@ class JitFunction:
             args: List[Any] = [Tensor(_node=full_leaf(b)) for b in params]
             return args + [v for _, v in consts], {}
 
-        check_loop_bodies(self.fn, self.name)
+        session.loop_rejects = check_loop_bodies(self.fn, self.name)
         graph = record(self.fn, session, make_args, params)
         self._monitor(host, "tensor graph", t0)
         debug = options["debug"]

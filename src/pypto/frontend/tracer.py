@@ -78,6 +78,8 @@ class Session:
         self.kernel_name = kernel_name
         self.vars: List[ir.Var] = []
         self.temps: List[Buffer] = []
+        #: (file, line) of a pypto.loop -> the error recording it raises (frontend/control.py: check_loop_bodies)
+        self.loop_rejects: Dict[Tuple[str, int], Exception] = {}
 
 
 class Recorder:
