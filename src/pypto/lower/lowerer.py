@@ -7,7 +7,7 @@ and a runtime ``if`` an IR ``If``.  Matmuls become cube passes (GM -> Mat -> Lef
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelError, KernelMemoryError, KernelSyntaxError
@@ -274,6 +274,8 @@ class Lowerer:
 
     # ------------------------------------------------------------------ vector passes
     def vector_pass(self, dst: Node, value: Node, vec_tile, cube_tile) -> None:
+        if vec_tile is None:
+            vec_tile = fixpipe_tiles(value, cube_tile)
         if value.op == "matmul" and dst.attrs["buf"].dtype == value.dtype:
             mats = {value.uid: self.matmul_pass(value, cube_tile, vec_tile)}
             value = mats[value.uid]
@@ -554,6 +556,26 @@ class Lowerer:
             self.nest(shape, tm, tn, body)
         b.assign_addresses(b.tiles[first:])
         return leaf
+
+
+def fixpipe_tiles(value: Node, cube_tile) -> Optional[Tuple[int, int]]:
+    """The vector tiles of a matmul's epilogue when no ``set_vec_tile_shapes`` is in scope: a matmul
+    result that is scaled, biased, ReLU'd or converted on its way out (what the NPU's fixpipe does to
+    each [m, n] accumulator tile, so the official kernels set only cube tiles) is computed here by a
+    vector pass over tiles of the cube's L0 m x n shape.  None when ``value`` has no matmul or no cube
+    tiles are in scope."""
+    if cube_tile is None:
+        return None
+    todo, seen = [value], set()
+    while todo:
+        n = todo.pop()
+        if n.uid in seen or n.op == "gm":
+            continue
+        seen.add(n.uid)
+        if n.op == "matmul":
+            return (cube_tile["m"][0], cube_tile["n"][0])
+        todo.extend(n.inputs)
+    return None
 
 
 def _vector_tiles(vec_tile, rank: int, row_align: int):

@@ -63,6 +63,8 @@ def getitem(x, key) -> Tensor:
             starts.append(start)
             if is_static(stop) and is_static(dim):
                 sizes.append(min(stop, dim) - start)
+            elif k.stop is not None and is_static(immediate(stop - start)) and immediate(stop - start) == 1:
+                sizes.append(1)  # one index of a DYNAMIC dim ([0:1] of a [D, n] bias): one row, a broadcastable 1
             elif k.stop is not None:  # clipped at the end, as Python slices are (a loop's ragged last block);
                 # min(stop - start, dim - start) keeps both sides affine for the workspace bounds
                 sizes.append(immediate(sym_min(stop - start, dim - start)))
