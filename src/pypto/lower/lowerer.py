@@ -559,23 +559,17 @@ class Lowerer:
 
 
 def fixpipe_tiles(value: Node, cube_tile) -> Optional[Tuple[int, int]]:
-    """The vector tiles of a matmul's epilogue when no ``set_vec_tile_shapes`` is in scope: a matmul
-    result that is scaled, biased, ReLU'd or converted on its way out (what the NPU's fixpipe does to
-    each [m, n] accumulator tile, so the official kernels set only cube tiles) is computed here by a
-    vector pass over tiles of the cube's L0 m x n shape.  None when ``value`` has no matmul or no cube
-    tiles are in scope."""
+    """The vector tiles of a matmul's epilogue when no ``set_vec_tile_shapes`` is in scope: a product
+    that ``pypto.matmul`` itself biases, scales, ReLUs or converts on its way out (marked ``fixpipe``;
+    the NPU's fixpipe does that to each [m, n] accumulator tile, so the official kernels set only cube
+    tiles), stored as it is or converted, is computed by a vector pass over tiles of the cube's L0
+    m x n shape.  None otherwise: other vector work needs ``set_vec_tile_shapes``."""
     if cube_tile is None:
         return None
-    todo, seen = [value], set()
-    while todo:
-        n = todo.pop()
-        if n.uid in seen or n.op == "gm":
-            continue
-        seen.add(n.uid)
-        if n.op == "matmul":
-            return (cube_tile["m"][0], cube_tile["n"][0])
-        todo.extend(n.inputs)
-    return None
+    n = value
+    while not n.attrs.get("fixpipe") and n.op == "cast":
+        n = n.inputs[0]
+    return (cube_tile["m"][0], cube_tile["n"][0]) if n.attrs.get("fixpipe") else None
 
 
 def _vector_tiles(vec_tile, rank: int, row_align: int):

@@ -16,7 +16,7 @@ from pypto_pro.errors import KernelTypeError
 from pypto_pro.ir.types import RoundMode as CastMode
 
 from ..frontend.tracer import current_recorder
-from ..graph import Node
+from ..graph import Node, full_leaf, gm_leaf
 from ..symbolic import is_static
 from ..tensor import Tensor
 from .core import broadcast_shape, dims_agree, materialize, node_of, out, same_dim
@@ -66,9 +66,17 @@ def channel_scales(scale_tensor, n, batch=()) -> Tensor:
             (is_static(d) and d == 1) or dims_agree(d, b) for d, b in zip(lead, batch[len(batch) - len(lead):])):
         raise KernelTypeError(f"pypto.matmul extend_params scale_tensor must be a [1, {n}] UINT64/INT64 tensor "
                               f"(with optional leading batch dims), got {list(t.shape)} {t.dtype.name}")
+    whole = t.op == "gm" and not all(is_static(d) for d in t.shape)
+    src = out(full_leaf(t.attrs["buf"])) if whole else scale_tensor
     with cube_side_vec_tiles(None, "n"):
-        low = cast(cast(scale_tensor, dt.DT_INT64), dt.DT_INT32)  # integer narrowing wraps: the low word
-        return view(bitwise_and(low, -0x2000), dtype=dt.DT_FP32)  # 0xFFFFE000: sign, exponent, 10 mantissa bits
+        low = cast(cast(src, dt.DT_INT64), dt.DT_INT32)  # integer narrowing wraps: the low word
+        scales = view(bitwise_and(low, -0x2000), dtype=dt.DT_FP32)  # 0xFFFFE000: sign, exponent, 10 mantissa bits
+    if not whole:
+        return scales
+    # a window with a loop-dependent extent (the last block of N): the bits of the whole buffer are
+    # converted (a workspace of fixed extents) and the same window of them is read
+    a = t.attrs
+    return out(gm_leaf(node_of(scales).attrs["buf"], a["offsets"], a["axes"], t.shape))
 
 
 @contextlib.contextmanager
@@ -134,8 +142,18 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
     shape = tuple(batch) + (x.shape[-2], y.shape[-1])
     split_k_checks(len(shape), out_dtype, bias is not None or factor is not None or relu_type == ReLuType.RELU)
     if factor is not None or relu_type == ReLuType.RELU:
-        return _fixpipe(_with_bias(x, y, bias, shape, acc, acc), factor, relu_type, out_dtype)
-    return _with_bias(x, y, bias, shape, acc, out_dtype)
+        return _epilogue(_fixpipe(_with_bias(x, y, bias, shape, acc, acc), factor, relu_type, out_dtype))
+    return _epilogue(_with_bias(x, y, bias, shape, acc, out_dtype))
+
+
+def _epilogue(t: Tensor) -> Tensor:
+    """Mark a product that leaves the cube through the fixpipe (bias, scale, ReLU, conversion: the
+    node is not the bare ``matmul``): its vector pass may run on cube-sized tiles when the kernel set
+    no vector tiles (``lower/lowerer.py: fixpipe_tiles``), as the official kernels expect."""
+    n = node_of(t)
+    if n.op != "matmul":
+        n.attrs["fixpipe"] = True
+    return t
 
 
 def split_k_checks(rank: int, out_dtype: dt.DataType, fixpipe: bool) -> None:
