@@ -50,7 +50,7 @@ def _check_dims(dims) -> List[Any]:
 class Tensor:
     """A tensor annotation (``node is None``) or a recorded tensor value."""
 
-    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format", "data")
+    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format", "data", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, shape=None, dtype: Optional[DataType] = None, name: str = "",
@@ -327,7 +327,16 @@ def check_valid_regions(n: Node) -> None:
 
 
 def wrap(node: Node) -> Tensor:
-    return Tensor(_node=node)
+    """A computed value: tracked while recording, so a later write into a buffer it reads does not
+    change it (frontend/snapshots.py)."""
+    t = Tensor(_node=node)
+    if node.op != "gm":
+        from .frontend.tracer import _local
+
+        rec = getattr(_local, "recorder", None)
+        if rec is not None:
+            rec.live.track(t)
+    return t
 
 
 __all__ = ["Tensor", "TileOpFormat", "DYNAMIC", "DYN", "STATIC", "wrap"]

@@ -61,6 +61,7 @@ def _explore_paths(rec, lp: Loop, index: SymbolicScalar) -> Iterator[SymbolicSca
     buffers = [b for b in rec.session.temps] + list(getattr(rec, "params", ()))
     versions = [b.version for b in buffers]
     saved = (rec.decisions, rec.made)
+    live = list(rec.live.tensors)  # values made by one path are not live in the next
     pending: List[List[bool]] = [[]]
     merged: Optional[List[Any]] = None
     runs = 0
@@ -71,6 +72,7 @@ def _explore_paths(rec, lp: Loop, index: SymbolicScalar) -> Iterator[SymbolicSca
             if runs > MAX_PATHS:
                 raise KernelSyntaxError(f"more than {MAX_PATHS} runtime-branch paths in one pypto.loop body")
             rec.decisions, rec.made = pending.pop(), []
+            rec.live.reset(live)
             rec._var_count, rec._temp_count, rec.vec_tile, rec.cube_tile = start
             for b, v in zip(buffers, versions):
                 b.version = v

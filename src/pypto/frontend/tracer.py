@@ -22,6 +22,7 @@ from pypto_pro.errors import KernelError, KernelSyntaxError, KernelValueError, S
 from pypto_pro.ir import nodes as ir
 
 from ..graph import Branch, Buffer, Graph, Loop, Node, Store
+from .snapshots import LiveValues
 
 _local = threading.local()
 #: branches explored per recording before giving up (2**k paths for k runtime ifs)
@@ -100,6 +101,8 @@ class Recorder:
         self._temp_count = 0
         self.early_exit: Optional[SourceLoc] = None  # a pypto.loop whose body was left by break/return
         self.single_run = False  # the body runs once (with pypto.function): runtime ifs cannot be explored
+        self.live = LiveValues()  # computed tensors, to keep their values across writes (frontend/snapshots.py)
+        self.snapshotting = False
         self.exploring = 0  # ... except inside a pypto.loop, which then re-runs its body per path
 
     # ---------------------------------------------------------------- deterministic creation
@@ -130,6 +133,12 @@ class Recorder:
     def store(self, dst: Node, value: Node) -> None:
         """Record ``dst = value`` with the tile shapes in scope (the vec tile may still be unset: a
         statement that needs vector passes fails in the lowering) and the kernel line it came from."""
+        if not self.snapshotting:
+            self.snapshotting = True
+            try:
+                self.live.before_store(dst, value)
+            finally:
+                self.snapshotting = False
         self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile, caller_location()))
         dst.attrs["buf"].root.version += 1
 

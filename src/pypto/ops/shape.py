@@ -281,7 +281,9 @@ def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False)
     accepted (contiguous tensors are never copied anyway)."""
     n = node_of(x)
     shape = _infer_dim(list(shape), n.shape)
-    _only_full_valid_shape(valid_shape, shape, "pypto.reshape")
+    if valid_shape is not None and not (len(valid_shape) == len(shape) and
+                                        all(same_dim(v, d) for v, d in zip(valid_shape, shape))):
+        return _reshape_valid(x, n, shape, list(valid_shape))
     reported = reported_shape(n)
     if len(shape) == n.ndim and all(same_dim(a, b) for a, b in zip(shape, reported)):
         return x if isinstance(x, Tensor) else out(n)
@@ -291,6 +293,27 @@ def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False)
         raise KernelTypeError(f"pypto.reshape: cannot reshape {format_dims(n.shape)}{region}, {have} elements, into "
                               f"{format_dims(shape)}, {want} elements")
     return out(alias(n, shape))
+
+
+def _reshape_valid(x, n: Node, shape: List[Any], valid: List[Any]) -> Tensor:
+    """``pypto.reshape(x, shape, valid_shape=valid)`` of a clipped view: the data (``x``'s valid region,
+    row-major) seen as ``valid``, reporting ``shape`` (a view of ``shape`` clipped to ``valid``, as
+    ``pypto.view(..., valid_shape=)`` gives)."""
+    if len(valid) != len(shape):
+        raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} and shape {format_dims(shape)} "
+                              f"differ in rank")
+    valid = [immediate(v) for v in valid]
+    for v, d in zip(valid, shape):
+        if is_static(v) and is_static(d) and v > d:
+            raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} exceeds the shape "
+                                  f"{format_dims(shape)}")
+    have, want = numel(n.shape), numel(valid)
+    if is_static(have) and is_static(want) and have != want:
+        raise KernelTypeError(f"pypto.reshape: the valid region {format_dims(n.shape)}, {have} elements, cannot "
+                              f"be seen as valid_shape {format_dims(valid)}, {want} elements")
+    r = alias(n, valid)
+    r.attrs["view_shape"] = tuple(shape)
+    return out(r)
 
 
 def _infer_dim(shape: List[Any], dims: Sequence[Any]) -> List[Any]:
