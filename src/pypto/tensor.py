@@ -199,6 +199,13 @@ class Tensor:
             raise KernelTypeError(f"Tensor.move takes a tensor, got {type(value).__name__}")
         self.node = value._need_node()
 
+    def as_variable(self) -> None:
+        """Officially a ``SymbolicScalar`` method; a tensor reaches it where the official graph reads a
+        tensor element as a run-time scalar (``n = seq_lens[b]`` in a ``pypto.loop``, then a loop bound
+        or view offset).  Such value-dependent scalars are not implemented."""
+        raise NotImplementedError("value-dependent scalars: a tensor element read as a pypto.SymbolicScalar "
+                                  "(tensor[i] used as a loop bound or offset, then .as_variable())")
+
     def _bind_unshaped(self, key, value) -> bool:
         """``r = pypto.tensor()`` inside a kernel, then ``r.move(expr)`` / ``r[:] = expr``: ``r`` becomes
         ``expr`` (shape, dtype and valid region included); True when this happened."""
@@ -335,7 +342,7 @@ def wrap(node: Node) -> Tensor:
 
         rec = getattr(_local, "recorder", None)
         if rec is not None:
-            rec.live.track(t)
+            rec.live.track(t, rec)
     return t
 
 

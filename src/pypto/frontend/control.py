@@ -61,7 +61,7 @@ def _explore_paths(rec, lp: Loop, index: SymbolicScalar) -> Iterator[SymbolicSca
     buffers = [b for b in rec.session.temps] + list(getattr(rec, "params", ()))
     versions = [b.version for b in buffers]
     saved = (rec.decisions, rec.made)
-    live = list(rec.live.tensors)  # values made by one path are not live in the next
+    live = set(rec.live.tensors())  # values made by one path are not live in the next
     pending: List[List[bool]] = [[]]
     merged: Optional[List[Any]] = None
     runs = 0

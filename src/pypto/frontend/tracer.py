@@ -136,7 +136,7 @@ class Recorder:
         if not self.snapshotting:
             self.snapshotting = True
             try:
-                self.live.before_store(dst, value)
+                self.live.before_store(self, dst, value)
             finally:
                 self.snapshotting = False
         self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile, caller_location()))

@@ -106,9 +106,9 @@ def setitem(x, key, value) -> None:
         return
     n = node_of(x, "assignment target")
     if n.op != "gm" and isinstance(x, Tensor):
-        # a computed tensor is a tensor too: writing into it first gives it a workspace buffer holding
-        # its value, which the handle then names (later reads see the write)
-        x.node = n = materialize(n)
+        # a computed tensor is a tensor too: writing into it first gives it a workspace holding its
+        # value from where it was made (frontend/snapshots.py), which later reads see with the write
+        n = current_recorder().live.hold(current_recorder(), x)
     if n.op != "gm":
         raise KernelTypeError("only kernel parameters, pypto.tensor(...) buffers and their views can be assigned to")
     keys = key if isinstance(key, tuple) else (key,)
