@@ -189,6 +189,12 @@ class JitFunction:
 
     # ------------------------------------------------------------------ compile
     def _compile(self, tensors, specs, consts, options) -> Compiled:
+        if os.environ.get("PYPTO_ENABLE_KERNEL_BUNDLE") == "1":
+            from pypto_pro.npu import NpuOnlyFacilityError
+
+            raise NpuOnlyFacilityError("the kernel bundle (PYPTO_ENABLE_KERNEL_BUNDLE=1: NPU device binaries packed "
+                                       "into a .pyptokb for the C launch ABI)",
+                                       "unset PYPTO_ENABLE_KERNEL_BUNDLE to run the kernel on this machine")
         t0 = time.perf_counter()
         host = options["host"]
         session = Session(self.name)
