@@ -111,3 +111,14 @@ def test_a_tensor_element_as_a_runtime_scalar_is_not_implemented():
 
     with pytest.raises(NotImplementedError, match="value-dependent scalars"):
         per_row(torch.arange(4, dtype=torch.int32), torch.zeros(4, 32))
+
+
+def test_a_tensor_element_as_a_loop_bound_is_not_implemented():
+    @pypto.frontend.jit
+    def rows_from_data(lens: pypto.Tensor([4], I32), y: pypto.Tensor([4, 32], F32)):
+        pypto.set_vec_tile_shapes(4, 32)
+        for b in pypto.loop(lens[0]):
+            y[b:b + 1, :] = pypto.full([1, 32], 1.0, F32)
+
+    with pytest.raises(NotImplementedError, match="value-dependent scalars"):
+        rows_from_data(torch.arange(4, dtype=torch.int32), torch.zeros(4, 32))
