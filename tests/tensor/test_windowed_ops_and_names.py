@@ -122,3 +122,10 @@ def test_a_tensor_element_as_a_loop_bound_is_not_implemented():
 
     with pytest.raises(NotImplementedError, match="value-dependent scalars"):
         rows_from_data(torch.arange(4, dtype=torch.int32), torch.zeros(4, 32))
+
+
+def test_ready_on_host_tensors_takes_input_names():
+    pypto.set_runtime_options(ready_on_host_tensors=["block_table", "seq_lens"])
+    assert pypto.get_runtime_options()["ready_on_host_tensors"] == ["block_table", "seq_lens"]
+    with pytest.raises((TypeError, ValueError)):
+        pypto.set_runtime_options(ready_on_host_tensors=[1.5])
