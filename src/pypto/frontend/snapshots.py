@@ -97,7 +97,9 @@ class LiveValues:
             return n
         check_valid_regions(n)
         buf = rec.new_temp(n.shape, n.dtype)
-        store = Store(full_leaf(buf), n, None, None)
+        from .tracer import caller_location
+
+        store = Store(full_leaf(buf), n, None, None, caller_location())
         origin = self._origin(tensor)
         if origin is None:  # not made while recording this body: store it now
             rec.store(store.dst, n)
