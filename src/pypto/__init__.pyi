@@ -5,8 +5,10 @@ from pypto import distributed as distributed
 from pypto import error as error
 from pypto import experimental as experimental
 from pypto import frontend as frontend
+from pypto import nodeops as nodeops
 from pypto import pypto_impl as pypto_impl
 from pypto import runtime as runtime
+from pypto import state as state
 from pypto.converter import from_torch as from_torch
 from pypto.datatype import CachePolicy as CachePolicy
 from pypto.datatype import LogBaseType as LogBaseType

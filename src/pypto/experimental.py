@@ -38,6 +38,7 @@ from .ops.shape import permute, reshape, view
 from .stubs import not_implemented
 from .symbolic import SymbolicScalar, format_dims, is_static
 from .tensor import Tensor
+from . import state
 
 
 # ----------------------------------------------------------------------------------------- paged gathers
@@ -191,7 +192,7 @@ def online_softmax_update(previous_max, previous_sum, previous_output, current_m
 #: (row/column operands are [TR, 1] / [1, TC] tiles combined by expand ops), so either value is
 #: accepted, read back, and changes nothing.
 _OPERATION_DEFAULTS: Dict[str, bool] = {"combine_axis": False, "force_combine_axis": False}
-_OPERATION_GLOBAL: Dict[str, bool] = {}
+_OPERATION_GLOBAL: Dict[str, bool] = state.OPERATION_OPTIONS  # process-wide: state.py
 
 
 def _set_operation(what: str, values: Dict[str, Any]) -> None:
@@ -233,7 +234,7 @@ def get_operation_config() -> Dict[str, Any]:
 
 
 _RUNTIME_DEFAULTS: Dict[str, List[int]] = {"stitch_function_num_per_pool": [0, 0, 0]}
-_RUNTIME_GLOBAL: Dict[str, List[int]] = {}
+_RUNTIME_GLOBAL: Dict[str, List[int]] = state.RUNTIME_OPTIONS  # process-wide: state.py
 
 
 def set_runtime_options(*, stitch_function_num_per_pool: Optional[Sequence[int]] = None) -> None:

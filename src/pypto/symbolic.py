@@ -12,6 +12,7 @@ from typing import Dict, Optional, Tuple, Union
 from pypto_pro.dtypes import DT_BOOL, DT_INDEX, DT_INT64
 from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.ir import nodes as ir
+from . import state
 
 Number = Union[int, float, bool]
 
@@ -180,7 +181,7 @@ def affine_form(e: ir.Expr) -> Optional[Affine]:
 
 
 #: value ranges [lo, hi] of loop indices with fixed bounds (``pypto.loop(4)``: [0, 3]), for bounds()
-_LOOP_RANGES: "weakref.WeakKeyDictionary[ir.Var, Tuple[int, int]]" = weakref.WeakKeyDictionary()
+_LOOP_RANGES: "weakref.WeakKeyDictionary[ir.Var, Tuple[int, int]]" = state.LOOP_RANGES  # process-wide: state.py
 
 
 def note_loop_range(var: ir.Var, start, stop, step) -> None:

@@ -8,7 +8,7 @@ import contextlib
 import inspect
 import linecache
 import textwrap
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from pypto_pro.errors import KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc
 
@@ -16,6 +16,7 @@ from ..graph import Loop
 from ..symbolic import SymbolicScalar, is_static, note_loop_range, to_expr
 from ..options import bump_version
 from .tracer import caller_location, current_recorder, recording
+from .. import state
 
 
 def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
@@ -267,28 +268,7 @@ def cond(scalar):
     raise KernelTypeError(f"pypto.cond takes a bool, an int or a SymbolicScalar, got {type(scalar).__name__}")
 
 
-class _TileShapes:
-    """Tile shapes set outside a kernel: the defaults every later recording starts from (and part of
-    each kernel's cache key), plus the shapes set last anywhere, which the getters report outside a
-    kernel (the official examples read them back after a call)."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget every shape set (``pypto.reset_options()`` calls this too)."""
-        self.default_vec: Optional[Tuple[int, ...]] = None
-        self.default_cube: Optional[Dict[str, Tuple[int, ...]]] = None
-        self.last_vec: Optional[Tuple[int, ...]] = None
-        self.last_cube: Optional[Dict[str, Tuple[int, ...]]] = None
-        self.last_conv: Optional[Tuple[Any, Any, bool]] = None
-
-    def key(self) -> Tuple:
-        cube = tuple(sorted(self.default_cube.items())) if self.default_cube else None
-        return self.default_vec, cube
-
-
-TILE_SHAPES = _TileShapes()
+TILE_SHAPES = state.TILE_SHAPES  # tile shapes set outside a kernel (process-wide: state.py)
 
 
 def set_vec_tile_shapes(*dims: int) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from pypto_pro import dtypes as dt
 from pypto_pro.arch import resolve_arch
 from pypto_pro.errors import KernelError, KernelLaunchError, KernelRuntimeError, KernelSyntaxError
+from pypto_pro import backends
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, carried_as, declared_str, element_strides, is_torch_tensor
 from pypto_pro.runtime.fastpath import launch_environment
@@ -325,15 +326,14 @@ class JitFunction:
         return None
 
     def _freeze(self, program: LoweredProgram, backend: Optional[str], user, dyn):
-        """A frozen launcher repeating this call on the compiled cpu backend (False where the call
-        ran elsewhere: interp, sim, or the interpreter fallback of a kernel cpu cannot emit)."""
+        """A frozen launcher repeating this call on a backend that prepares kernels (cpu; False where the
+        call ran elsewhere: interp, sim, or the interpreter fallback of a kernel the backend cannot build)."""
         name = select_backend(backend)
-        if name != "cpu":
+        prepare = getattr(backends.get_backend(name), "prepare", None)
+        if prepare is None:
             return False
-        from pypto_pro.backends import cpu
-
         try:
-            compiled = cpu.prepare(program.kernel)
+            compiled = prepare(program.kernel)
         except NotImplementedError:
             return False
         arrays = program.bind(user, dyn)

@@ -13,7 +13,6 @@ import functools
 import linecache
 import os
 import sys
-import threading
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -22,10 +21,11 @@ from pypto_pro.dtypes import DT_INT64, DataType
 from pypto_pro.errors import KernelError, KernelSyntaxError, KernelValueError, SourceLoc
 from pypto_pro.ir import nodes as ir
 
+from .. import state
 from ..graph import Branch, Buffer, Graph, Loop, Node, Store
 from .snapshots import LiveValues
 
-_local = threading.local()
+_local = state.RECORDING  # the recording in progress, per thread (state.py)
 #: branches explored per recording before giving up (2**k paths for k runtime ifs)
 MAX_PATHS = 64
 

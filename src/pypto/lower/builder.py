@@ -175,10 +175,14 @@ class Builder:
     def op(self, name: str, result: Optional[ir.Var] = None, **kwargs) -> ir.OpStmt:
         """Append a checked op on the current side, preceded by a flag pair when the pipe changes."""
         stmt = self._raw(name, result, **kwargs)
-        if name in ("load", "getval"):
-            self._reads.add(self.buffers[kwargs["src"].index].root.uid)
-        elif name == "store" or (name == "setval" and isinstance(kwargs["dst"], ir.TensorParam)):
-            self._writes.add(self.buffers[kwargs["dst"].index].root.uid)
+        for p in stmt.op.params:  # the GM buffers the op reads / writes, by the roles of its tensor operands
+            value = kwargs.get(p.name)
+            if p.role and isinstance(value, ir.TensorParam):
+                uid = self.buffers[value.index].root.uid
+                if p.role != "out":
+                    self._reads.add(uid)
+                if p.role != "in":
+                    self._writes.add(uid)
         pipe = stmt.pipe
         if not stmt.op.descriptor_only and pipe != "S":
             self._order(pipe)

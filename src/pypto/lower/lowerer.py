@@ -14,6 +14,7 @@ from pypto_pro.errors import KernelError, KernelMemoryError, KernelSyntaxError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.types import MemorySpace
 
+from ..nodeops import NODE_OPS
 from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf
 from ..ops.core import dims_agree
 from ..symbolic import is_static, to_expr
@@ -169,7 +170,7 @@ class Lowerer:
     # ------------------------------------------------------------------ planning
     def plan(self, n: Node, shape: Sequence[Any], tr: int, tc: int, vec_tile, cube_tile, mats: Dict[int, Node],
              probe: Pass) -> None:
-        if n.uid in mats or n.op in ("gm", "full", "arange", "iota"):
+        if n.uid in mats or NODE_OPS[n.op].leaf:
             return
         key = (n.uid, tuple(map(repr, shape)))
         if key in probe.planned:  # a shared subexpression (deep DAGs such as gcd's unrolled steps)

@@ -8,6 +8,7 @@ import numpy as np
 from pypto_pro.errors import KernelLaunchError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.printer import format_kernel
+from pypto_pro.ir.verify import verify
 from pypto_pro.runtime.jit import execute, select_backend
 
 from ..graph import Buffer, Graph
@@ -53,7 +54,7 @@ class LoweredProgram:
     def __init__(self, graph: Graph, name: str, arch):
         self.graph = graph
         b = Lowerer(graph, name, arch).run()
-        self.kernel: ir.KernelIR = b.kernel()
+        self.kernel: ir.KernelIR = verify(b.kernel())  # the tile IR rules, before any backend sees it
         self.buffers: List[Buffer] = b.buffers
         self.dim_exprs = b.dim_exprs
 

@@ -189,6 +189,9 @@ class TileGroupDecl:
     mutex_ids: List[List[int]]
     cursor: Var
     loc: Optional[SourceLoc] = None
+    #: the slots were given explicit addresses (``addrs=[...]``) and may share bytes on purpose
+    #: (docs/language.md "Tile groups"); slots from a base address must not (ir/verify.py)
+    may_alias: bool = False
 
     @property
     def depth(self) -> int:

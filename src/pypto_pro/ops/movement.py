@@ -209,7 +209,7 @@ _STORE_KW = [Arg("relu_pre_mode", default=None, kw_only=True), In("scale", "any"
              Arg("phase", default=None, kw_only=True)]
 
 
-@op("store", [Out("dst", "tensor"), In("src"), Arg("offsets", "index_list")] + _STORE_KW, _store_pipe)
+@op("store", [Out("dst", "tensor"), In("src"), Arg("offsets", "index_list")] + _STORE_KW, _store_pipe, phased=True)
 class Store:
     """pl.store(tensor, src, offsets, *, relu_pre_mode=None, scale=None, order=None, atomic=AtomicNone, phase=None):
     tile -> GM; Vec sources on MTE3, Acc sources through the fixpipe (FIX) with dtype conversion, optional ReLU and
@@ -224,7 +224,8 @@ class Store:
         _store_run(ctx, a, tile_units=False)
 
 
-@op("store_tile", [Out("dst", "tensor"), In("src"), Arg("tile_offsets", "index_list")] + _STORE_KW, _store_pipe)
+@op("store_tile", [Out("dst", "tensor"), In("src"), Arg("tile_offsets", "index_list")] + _STORE_KW, _store_pipe,
+    phased=True)
 class StoreTile:
     """pl.store_tile(tensor, src, tile_offsets, ...): store with offsets in units of the tile's physical shape."""
 

@@ -49,7 +49,7 @@ def _access_check(c, a, name):
             c.fail(f"element indices must be integers, got {describe_value(i)}")
 
 
-@op("getval", [In("src", "tile_or_tensor"), Arg("index", "any")], "S")
+@op("getval", [In("src", "tile_or_tensor"), Arg("index", "any")], "S", element_of="src")
 class GetVal:
     """pl.getval(src, index) / src[i, j]: read one element of a Vec tile or GM tensor (row-major linear index)."""
 
@@ -71,7 +71,8 @@ class GetVal:
         return _py(view.read(view.shape[0], view.shape[1])[r, col], view.dtype)
 
 
-@op("setval", [Out("dst", "tile_or_tensor"), Arg("index", "any"), Arg("value", "scalar")], "S")
+@op("setval", [Out("dst", "tile_or_tensor"), Arg("index", "any"), Arg("value", "scalar")], "S",
+    element_of="dst")
 class SetVal:
     """pl.setval(dst, index, value) / dst[i, j] = value: write one element of a Vec tile or GM tensor."""
 
@@ -97,7 +98,8 @@ class SetVal:
         view.write(full, view.shape[0], view.shape[1])
 
 
-@op("set_validshape", [Arg("tile", "tile_or_group"), Arg("shape", "index_list")], "S", descriptor_only=True)
+@op("set_validshape", [Arg("tile", "tile_or_group"), Arg("shape", "index_list")], "S", descriptor_only=True,
+    cost="descriptor")
 class SetValidShape:
     """pl.set_validshape(tile_or_group, [rows, cols]): set the valid window (runtime values allowed, 1..shape);
     on a group every slot.  Later loads, vector ops, stores and matmuls use it."""
@@ -125,7 +127,7 @@ class SetValidShape:
             ctx.set_valid(d, rows, cols)
 
 
-@op("discard", [Arg("tile", "tile")], "S", descriptor_only=True, internal=True)
+@op("discard", [Arg("tile", "tile")], "S", descriptor_only=True, internal=True, cost="descriptor")
 class Discard:
     """discard(tile): the tile's contents become undefined (internal: the tensor-level lowering emits it
     after a tile's last use in a loop iteration).  Backends may then skip producing values nobody reads
@@ -213,7 +215,8 @@ def _prefix(ctx, loc):
     return f"[{ctx.stmt.loc.filename}:{ctx.stmt.loc.lineno}] " if loc and ctx.stmt.loc else ""
 
 
-@op("printf", [Arg("fmt"), Arg("args", "scalars", var=True), Arg("loc", default=False, kw_only=True)], "S")
+@op("printf", [Arg("fmt"), Arg("args", "scalars", var=True), Arg("loc", default=False, kw_only=True)], "S",
+    cost="debug_io")
 class Printf:
     """pl.printf(fmt, *args, loc=False): device printf (%d %i %u %x %f %p with flags/width/precision)."""
 
@@ -295,7 +298,8 @@ def _trap(ctx, a):
 
 @op("dump_data", [In("data", "tile_or_tensor"), Arg("offsets", "any", default=None),
                   Arg("shapes", "any", default=None), Arg("workspace", "any", default=None, kw_only=True),
-                  Arg("loc", default=False, kw_only=True), Arg("flag", default=None, kw_only=True)], "V")
+                  Arg("loc", default=False, kw_only=True), Arg("flag", default=None, kw_only=True)], "V",
+    cost="debug_io")
 class DumpData:
     """pl.dump_data(data, offsets=None, shapes=None, *, workspace=None, loc=False, flag=None): print a Vec/Acc tile
     or a GM tensor (or a window of it) to the kernel log."""

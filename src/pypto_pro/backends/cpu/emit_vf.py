@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...ir.optable import OPS
 from ...ops.vf import lanes, lanes_to_bits, pattern_lanes
 from ... import dtypes as dt
 from .codegen import KernelCodegen, c_type
+from .registry import register
 
 _BINARY = {"add": "OpAdd", "sub": "OpSub", "mul": "OpMul", "div": "OpDiv", "max": "OpMax", "min": "OpMin",
            "and_": "OpAnd", "or_": "OpOr", "xor": "OpXor", "exp_sub": "OpExpSub", "abs_sub": "OpAbsSub",
@@ -43,7 +43,7 @@ def _b(v) -> str:
 
 
 def _register(name: str, fn) -> None:
-    OPS[name].extras["cpp"] = fn
+    register(name, fn)
 
 
 def _create_mask(g, s):
