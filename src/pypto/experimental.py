@@ -31,7 +31,7 @@ from .ops.core import materialize, node_of, out, same_dim
 from .ops.elementwise import add, cast, exp, maximum, mul, sub
 from .ops.indexing import INDEX_DTYPES, index_select, numel
 from .ops.math import floor_div
-from .ops.matmul import default_cube_tiles, matmul
+from .ops.matmul import cube_side_vec_tiles, default_cube_tiles, matmul
 from .ops.reduce import amax
 from .ops.reduce import sum as _sum
 from .ops.shape import permute, reshape, view
@@ -93,13 +93,14 @@ def gather_in_l1(src, indices, block_table, block_size: int, size: int, is_b_mat
     for name, v in (("is_b_matrix", is_b_matrix), ("is_trans", is_trans)):
         if not isinstance(v, bool):
             raise KernelTypeError(f"{what}: {name} must be a bool, got {v!r}")
-    rows = _paged_rows(src, indices, block_table, block_size, what)
-    cols = s.shape[1]
     size = _int_arg(size, what, "size")
+    cols = s.shape[1]
     if is_static(cols) and size > cols:
         raise KernelValueError(f"{what}: size {size} exceeds the {cols} columns of src")
-    part = src if is_static(cols) and size == cols else view(src, [s.shape[0], size], [0, 0])
-    return index_select(part, 0, rows)
+    with cube_side_vec_tiles("k", "k"):  # the NPU gathers straight into L1: official kernels set cube tiles only
+        rows = _paged_rows(src, indices, block_table, block_size, what)
+        part = src if is_static(cols) and size == cols else view(src, [s.shape[0], size], [0, 0])
+        return index_select(part, 0, rows)
 
 
 def load(src, offsets) -> Tensor:

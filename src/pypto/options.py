@@ -127,7 +127,9 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
         "stitch_function_max_num": (128, _int_in(1, 1 << 20), "npu-knob"),
         "max_workspace_kb": (0, _int_in(0, 1 << 40), "honoured"),
         "valid_shape_optimize": (False, _is_bool, "npu-knob"),
-        "ready_on_host_tensors": ([], _int_list, "npu-knob"),
+        # the page: a list of input tensor names (ints, parameter positions, are accepted too)
+        "ready_on_host_tensors": ([], lambda v: isinstance(v, (list, tuple)) and all(
+            isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in v), "npu-knob"),
         "device_sched_parallelism": (1, _int_in(1, 8), "npu-knob"),
         "launch_sched_aicpu_num": (7, _int_in(1, 64), "npu-knob"),
         "launch_early_mode": (0, _int_in(0, 2), "npu-knob"),

@@ -25,6 +25,9 @@ def to_expr(value) -> ir.Expr:
         return value.expr
     if isinstance(value, ir.Expr):
         return value
+    if not isinstance(value, (int, float)) and type(value).__name__ == "Tensor":
+        raise NotImplementedError("value-dependent scalars: a tensor element used as a run-time scalar (a loop "
+                                  "bound, offset or shape read from tensor data)")
     return ir.const(value)
 
 

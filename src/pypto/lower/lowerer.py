@@ -7,7 +7,7 @@ and a runtime ``if`` an IR ``If``.  Matmuls become cube passes (GM -> Mat -> Lef
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelError, KernelMemoryError, KernelSyntaxError
@@ -297,6 +297,8 @@ class Lowerer:
 
     # ------------------------------------------------------------------ vector passes
     def vector_pass(self, dst: Node, value: Node, vec_tile, cube_tile) -> None:
+        if vec_tile is None:
+            vec_tile = fixpipe_tiles(value, cube_tile)
         if value.op == "matmul" and dst.attrs["buf"].dtype == value.dtype:
             mats = {value.uid: self.matmul_pass(value, cube_tile, vec_tile)}
             value = mats[value.uid]
@@ -581,6 +583,20 @@ class Lowerer:
             self.nest(shape, tm, tn, body)
         b.assign_addresses(b.tiles[first:])
         return leaf
+
+
+def fixpipe_tiles(value: Node, cube_tile) -> Optional[Tuple[int, int]]:
+    """The vector tiles of a matmul's epilogue when no ``set_vec_tile_shapes`` is in scope: a product
+    that ``pypto.matmul`` itself biases, scales, ReLUs or converts on its way out (marked ``fixpipe``;
+    the NPU's fixpipe does that to each [m, n] accumulator tile, so the official kernels set only cube
+    tiles), stored as it is or converted, is computed by a vector pass over tiles of the cube's L0
+    m x n shape.  None otherwise: other vector work needs ``set_vec_tile_shapes``."""
+    if cube_tile is None:
+        return None
+    n = value
+    while not n.attrs.get("fixpipe") and n.op == "cast":
+        n = n.inputs[0]
+    return (cube_tile["m"][0], cube_tile["n"][0]) if n.attrs.get("fixpipe") else None
 
 
 def _vector_tiles(vec_tile, rank: int, row_align: int):

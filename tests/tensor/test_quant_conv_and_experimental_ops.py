@@ -271,7 +271,8 @@ def test_dequantize_page():
     y1, y2, y3 = torch.empty(3, 4), torch.empty(3, 4), torch.empty(3, 4)
     dequantize_page(x, scale, zp, s1, y1, y2, y3)
     assert y1.tolist() == [[1.0, 2.0, 3.0, 4.0]] * 3
-    assert y2.tolist() == [[-1.0, 0.0, 1.0, 2.0]] * 3 and y3.tolist() == y2.tolist()
+    # (x - zero_points) * scale, as the official on-board test checks (the page prints x + zero_points)
+    assert y2.tolist() == [[3.0, 4.0, 5.0, 6.0]] * 3 and y3.tolist() == y2.tolist()
 
 
 @BOTH
@@ -293,7 +294,7 @@ def test_dequantize_random(shape, axis, dtype, asym):
     scale, zp = torch.rand(sshape, generator=g), torch.randint(-50, 50, sshape, generator=g).float()
     y = torch.empty(shape)
     dequantize_random(x, scale, zp, y)
-    want = ((x.float() + zp) if asym else x.float()) * scale
+    want = ((x.float() - zp) if asym else x.float()) * scale
     assert torch.equal(y, want)
 
 
@@ -305,7 +306,7 @@ def test_quantize_dequantize_round_trip():
                    back: pypto.Tensor()):
         pypto.set_vec_tile_shapes(8, 32)
         q = pypto.quantize(x, scale, pypto.DT_UINT8, -1, zp)
-        back[:] = pypto.dequantize(q, inv, pypto.DT_FP32, -1, pypto.neg(zp))
+        back[:] = pypto.dequantize(q, inv, pypto.DT_FP32, -1, zp)
 
     g = gen(6)
     x = torch.rand(8, 64, generator=g) * 2 - 1
