@@ -245,6 +245,7 @@ from pypto_pro.language.annotations import _DimMarker as _DimMarker
 
 DT_BF16: DataType
 DT_BOOL: DataType
+DT_DOUBLE: DataType
 DT_FP16: DataType
 DT_FP32: DataType
 DT_FP4E2M1: DataType
