@@ -260,13 +260,17 @@ class SlotRef(TileRef):
 
 @dataclass(eq=False)
 class SubRef(TileRef):
-    """``base[r0:r1, c0:c1]`` sharing the base buffer and row stride."""
+    """``base[r0:r1, c0:c1]`` sharing the base buffer and row stride.  Its valid window is the bounds clamped
+    to the base's valid window: the base's window now, or, when ``valid`` is set, the base's window
+    (rows, cols) as it was when the subview was made (a subview bound to a name is a new tile whose valid
+    shape a later ``pl.set_validshape`` of the base does not change)."""
 
     base: TileRef
     r0: Expr
     r1: Expr
     c0: Expr
     c1: Expr
+    valid: Optional[Tuple[Expr, Expr]] = None
 
     @property
     def decl(self) -> TileDecl:

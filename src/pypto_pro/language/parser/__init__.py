@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import enum
 import inspect
 import textwrap
@@ -448,6 +449,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
 
     def assign_name(self, name: str, value, node) -> None:
         value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
+        if isinstance(value, ir.SubRef) and value.valid is None:
+            # a named subview is a tile of its own: its valid window is fixed now (official semantics)
+            value = dataclasses.replace(value, valid=tuple(tile_valid_shape(self, value.base, node)))
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
