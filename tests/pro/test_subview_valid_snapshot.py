@@ -69,3 +69,45 @@ def test_named_subview_clamped_by_window_current_at_creation(backend, valid_rows
     want = out.copy()
     want[:valid_rows, :COLS // 2] = src[:valid_rows, :COLS // 2]
     np.testing.assert_array_equal(got, want)
+
+
+def set_window_of_named_subview(src: pl.Tensor[[ROWS, COLS], pl.DT_FP32], out: pl.Tensor[[ROWS, COLS], pl.DT_FP32],
+                                start: pl.Scalar[pl.DT_INT32], count: pl.Scalar[pl.DT_INT32]):
+    """Rows [start, start + count) move through a subview from row ``start`` whose window is set to
+    ``count`` rows; the whole tile's window is untouched by it."""
+    with pl.section_vector():
+        t = pl.make_tile(pl.TileType(shape=[ROWS, COLS], dtype=pl.DT_FP32, target_memory=VEC), addr=0)
+        part = t[start:, :]
+        pl.set_validshape(part, [count, COLS])
+        pl.load(part, src, [start, 0])
+        _sync(pl.PipeType.MTE2, pl.PipeType.MTE3, 0)
+        pl.store(out, part, [start, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("start,count", [(0, ROWS), (5, 4), (ROWS - 1, 1)])
+def test_set_validshape_of_named_subview(backend, start, count):
+    src = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    out = np.full((ROWS, COLS), -1.0, np.float32)
+    _, got, _, _ = run_on(set_window_of_named_subview, backend, src, out, start, count)
+    want = out.copy()
+    want[start:start + count] = src[start:start + count]
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_set_validshape_of_named_subview_beyond_its_shape(backend):
+    src = np.zeros((ROWS, COLS), np.float32)
+    with pytest.raises(pl.KernelRuntimeError, match=r"valid shape \[4, 32\] is outside the subview's shape \[2, 32\]"):
+        run_on(set_window_of_named_subview, backend, src, src.copy(), ROWS - 2, 4)
+
+
+def test_set_validshape_of_unnamed_subview_is_rejected():
+    def kernel(src: pl.Tensor[[ROWS, COLS], pl.DT_FP32]):
+        with pl.section_vector():
+            t = pl.make_tile(pl.TileType(shape=[ROWS, COLS], dtype=pl.DT_FP32, target_memory=VEC), addr=0)
+            pl.set_validshape(t[0:4, :], [2, COLS])
+            pl.load(t, src, [0, 0])
+
+    with pytest.raises(pl.KernelError, match="bound to a name first"):
+        run_on(kernel, "interp", np.zeros((ROWS, COLS), np.float32))

@@ -290,8 +290,13 @@ def _set_validshape(g, s):
         lines.append(f"  pto::set_valid(C, kTiles, {g.decl_index[t.tile.uid]}, r_, c_);")
     elif isinstance(t, ir.SlotRef):
         lines.append(f"  pto::set_valid(C, kTiles, {g.slot_index(t)}, r_, c_);")
-    else:
-        lines.append('  pto::fail(C, "set_validshape needs a whole tile or a tile group, not a subview");')
+    else:  # a named subview: check against its shape, then set its window variables
+        view, (vr, vc) = g.tile(t), t.valid
+        lines += [f"  const auto s_ = {view};",
+                  "  if (r_ < 1 || r_ > s_.rows || c_ < 1 || c_ > s_.cols)",
+                  '    pto::fail(C, "valid shape [%lld, %lld] is outside the subview\'s shape [%d, %d]", '
+                  "(long long)r_, (long long)c_, s_.rows, s_.cols);",
+                  f"  {g.var(vr)} = r_;", f"  {g.var(vc)} = c_;"]
     lines.append("}")
     return "\n".join(lines)
 

@@ -450,8 +450,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
     def assign_name(self, name: str, value, node) -> None:
         value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
         if isinstance(value, ir.SubRef) and value.valid is None:
-            # a named subview is a tile of its own: its valid window is fixed now (official semantics)
-            value = dataclasses.replace(value, valid=tuple(tile_valid_shape(self, value.base, node)))
+            # a named subview is a tile of its own: its valid window is fixed now (official semantics) and
+            # lives in two variables that pl.set_validshape of the name sets
+            value = dataclasses.replace(value, valid=tuple(tile_valid_shape(self, value, node)))
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
