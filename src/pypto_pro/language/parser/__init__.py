@@ -32,6 +32,7 @@ from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
 from .packed_alias import check_packed_alias
+from ..vf import Vf
 from ..vf.frontend import vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
@@ -446,6 +447,8 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             return scope.globals[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
+        if name == "vf":  # officially `vf.<op>` names the VF namespace by its spelling, imported or not
+            return Vf
         raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
 
     def assign_name(self, name: str, value, node) -> None:
