@@ -12,6 +12,8 @@ $(VENV)/.installed: pyproject.toml
 	# torch first and pinned: an unpinned torch would pull a multi-GB CUDA build
 	$(PIP) install --quiet "torch==2.13.0"
 	$(PIP) install --quiet -e ".[test,plot]"
+	# once per install: the cpu backend's runtime library and precompiled tile header (per-user cache)
+	$(PY) -m pypto_pro.backends.cpu
 	touch $@
 
 venv: $(VENV)/.installed
@@ -22,7 +24,10 @@ demo: venv
 # The whole suite runs on the default backend (the compiled cpu backend where a C++ compiler exists);
 # the tile-level suite runs a second time on the numpy reference interpreter, the oracle.
 # Compiled kernels are kept in build/test-cache (content-addressed, see tests/conftest.py): the first run
-# compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.
+# compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.  Kernels
+# compile from the precompiled tile header that `make venv` builds with the runtime library (per-user cache).
+# Op x dtype matrices (marker cpu_sample) run whole on the interpreter pass and as a covering cross-section
+# on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.
 test: venv
 	$(PY) -m pytest -q -n 2 tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro

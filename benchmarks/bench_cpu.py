@@ -144,10 +144,10 @@ def compiled_without_fusion(kernel, *args) -> None:
             os.environ["PYPTO_CPU_FUSION"] = old
 
 
-def mm_kernel(dt):
-    TM, TK, TN = 128, 128, 128
+def mm_kernel(dt, TM: int = 128, TK: int = 128, TN: int = 128):
+    """C = A @ B over TM x TN output tiles, K in TK steps through L1 (Mat) and L0 (Left/Right)."""
 
-    @pl.jit(backend="cpu", name=f"mm_{dt.name}")
+    @pl.jit(backend="cpu", name=f"mm_{dt.name}_{TM}x{TK}x{TN}")
     def mm(a: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt], b: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt],
            c: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]):
         m, k, n = a.shape[0], a.shape[1], b.shape[1]

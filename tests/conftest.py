@@ -14,13 +14,21 @@ from pathlib import Path
 
 import pytest
 
+from cpu_sampling import MARK as CPU_SAMPLE, deselect_cpu_cross_section
+
 TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", f"{CPU_SAMPLE}: a parametrized matrix that runs whole on the interpreter and "
+                                       "as a covering cross-section on cpu (tests/cpu_sampling.py)")
     if "PYPTO_BUILD_DIR" not in os.environ:
         os.environ["PYPTO_BUILD_DIR"] = str(TEST_BUILD_CACHE)
         config._pypto_own_build_dir = True
+
+
+def pytest_collection_modifyitems(config, items):
+    deselect_cpu_cross_section(config, items)
 
 
 def pytest_unconfigure(config):

@@ -1,4 +1,4 @@
-"""``pypto.Element(dtype, value)``: a scalar with a declared dtype (API.md B4 ``where``).
+"""``pypto.Element(dtype, value)``: a scalar with a declared dtype (docs/tensor.md "Ops" ``where``).
 
 An Element is a Python ``float`` / ``int`` / ``bool`` subclass carrying ``dtype``, so every op that
 takes a scalar operand takes an Element unchanged; its value is converted to the dtype once, at

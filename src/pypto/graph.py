@@ -53,6 +53,16 @@ class Node:
     dtype: DataType
     attrs: Dict[str, Any] = field(default_factory=dict)
     uid: int = field(default_factory=lambda: next(_uids))
+    #: the kernel line that computed it (recorded nodes other than GM reads; None otherwise): the
+    #: lowering labels the tile ops of the node with it, so a value materialised for a later
+    #: statement is reported at the line that wrote it
+    loc: Optional[Any] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.op != "gm" and self.loc is None:
+            from .frontend.tracer import recording_location
+
+            self.loc = recording_location(skip=3)  # past __post_init__ and the generated __init__
 
     @property
     def ndim(self) -> int:
@@ -113,38 +123,3 @@ class Graph:
     params: List[Buffer]
     body: List[Any]
     temps: List[Buffer]
-
-
-def format_graph(g: Graph) -> str:
-    """A readable dump of the recorded tensor graph (``dump_pass_graph``)."""
-    lines = ["graph(" + ", ".join(f"{b.name}: {b.dtype.name}{list(b.shape)}" for b in g.params) + ")"]
-    seen: Dict[int, str] = {}
-
-    def expr(n: Node) -> str:
-        if n.uid in seen:
-            return seen[n.uid]
-        if n.op == "gm":
-            a = n.attrs
-            text = f"{a['buf'].name}@{list(a['offsets'])}{list(n.shape)}"
-        else:
-            extra = {k: v for k, v in n.attrs.items() if k not in ("buf",)}
-            text = f"{n.op}({', '.join(expr(i) for i in n.inputs)}{', ' + repr(extra) if extra else ''})"
-        seen[n.uid] = text
-        return text
-
-    def block(stmts, depth):
-        pad = "  " * depth
-        for s in stmts:
-            if isinstance(s, Store):
-                lines.append(f"{pad}{expr(s.dst)} = {expr(s.value)}")
-            elif isinstance(s, Loop):
-                lines.append(f"{pad}loop {s.var!r} in range({s.start!r}, {s.stop!r}, {s.step!r}):")
-                block(s.body, depth + 1)
-            elif isinstance(s, Branch):
-                lines.append(f"{pad}if {s.cond!r}:")
-                block(s.then or [], depth + 1)
-                lines.append(f"{pad}else:")
-                block(s.orelse or [], depth + 1)
-
-    block(g.body, 1)
-    return "\n".join(lines)

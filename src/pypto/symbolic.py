@@ -95,6 +95,13 @@ class SymbolicScalar:
 
         return current_recorder().branch(self)
 
+    def __float__(self) -> float:
+        if isinstance(self.expr, ir.Const):
+            return float(self.expr.value)
+        from .slips import no_float
+
+        raise no_float()
+
     def __index__(self):
         raise KernelTypeError("a SymbolicScalar (a DYNAMIC dim or loop index) has no value while recording, so "
                               "Python's range() and indexing cannot use it: loop with pypto.loop(...), use it in "

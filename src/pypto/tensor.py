@@ -142,7 +142,33 @@ class Tensor:
         return f"pypto.Tensor({[getattr(d, 'expr', d) for d in self.shape]}, {self.dtype.name})"
 
     def __bool__(self):
-        raise TypeError("a pypto.Tensor has no truth value while recording; compare scalars, or use pypto.where")
+        from .slips import no_truth_value
+
+        raise no_truth_value()
+
+    # torch / numpy functions on a recorded tensor: say which pypto op to call (pypto/slips.py)
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        from .frontend.tracer import recording
+        from .slips import torch_function_error
+
+        if not recording() or getattr(func, "__name__", "").startswith("__"):
+            return NotImplemented  # torch's own TypeError; a dunder operator falls back to ours (__radd__, ...)
+        raise torch_function_error(func)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .slips import numpy_ufunc
+
+        return numpy_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        if self.data is not None:  # pypto.from_torch(t) outside a kernel: its host tensor
+            from .converter import host_array
+
+            return host_array(self, "pypto.Tensor")
+        from .slips import no_array
+
+        raise no_array()
 
     # operators ---------------------------------------------------------------
     def __add__(self, o): return _ops().add(self, o)

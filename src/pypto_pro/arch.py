@@ -1,4 +1,4 @@
-"""Architecture descriptions as data (API.md A2, DESIGN.md "Arch descriptions are data").
+"""Architecture descriptions as data (docs/language.md "Tiles", docs/architecture.md).
 
 One table per arch gives memory capacities, address alignments and the core topology.  The
 verifier, every backend and (later) the cost model read these tables, so a kernel that overflows
@@ -66,7 +66,7 @@ DEFAULT_ARCH = "a5"
 
 
 def resolve_arch(arch) -> ArchSpec:
-    """``None``/``"auto"`` -> ``$PYPTOPRO_JIT_ARCH`` -> ``"a5"`` (API.md C1)."""
+    """``None``/``"auto"`` -> ``$PYPTOPRO_JIT_ARCH`` -> ``"a5"`` (docs/contract.md "Backends and their selection")."""
     if arch in (None, "auto"):
         arch = os.environ.get("PYPTOPRO_JIT_ARCH") or DEFAULT_ARCH
     if isinstance(arch, ArchSpec):

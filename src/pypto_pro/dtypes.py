@@ -14,6 +14,15 @@ import numpy as np
 
 from . import lowprec
 
+#: fp32 -> fp16 with numpy's bits through compiled code (backends/interp/f16.py), once enabled
+_f16_encode: Optional[Callable[[np.ndarray], np.ndarray]] = None
+
+
+def set_f16_encoder(encode: Optional[Callable[[np.ndarray], np.ndarray]]) -> None:
+    """Encode fp32 arrays of at least 256 elements to fp16 with ``encode`` (numpy's bits), None: numpy."""
+    global _f16_encode
+    _f16_encode = encode
+
 
 class DataType:
     """A PyPTO element type: name, width in bits, category and storage numpy dtype."""
@@ -88,7 +97,10 @@ class DataType:
         if self.codec is not None:
             values = np.asarray(values)
             return values if values.dtype == self.np_dtype else self.codec[1](values)
-        return np.asarray(values).astype(self.require_numpy())
+        values = np.asarray(values)
+        if _f16_encode is not None and self.name == "FP16" and values.dtype == np.float32 and values.size >= 256:
+            return _f16_encode(values)
+        return values.astype(self.require_numpy())
 
     def require_numpy(self) -> np.dtype:
         if self.np_dtype is None:
@@ -139,7 +151,7 @@ ALL_DTYPES = [
 ]
 _BY_NAME = {dt.name: dt for dt in ALL_DTYPES + [DT_INDEX]}
 
-#: Storage-only formats: no vector arithmetic on them (API.md A2).
+#: Storage-only formats: no vector arithmetic on them (docs/language.md "Tiles").
 STORAGE_ONLY = frozenset(
     ["INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP4E2M1", "FP4E1M2", "HF4", "HF8"]
 )
@@ -149,7 +161,7 @@ INT_VECTOR = (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UIN
 
 
 #: 4-bit float formats whose GM tensors hold two codes per byte (element 2i in the low nibble of byte i):
-#: their tensor arguments are ``uint8`` arrays whose last dimension counts bytes (API.md: MXFP4 data)
+#: their tensor arguments are ``uint8`` arrays whose last dimension counts bytes (docs/language.md, MX matmul)
 PACKED_GM = frozenset(["FP4E2M1", "FP4E1M2", "FP4"])
 
 

@@ -1,4 +1,4 @@
-"""The project's error hierarchy (API.md C2).
+"""The project's error hierarchy (docs/contract.md "Errors").
 
 Every problem a kernel developer can cause is reported as a subclass of :class:`KernelError`.
 Errors tied to kernel code carry the kernel name and a :class:`SourceLoc` so the message shows

@@ -417,7 +417,7 @@ def test_gm_windows_1d(windows, worker, p):
 # ------------------------------------------------------------------------------------------------
 # tile capacity and alignment (checked when the tile is declared, before anything runs)
 # ------------------------------------------------------------------------------------------------
-#: per arch: space -> (capacity in bytes, address alignment), from API.md A2 and docs/language.md
+#: per arch: space -> (capacity in bytes, address alignment), from docs/language.md "Tiles"
 MEMORY = {
     "a2": {"Vec": (196608, 32), "Mat": (524288, 32), "Left": (65536, 512), "Right": (65536, 512),
            "Acc": (131072, 64)},

@@ -93,6 +93,7 @@ def k(x: pl.Tensor[[8, 64], pl.DT_@D@], out: pl.Tensor[[@R2@, @C2@], pl.DT_@D@],
 """
 
 
+@pytest.mark.cpu_sample(pairs=True)
 @pytest.mark.parametrize("mode", ["NORMAL", "EXPAND", "INPLACE"])
 @pytest.mark.parametrize("pad", ["zero", "max", "min"])
 @pytest.mark.parametrize("dtype", ALL)
@@ -207,6 +208,7 @@ def k(x: pl.Tensor[[16, 64], pl.DT_@D@], y: pl.Tensor[[16, 64], pl.DT_@D@], z: p
 """
 
 
+@pytest.mark.cpu_sample(pairs=True)
 @pytest.mark.parametrize("op", ["partadd", "partmax", "partmin", "partmul"])
 @pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16", "INT32", "INT16", "INT8"])
 @pytest.mark.parametrize("windows", [(16, 64, 16, 64), (10, 30, 12, 20), (3, 64, 16, 5)])
@@ -245,6 +247,7 @@ CASTS = [("FP32", "FP16", m) for m in ("CAST_RINT", "CAST_ROUND", "CAST_FLOOR", 
          ("INT32", "INT16", "CAST_NONE"), ("INT16", "FP16", "CAST_CEIL")]
 
 
+@pytest.mark.cpu_sample(pairs=True)
 @pytest.mark.parametrize("op", ["add_relu_cast", "sub_relu_cast", "mul_cast"])
 @pytest.mark.parametrize("src_t,dst_t,mode", CASTS)
 def test_fused_cast_ops(tmp_path, op, src_t, dst_t, mode):

@@ -452,7 +452,7 @@ def whole_fractal_mat_group(x: pl.Tensor[[16, 32], FP16], y: pl.Tensor[[16, 32],
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_group_slots_of_padded_fractal_tiles_must_not_overlap(backend):
     """A [16,8] FP16 NZ tile pads its rows to the 16-element run (512 bytes), but its slots are
-    prod(shape) x 2 = 256 bytes apart (API.md A3): loading slot 1 would overwrite slot 0."""
+    prod(shape) x 2 = 256 bytes apart (docs/language.md "Tiles"): loading slot 1 would overwrite slot 0."""
     with pytest.raises(KernelMemoryError, match="overlap: .* occupies 512 bytes .* 256 bytes apart") as e:
         launch(padded_mat_group, backend, rand((16, 8), np.float16), rand((16, 8), np.float16))
     assert_points_at(e.value, "slots", "padded_mat_group")
@@ -556,7 +556,7 @@ def printf_fp16(x: pl.Tensor[[1, 16], pl.DT_FP16]):
 
 
 def test_printf_f_needs_fp32():
-    """API.md A9: %f takes FP32 only (a 16-bit float is cast first)."""
+    """docs/language.md "SPMD, sections, synchronisation": %f takes FP32 only (a 16-bit float is cast first)."""
     with pytest.raises(KernelTypeError, match="%f needs an FP32 value, got FP16") as e:
         launch(printf_fp16, "interp", np.zeros((1, 16), np.float16))
     assert_points_at(e.value, "printf", "printf_fp16")

@@ -1,4 +1,4 @@
-"""Details of the tile-level contract (API.md A1-A9, C2) that acceptance probing found unmet: runtime tile
+"""Details of the tile-level contract (docs/language.md, docs/contract.md) that acceptance probing found unmet: runtime tile
 group indices, the a5 Left/Right/Acc layouts, ``make_tile(size=)``, bool mutex ids, fillpad's address rules,
 the fixpipe's BF16 + scale refusal, torch E8M0 arguments, deadlock locations and signature errors with
 file:line.  Behaviour is checked on every backend where it runs code."""
@@ -42,7 +42,7 @@ def rotating_slots(x: pl.Tensor[[64, 64], pl.DT_FP32], y: pl.Tensor[[64, 64], pl
 
 
 def test_tile_group_index_may_be_a_runtime_value(backend):
-    """API.md A3: ``g[i]`` is slot i with the cursor untouched; only a constant i is checked at compile time.
+    """docs/language.md: ``g[i]`` is slot i with the cursor untouched; only a constant i is checked at compile time.
     Under auto_mutex the slots' ids still order the reuse (the simulator sees no race)."""
     x = np.random.default_rng(0).random((64, 64), np.float32)
     y = np.zeros_like(x)
@@ -83,7 +83,7 @@ def _declare(ttype_kwargs, arch="a5", **make_kwargs):
 
 
 def test_zz_left_tiles_are_a2_a3_only():
-    """API.md A3: Left is ZZ on a2/a3 and NZ on a5; ZZ/NN are rejected for Left/Right/Acc on a5."""
+    """docs/language.md "Tiles": Left is ZZ on a2/a3 and NZ on a5; ZZ/NN are rejected for Left/Right/Acc on a5."""
     left_zz = dict(shape=[16, 16], dtype=pl.DT_FP16, target_memory=M.Left, layout=pl.ZZ)
     _declare(left_zz, arch="a3")
     with pytest.raises(KernelTypeError, match="layout ZZ is not legal for a Left tile on arch a5"):
@@ -129,7 +129,7 @@ def _fillpad(mode, same_address: bool):
 
 
 def test_fillpad_modes_fix_the_addresses():
-    """API.md A4: NORMAL writes another tile of the same shape, INPLACE the same tile (same address)."""
+    """docs/language.md: NORMAL writes another tile of the same shape, INPLACE the same tile (same address)."""
     expected = np.zeros((16, 16), np.float32)
     expected[:8, :8] = 1
     np.testing.assert_array_equal(_fillpad(pl.FillPadMode.NORMAL, same_address=False), expected)
@@ -161,7 +161,7 @@ def _matmul_store(out_dtype, scale):
 
 
 def test_fixpipe_refuses_a_scaled_bf16_output():
-    """API.md A4: "UINT8 output and FP32/INT32->BF16 with scale are rejected"; unscaled BF16 and scaled FP16
+    """docs/language.md: "UINT8 output and FP32/INT32->BF16 with scale are rejected"; unscaled BF16 and scaled FP16
     are fine."""
     assert float(_matmul_store(pl.DT_BF16, None)[0, 0]) == 16
     assert float(_matmul_store(pl.DT_FP16, 0.5)[0, 0]) == 8
@@ -192,7 +192,7 @@ def test_torch_e8m0_tensors_are_accepted_zero_copy(backend):
 
 # ----------------------------------------------------------------------------- locations of errors
 def test_deadlock_report_places_every_blocked_core(backend):
-    """API.md C2: file:line plus the source line, also for cores blocked on cross-core events and sync_all."""
+    """docs/contract.md: file:line plus the source line, also for cores blocked on cross-core events and sync_all."""
     def lonely(x: pl.Tensor[[16, 64], pl.DT_FP32]):
         with pl.section_vector():
             if pl.get_block_idx() == 0:

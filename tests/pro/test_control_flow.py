@@ -1,4 +1,4 @@
-"""Kernel-body control flow and SPMD (API.md A1, A3, A7, A8, A9, C1): runtime/compile-time loops and
+"""Kernel-body control flow and SPMD (docs/language.md, docs/contract.md): runtime/compile-time loops and
 branches, scalars, inlined helpers, tile-group cursors, core numbering, cross-core events,
 barriers, deadlocks, printf and pto_assert.  Scalars are observed by writing them into GM tensors
 (``out[i] = v``)."""
@@ -464,7 +464,7 @@ def c_printer(n: int, z: int, m: pl.DT_INT32, h: pl.DT_INT16):
 
 
 def test_printf_follows_c_not_python(capfd):
-    """API.md A9's grammar is C's: '0' is ignored with a precision, '.0' prints nothing for 0, '#x' adds no
+    """docs/language.md: printf's grammar is C's: '0' is ignored with a precision, '.0' prints nothing for 0, '#x' adds no
     0x to 0, '+'/space only sign %d/%i, %u/%x of a narrower-than-64-bit value wrap at 32 bits (C's default
     promotion to int), %p prints 0x like glibc.  Expected strings are what gcc's printf prints."""
     c_printer(42, 0, -1, -2)

@@ -1,4 +1,4 @@
-"""Cube ops (API.md A6): matmul / matmul_acc per dtype pair, bias, K accumulation, fixpipe stores
+"""Cube ops (docs/language.md): matmul / matmul_acc per dtype pair, bias, K accumulation, fixpipe stores
 (relu_pre_mode, scale, narrowing) and the static errors of the cube path.
 
 Exactness: with integer-valued inputs every product and partial sum is exact in the FP32/INT32

@@ -1,4 +1,4 @@
-"""The error classes of API.md C2 that apply before or while a kernel runs.
+"""The error classes of docs/contract.md "Errors" that apply before or while a kernel runs.
 
 Every error tied to kernel code must name the kernel file, the line number and show the offending
 source line; each offending line below carries a unique ``# E:<tag>`` marker so the test can find

@@ -229,6 +229,7 @@ def test_fp16_output_overflows_to_infinity(backend):
 
 
 # ----------------------------------------------------------------------------------------------------- scale forms
+@pytest.mark.cpu_sample
 @pytest.mark.parametrize("form", ["const", "value", "bits32", "bits64"])
 @pytest.mark.parametrize("relu", [False, True], ids=["plain", "relu"])
 def test_per_tensor_scale_forms_store_int8(backend, form, relu):
@@ -312,6 +313,7 @@ def test_trans_quant_words_format():
     assert [(int(w) >> 37) & 0x1FF for w in with_offset] == [0x1FD, 0xFF, 2]
 
 
+@pytest.mark.cpu_sample
 @pytest.mark.parametrize("out_dtype", [INT8, FP16, FP32], ids=lambda d: d.name)
 @pytest.mark.parametrize("path", ["store", "store_tile", "move"])
 def test_per_channel_scales(backend, out_dtype, path):

@@ -184,6 +184,7 @@ FOLD_SHAPES = [[256, 384], [4, 64, 128], [2, 3, 64, 256], [257, 300], [130, 127]
                [1, 1, 1, 70]]
 
 
+@pytest.mark.cpu_sample
 @pytest.mark.parametrize("shape", FOLD_SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("op", sorted(FOLD_OPS))
 def test_tiling_arrays_fold_any_rank_and_tails(backend, shape, op):

@@ -221,6 +221,7 @@ def window_of_a_group(x: pl.Tensor[[48, 64], pl.DT_FP16], r: pl.DT_INT64, c: pl.
         pl.store(y, t, [0, 0])
 
 
+@pytest.mark.cpu_sample
 @pytest.mark.parametrize("on_group", [False, True], ids=["tile", "group"])
 @pytest.mark.parametrize("r,c", [(1, 16), (19, 40), (32, 64)])
 def test_set_validshape_limits_load_and_store(backend, on_group, r, c):

@@ -1,4 +1,4 @@
-"""Data movement (API.md A4): load/store addressing, tails, subviews, aliasing, move paths,
+"""Data movement (docs/language.md "Semantics of ops"): load/store addressing, tails, subviews, aliasing, move paths,
 insert, fillpad, bounds checks and zero-copy torch/numpy arguments."""
 import numpy as np
 import pytest

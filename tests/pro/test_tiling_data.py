@@ -1,4 +1,4 @@
-"""TilingData parameters (API.md A1): a trailing dataclass whose fields are runtime scalars."""
+"""TilingData parameters (docs/language.md): a trailing dataclass whose fields are runtime scalars."""
 from dataclasses import dataclass
 
 import numpy as np

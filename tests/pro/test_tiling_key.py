@@ -1,4 +1,4 @@
-"""Tiling keys (API.md A1, tutorials/.../tiling_key.md): ``@pl.jit(tiling_key=Schema)`` compiles one specialised
+"""Tiling keys (docs/language.md, tutorials/.../tiling_key.md): ``@pl.jit(tiling_key=Schema)`` compiles one specialised
 kernel per concrete key, chosen at launch with ``kernel[stream, block_dim, {field: value}]``."""
 import numpy as np
 import pytest

@@ -295,6 +295,7 @@ PART = {"partadd": (_partadd, np.add), "partmax": (_partmax, np.maximum), "partm
         "partmul": (_partmul, np.multiply)}
 
 
+@pytest.mark.cpu_sample
 @pytest.mark.parametrize("op", sorted(PART))
 @pytest.mark.parametrize("second_rows", [5, 16])
 def test_part_ops_combine_where_both_are_valid(backend, op, second_rows):

@@ -1,4 +1,4 @@
-"""Every vector op of the op table against numpy, per supported dtype (API.md A5).
+"""Every vector op of the op table against numpy, per supported dtype (docs/language.md "Semantics of ops").
 
 Tolerances.  The contract (docs/architecture.md "Semantics") is that fp16/bf16 are computed in
 fp32 and rounded once per op and that integers wrap.  So every arithmetic op is compared
@@ -31,6 +31,10 @@ SIGNED = [d for d in ARITH if d.kind != "uint"]
 ROW_REDUCE = [pl.DT_INT16, pl.DT_INT32, pl.DT_INT64, pl.DT_UINT64, pl.DT_FP16, pl.DT_FP32]
 F16_F32 = [pl.DT_FP16, pl.DT_FP32]
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)
+
+#: the op x dtype matrices run whole on the interpreter and as a covering cross-section on cpu (every op and
+#: every dtype at least once; tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu too
+pytestmark = pytest.mark.cpu_sample
 
 
 def ids(dtypes):
@@ -544,7 +548,7 @@ def test_row_reduction_with_infinities_and_signed_zero():
 
 
 def test_argmax_ties_take_the_first_index():
-    """Decision (API.md: tie rule unverified): the first occurrence wins, as in numpy."""
+    """Decision (the official material states no tie rule): the first occurrence wins, as in numpy."""
     x = np.zeros((8, C), np.float32)
     x[:, 10] = x[:, 20] = 5.0
     x[:, 30] = x[:, 40] = -5.0
@@ -803,7 +807,7 @@ PADS = {pl.TilePad.zero: (0, 0), pl.TilePad.max: (np.inf, np.iinfo(np.int32).max
 @pytest.mark.parametrize("pad", list(PADS), ids=lambda p: p.name)
 @pytest.mark.parametrize("dtype", [pl.DT_FP32, pl.DT_FP16, pl.DT_INT32], ids=["FP32", "FP16", "INT32"])
 def test_fillpad_normal(pad, dtype):
-    """Decision (API.md: unverified): float max/min pads are +-inf, int pads the dtype's max/min."""
+    """Decision (the official material is silent): float max/min pads are +-inf, int pads the dtype's max/min."""
     def body(o, i, s):
         pl.fillpad(o[0], i[0])
 

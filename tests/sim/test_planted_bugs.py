@@ -248,7 +248,7 @@ def test_cross_core_wait_without_set_is_a_deadlock():
     x, y = _data()
     with pytest.raises(KernelDeadlockError, match="wait_cross_core") as info:
         cross_wait_unmatched(x, y)
-    # every blocked core's wait is placed at file:line with its source (API.md C2)
+    # every blocked core's wait is placed at file:line with its source (docs/contract.md "Errors")
     assert "test_planted_bugs.py:" in str(info.value)
     assert "pl.system.wait_cross_core(pipe=P.MTE2, event_id=4)" in str(info.value)
     assert info.value.loc is not None and info.value.loc.source_line.strip().startswith("pl.system.wait_cross_core")

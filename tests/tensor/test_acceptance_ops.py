@@ -1,4 +1,4 @@
-"""Ops found wrong by acceptance testing (API.md B4, torch semantics), compared with torch:
+"""Ops found wrong by acceptance testing (docs/tensor.md "Ops", torch semantics), compared with torch:
 
 * ``pow`` / ``**`` of negative bases (integer-valued float and negative exponents gave NaN), tensor
   exponents and scalar bases, and ``pow``'s ``precision_type`` argument;
@@ -350,7 +350,7 @@ ARG_CASES = [
 @pytest.mark.parametrize("fn", ["argmax", "argmin"])
 @pytest.mark.parametrize("name,x,dim,tile", ARG_CASES, ids=[c[0] for c in ARG_CASES])
 def test_argmax_over_any_axis_and_tile(name, x, dim, tile, fn):
-    """API.md B3: tile shapes affect performance, not results.  Axes longer than the tile (and dim 0,
+    """docs/tensor.md "Lowering": tile shapes affect performance, not results.  Axes longer than the tile (and dim 0,
     leading axes, 1-D tensors) raised NotImplementedError; now a running best value / index is kept
     across the passes with torch's rule (first index of the extreme, NaN counts as the extreme)."""
     want = getattr(torch, fn)(x, dim)

@@ -1,6 +1,6 @@
 """Layout ops found wrong by acceptance testing: reshape of transposed / permuted / sliced tensors
 (torch copies them in logical order), ``clone``, and views at a tensor boundary, whose valid region
-is clipped there (statically or at run time), computed on and assembled (API.md B4)."""
+is clipped there (statically or at run time), computed on and assembled (docs/tensor.md "Ops")."""
 import numpy as np
 import pytest
 import torch
@@ -211,7 +211,7 @@ def test_assemble_outside_the_destination_is_a_type_error():
 # ============================================================================ view(x, dtype=): bit reinterpretation
 @pytest.mark.parametrize("backend", ["interp", "cpu", "sim"])
 def test_view_dtype_reinterprets_bytes(backend):
-    """API.md B4 / the official view page: ``pypto.view(x, dtype=DT_INT8)`` of an FP32 [2, 2] tensor is
+    """docs/tensor.md "Ops" / the official view page: ``pypto.view(x, dtype=DT_INT8)`` of an FP32 [2, 2] tensor is
     its bytes as INT8 [2, 8] (the page prints [57 -59 112 63 ...] for 0.9405094); back and forth
     through INT32 of a computed value gives the value again."""
     @pypto.frontend.jit(backend=backend)

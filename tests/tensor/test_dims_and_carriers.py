@@ -1,7 +1,7 @@
-"""Dims that meet in an op (API.md B2/B4, docs/tensor.md): the same symbolic expression built twice is
+"""Dims that meet in an op (docs/tensor.md): the same symbolic expression built twice is
 one dim, two DYNAMIC dims are assumed equal, a loop-offset view whose loop bounds prove it whole is
 whole, a slice running past the end is clipped as in Python; UINT8 carriers of 8-bit float formats
-(API.md B2: "torch uint8 can carry HF8/FP4"); ``@pypto.options``; NotImplementedError locations."""
+(docs/tensor.md "Calling": "torch uint8 can carry HF8/FP4"); ``@pypto.options``; NotImplementedError locations."""
 import pytest
 import torch
 

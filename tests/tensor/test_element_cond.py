@@ -1,5 +1,5 @@
 """pypto.Element (typed scalars), pypto.cond (explicit runtime conditions), set_matrix_size and the
-conv tiling calls (API.md B3/B4)."""
+conv tiling calls (docs/tensor.md)."""
 import pytest
 import torch
 

@@ -501,7 +501,7 @@ def test_dynamic_page_static_axis_recompiles():
 
 
 # pypto-DYNAMIC.md example 2 (two DYNAMIC axes, B=4/SEQ=16 then B=2/SEQ=32 without recompiling).  The page's
-# body ends with `return out`; a kernel returns nothing here (API.md B2, jit page "no return values").
+# body ends with `return out`; a kernel returns nothing here (docs/tensor.md "Calling", jit page "no return values").
 def test_dynamic_page_example2():
     hidden = 768
 

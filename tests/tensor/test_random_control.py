@@ -681,7 +681,7 @@ def test_integer_programs(prog: IntProgram, seed: int) -> None:
 @pytest.mark.parametrize("run_time_step", [False, True], ids=["static_step", "run_time_step"])
 def test_is_loop_end_with_a_negative_step(backend: str, run_time_step: bool) -> None:
     """``pypto.loop(4, -1, -1)`` visits 4, 3, 2, 1, 0; ``is_loop_end(i)`` is true only at ``i == 0``,
-    the last iteration (API.md B4: "test first/last iteration of a pypto.loop"), as ``is_loop_begin``
+    the last iteration (docs/tensor.md "Ops": "test first/last iteration of a pypto.loop"), as ``is_loop_begin``
     is only at ``i == 4``.  It used to be ``i + step >= stop``: true on every backward iteration.  A
     step known only at run time (-1 computed from a DYNAMIC dim) is tested as
     ``(i + step - stop) * step >= 0``, right for either sign."""

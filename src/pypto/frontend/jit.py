@@ -23,12 +23,15 @@ from pypto_pro.runtime.fastpath import launch_environment
 from pypto_pro.runtime.jit import select_backend
 
 from .. import options as opt
-from ..graph import Buffer, Graph, format_graph, full_leaf
+from ..graph import Buffer, Graph, full_leaf
+from .graph_text import format_graph
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
 from ..tensor import Tensor, is_named_dim
+from . import stage_log
 from .control import TILE_SHAPES, check_loop_bodies
 from .fastcall import call_key, freeze
+from .run_errors import speak_tensor_level
 from .tracer import Session, record
 
 _RUN_MODES = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}
@@ -217,12 +220,15 @@ class JitFunction:
 
         check_loop_bodies(self.fn, self.name)
         graph = record(self.fn, session, make_args, params)
+        stage_log.recorded(self.name, graph, time.perf_counter() - t0)
         self._monitor(host, "tensor graph", t0)
         debug = options["debug"]
         stage = host["compile_stage"]
         program = None
         if stage != opt.CompStage.TENSOR_GRAPH:
+            t1 = time.perf_counter()
             program = LoweredProgram(graph, self.name, resolve_arch(self.arch_request))
+            stage_log.lowered(self.name, program, time.perf_counter() - t1)
             self._monitor(host, "tile program", t0)
             if debug["compile_debug_mode"]:
                 print(program.text())
@@ -271,6 +277,14 @@ class JitFunction:
 
     # ------------------------------------------------------------------ call
     def __call__(self, *args, **kwargs) -> None:
+        try:
+            return self._call(args, kwargs)
+        except KernelRuntimeError as e:  # the backends speak tile level: say it in tensor-level terms
+            temps = {b.name for c in list(self.cache.values()) if c.program is not None
+                     for b in c.program.buffers if b.kind == "temp"}
+            raise speak_tensor_level(e, temps) from None
+
+    def _call(self, args, kwargs) -> None:
         fast_key = None
         if not kwargs:
             key = call_key(args)

@@ -9,6 +9,7 @@ per run, so every run shares them.
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -33,6 +34,7 @@ _LIBRARY_DIRS = (os.path.dirname(os.path.abspath(pypto_pro.__file__)) + os.sep,
                  os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
 
 
+@functools.lru_cache(maxsize=1024)
 def _user_frame(filename: str) -> bool:
     path = os.path.abspath(filename)
     return not path.startswith(_LIBRARY_DIRS) and not filename.startswith("<frozen")
@@ -45,6 +47,17 @@ def _loc(filename: str, lineno: int) -> SourceLoc:
 def caller_location() -> Optional[SourceLoc]:
     """The kernel source line executing now: the innermost frame outside pypto/pypto_pro."""
     frame = sys._getframe(1)
+    while frame is not None and not _user_frame(frame.f_code.co_filename):
+        frame = frame.f_back
+    return _loc(frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+
+
+def recording_location(skip: int = 1) -> Optional[SourceLoc]:
+    """:func:`caller_location` while a kernel is recording, else None (the lowering's own nodes);
+    ``skip`` frames above this one are passed over first (a dataclass's generated ``__init__``)."""
+    if getattr(_local, "recorder", None) is None:
+        return None
+    frame = sys._getframe(skip)
     while frame is not None and not _user_frame(frame.f_code.co_filename):
         frame = frame.f_back
     return _loc(frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
@@ -125,10 +138,11 @@ class Recorder:
         return buf
 
     # ---------------------------------------------------------------- statements
-    def store(self, dst: Node, value: Node) -> None:
+    def store(self, dst: Node, value: Node, loc: Optional[SourceLoc] = None) -> None:
         """Record ``dst = value`` with the tile shapes in scope (the vec tile may still be unset: a
-        statement that needs vector passes fails in the lowering) and the kernel line it came from."""
-        self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile, caller_location()))
+        statement that needs vector passes fails in the lowering) and the kernel line it came from
+        (``loc``, else the line executing now)."""
+        self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile, loc or caller_location()))
         dst.attrs["buf"].root.version += 1
 
     def push_loop(self, loop: Loop) -> None:

@@ -147,6 +147,18 @@ class Builder:
         finally:
             self.blocks.pop()
 
+    @contextlib.contextmanager
+    def at(self, loc: Optional[SourceLoc]):
+        """Label the ops emitted inside with ``loc`` (the line that computed the value they make);
+        None keeps the current label."""
+        prev = self.loc
+        if loc is not None:
+            self.loc = loc
+        try:
+            yield
+        finally:
+            self.loc = prev
+
     def append(self, stmt: ir.Stmt) -> None:
         self.blocks[-1].append(stmt)
 

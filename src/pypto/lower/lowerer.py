@@ -19,6 +19,7 @@ from ..ops.core import dims_agree
 from ..symbolic import is_static, to_expr
 from .bounds import Bounds
 from .builder import Builder
+from .cube_fit import cube_needs, cube_tiles_error, overflows
 from .element_passes import ELEMENT_PASSES
 from .vector import (TC_ALIGN, ArgBest, Pass, Region, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce, reduce_alignment, row_alignment)
@@ -178,14 +179,17 @@ class Lowerer:
             mats[n.uid] = self.done[n.uid]
             return
         if n.op == "matmul":
-            mats[n.uid] = self.done[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
+            with self.b.at(n.loc):  # a value materialised for this statement: its own line
+                mats[n.uid] = self.done[n.uid] = self.matmul_pass(n, cube_tile, vec_tile)
             return
         if n.op == "scan":
-            mats[n.uid] = self.done[n.uid] = self.scan_pass(n, vec_tile, cube_tile)
+            with self.b.at(n.loc):
+                mats[n.uid] = self.done[n.uid] = self.scan_pass(n, vec_tile, cube_tile)
             return
         kind = probe.kind(n, shape)
         if kind == "one" and len(shape) >= 1 and not all(is_static(d) and d == 1 for d in shape):
-            mats[n.uid] = self.done[n.uid] = self.materialize(n, vec_tile, cube_tile)
+            with self.b.at(n.loc):
+                mats[n.uid] = self.done[n.uid] = self.materialize(n, vec_tile, cube_tile)
             return
         if n.op == "reduce":
             if in_tile_reduce(n, shape, tr, tc):
@@ -194,7 +198,8 @@ class Lowerer:
                 sub[len(shape) - x.ndim + n.attrs["axis"]] = x.shape[n.attrs["axis"]]
                 self.plan(x, sub, tr, tc, vec_tile, cube_tile, mats, probe)
             else:
-                mats[n.uid] = self.done[n.uid] = self.reduce_pass(n, vec_tile, cube_tile)
+                with self.b.at(n.loc):
+                    mats[n.uid] = self.done[n.uid] = self.reduce_pass(n, vec_tile, cube_tile)
             return
         for i in n.inputs:
             self.plan(i, shape, tr, tc, vec_tile, cube_tile, mats, probe)
@@ -243,8 +248,23 @@ class Lowerer:
                 vc = _min(tc, _sub(dim(cols), c0))
         else:
             vc = 1
-        region = Region(lead, r0, vr, c0, vc)
-        self.spmd(loops, lambda: body(region), serial)
+        # a tail's valid extent is used by every op of the iteration: computed once into a variable
+        hoisted: List[tuple] = []  # (Var, expression)
+
+        def hoist(name: str, extent):
+            if not isinstance(extent, ir.BinOp):
+                return extent
+            hoisted.append((ir.Var(f"{name}{len(b.tiles)}", dt.DT_INT64), extent))
+            return hoisted[-1][0]
+
+        region = Region(lead, r0, hoist("vr", vr), c0, hoist("vc", vc))
+
+        def iteration() -> None:
+            for var, value in hoisted:
+                b.append(ir.Assign(None, var, value))
+            body(region)
+
+        self.spmd(loops, iteration, serial)
 
     def spmd(self, loops: List[tuple], body: Callable[[], None], serial: bool = False) -> None:
         """One flat loop over the iterations of ``loops`` ((Var, count), outermost first) spread over
@@ -494,6 +514,10 @@ class Lowerer:
         tm = _round_up(cube_tile["m"][0], 16)
         tk = _round_up(cube_tile["k"][0], 16 if a.dtype.nbytes <= 2 else 8)
         tn = _round_up(cube_tile["n"][0], 16)
+        if overflows(b.arch, cube_needs(b.arch, tm, tk, tn, a.dtype, bnode.dtype, acc_dtype,
+                                        bias.dtype if bias is not None else None)):
+            raise cube_tiles_error(b.arch, tm, tk, tn, a.dtype, bnode.dtype, acc_dtype,
+                                   bias.dtype if bias is not None else None, b.name)
         shape = list(n.shape)
         K = dim(a.shape[-1])
         first = len(b.tiles)

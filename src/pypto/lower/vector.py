@@ -174,7 +174,8 @@ class Pass:
         if m is not None:
             n = m
         k = self.kind(n, shape)
-        val = getattr(self, "e_" + n.op)(n, k, region, shape)
+        with self.b.at(n.loc):
+            val = getattr(self, "e_" + n.op)(n, k, region, shape)
         self.memo[key] = val
         return val
 

@@ -1,4 +1,4 @@
-"""Tensor-level ops (API.md B4).  Names that exist officially but are not implemented raise
+"""Tensor-level ops (docs/tensor.md "Ops").  Names that exist officially but are not implemented raise
 ``NotImplementedError`` naming the op."""
 from .core import materialize  # noqa: F401
 from .creation import arange, full, full_like, ones, ones_like, tensor, zeros, zeros_like  # noqa: F401

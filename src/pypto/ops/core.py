@@ -22,7 +22,16 @@ def is_scalar(v) -> bool:
 def node_of(t, what: str = "operand") -> Node:
     if isinstance(t, Tensor) and t.node is not None:
         return t.node
-    raise KernelTypeError(f"{what} must be a pypto tensor, got {type(t).__name__}")
+    kind = type(t)
+    lib = kind.__module__.split(".")[0]
+    if lib == "numpy" and getattr(t, "ndim", None) == 0:
+        raise KernelTypeError(f"{what} must be a pypto tensor or a Python number, got numpy.{kind.__name__}: "
+                              f"use a Python number (float(v) / int(v))")
+    if lib in ("torch", "numpy") and hasattr(t, "shape"):
+        raise KernelTypeError(f"{what} must be a pypto tensor, got a {lib}.{kind.__name__} from outside the "
+                              f"kernel: pass it as a kernel argument (operands live in GM), or build it inside "
+                              f"with pypto.full / pypto.arange")
+    raise KernelTypeError(f"{what} must be a pypto tensor, got {kind.__name__}")
 
 
 def immediate(d):
@@ -102,7 +111,7 @@ def materialize(n: Node) -> Node:
     rec = current_recorder()
     buf = rec.new_temp(n.shape, n.dtype)
     leaf = full_leaf(buf)
-    rec.store(leaf, n)
+    rec.store(leaf, n, loc=n.loc)  # reported at the line that computed n, not the one that needs it
     return full_leaf(buf)
 
 

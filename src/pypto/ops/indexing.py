@@ -1,4 +1,4 @@
-"""Indexing by index tensors (API.md B4 "Indexing"): ``gather``, ``index_select``, ``scatter``,
+"""Indexing by index tensors (docs/tensor.md "Ops" "Indexing"): ``gather``, ``index_select``, ``scatter``,
 ``scatter_``, ``index_add``, ``index_add_``, ``index_put_``, ``scatter_update``, ``one_hot`` with
 torch semantics.
 

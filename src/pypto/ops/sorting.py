@@ -1,4 +1,4 @@
-"""Sorting (API.md B4 "Reductions"): ``argsort`` and ``topk`` with torch semantics.
+"""Sorting (docs/tensor.md "Ops" "Reductions"): ``argsort`` and ``topk`` with torch semantics.
 
 Both record one ``argsort`` node (INT64 positions of the first ``k`` elements of every line along
 ``dim`` in sorted order), stored into a workspace right away; ``topk``'s values are a ``gather`` of

@@ -1,7 +1,7 @@
 """Element placement of tile layouts: logical ``[r, c]`` -> element offset from the tile base.
 
 ND is row-major, DN column-major; the fractal layouts (NZ, ZN, ZZ, NN) split the tile into
-blocks of ``r0 x c0`` elements whose contiguous run is 32 bytes (API.md A3), so that e.g.
+blocks of ``r0 x c0`` elements whose contiguous run is 32 bytes (docs/language.md "Tiles"), so that e.g.
 ``Mat[N,K] NZ`` and ``Mat[K,N] ZN`` occupy the same bytes.  Every backend and the simulator use
 this one function, so aliasing between tiles of different layouts means the same everywhere.
 

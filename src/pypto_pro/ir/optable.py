@@ -1,4 +1,4 @@
-"""The op table: every tile op is declared exactly once here (DESIGN.md "One op table").
+"""The op table: every tile op is declared exactly once here (docs/architecture.md; adding an op: docs/adding_an_op.md).
 
 An :class:`OpDef` names the op, its parameters (with operand kinds and data-flow roles), the
 pipe that executes it, a static ``check`` (dtype/shape/space rules, raising ``KernelTypeError``)

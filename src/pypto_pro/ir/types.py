@@ -12,7 +12,7 @@ from ..dtypes import DataType
 
 
 class MemorySpace(enum.Enum):
-    """Where a buffer lives (API.md A2)."""
+    """Where a buffer lives (docs/language.md "Tiles")."""
 
     DDR = "DDR"
     Vec = "Vec"
@@ -154,7 +154,7 @@ class STPhase(enum.IntEnum):
 
 
 def default_layout(space: MemorySpace, dtype: DataType, arch: str) -> Layout:
-    """The layout a tile gets when ``TileType(layout=None)`` (API.md A3)."""
+    """The layout a tile gets when ``TileType(layout=None)`` (docs/language.md "Tiles")."""
     if space == MemorySpace.Mat:
         return Layout.ND if dtype.name in ("INT64", "UINT64") else Layout.NZ
     if space == MemorySpace.Left:

@@ -1,4 +1,4 @@
-"""Cube ops (pipe M, inside ``section_cube``; API.md A6).
+"""Cube ops (pipe M, inside ``section_cube``; docs/language.md "Semantics of ops").
 
 ``dst[M,N] = lhs[M,K] @ rhs[K,N] (+ bias)`` with M/K/N taken from the operands' valid windows.
 The reference accumulates exactly (float64 for float inputs, int64 for int8) and rounds once to the

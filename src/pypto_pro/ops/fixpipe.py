@@ -10,7 +10,7 @@ One conversion, in this order (the official reference computes it the same way):
 4. one rounding into the output dtype: floats round to nearest even (FP16/BF16 overflow to +-inf like
    IEEE; HF8 as its codec rounds); INT8 rounds to nearest even, saturates to [-128, 127] and maps NaN to 0.
 
-``scale`` forms (API.md A4 / the official store/move pages):
+``scale`` forms (docs/language.md "Semantics of ops" / the official store/move pages):
 
 * a Python ``float``/``int``: a per-tensor scale fixed at compile time;
 * a runtime FP32 scalar: its value; a runtime INT32/INT64 scalar: the FP32 bit pattern it carries (the low 32

@@ -1,4 +1,4 @@
-"""Index- and pattern-driven selection on Vec tiles (API.md A5 "Also"): ``pl.gather``, ``pl.scatter``,
+"""Index- and pattern-driven selection on Vec tiles (docs/language.md): ``pl.gather``, ``pl.scatter``,
 ``pl.gathermask``, ``pl.gatherb`` and ``pl.histogram``, following their official pages (tested in
 ``tests/pro/test_math_and_gather_semantics.py`` and, for gatherb and histogram,
 ``tests/pro/test_sorting_and_byte_gather_semantics.py``).

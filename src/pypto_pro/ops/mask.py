@@ -1,4 +1,4 @@
-"""Vector mask control (API.md A5 "Also"): ``pl.set_mask_count``, ``pl.set_mask_norm``,
+"""Vector mask control (docs/language.md "Semantics of ops"): ``pl.set_mask_count``, ``pl.set_mask_norm``,
 ``pl.set_vec_mask`` and ``pl.reset_mask`` — scalar-pipe instructions that set the mode and the 128-bit
 value of the vector mask register.
 

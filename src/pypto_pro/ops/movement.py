@@ -1,4 +1,4 @@
-"""Data movement between GM and tiles and between tiles (API.md A4).
+"""Data movement between GM and tiles and between tiles (docs/language.md "Semantics of ops").
 
 ``load``/``store`` move only the tile's valid window; an N-D tensor maps onto the 2-D tile through
 ``order`` (tile dim 0 -> axis order[0], dim 1 -> axis order[1], other axes pinned at their offset).

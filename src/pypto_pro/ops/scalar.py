@@ -1,4 +1,4 @@
-"""Scalar-pipe ops: element access, valid shapes, printf/assert (API.md A3, A5, A9)."""
+"""Scalar-pipe ops: element access, valid shapes, printf/assert (docs/language.md)."""
 from __future__ import annotations
 
 import ast
@@ -179,7 +179,7 @@ def _check_format(c, fmt, args):
         c.fail(f"the format has {len(convs)} conversions but {len(args)} values were passed")
     for conv, v in zip(convs, args):
         d = v.dtype if isinstance(v, Expr) else dt.from_python_scalar(v)
-        if conv == "f" and d != dt.DT_FP32:  # API.md A9: %f is FP32 only (cast 16-bit floats first)
+        if conv == "f" and d != dt.DT_FP32:  # docs/language.md: %f is FP32 only (cast 16-bit floats first)
             c.fail(f"%f needs an FP32 value, got {d.name}")
         if conv in "diux" and d.is_float():
             c.fail(f"%{conv} needs an integer value, got {d.name}")
@@ -215,7 +215,7 @@ def _c_conversion(flags: str, width: str, prec, conv: str, x) -> str:
 
 
 def _format(ctx, fmt, args, int_bits=None):
-    """The text printf prints: each conversion formatted as C's printf does (API.md A9).  ``int_bits``:
+    """The text printf prints: each conversion formatted as C's printf does (docs/language.md).  ``int_bits``:
     the arguments' :func:`printf_int_bits`, for callers whose ``args`` are already plain values."""
     int_bits = int_bits or [printf_int_bits(v) for v in args]
     convs = [m.group(4) for m in _FMT.finditer(fmt)]
@@ -242,7 +242,7 @@ class Printf:
 
 
 def _condition_source(line: str) -> str:
-    """The source text of pto_assert's condition (API.md A9 prints it), or the whole line when the call
+    """The source text of pto_assert's condition (docs/language.md prints it), or the whole line when the call
     does not fit on it."""
     text = line.strip()
     try:
@@ -286,7 +286,7 @@ class PtoAssert:
 
 @op("check_slot", [Arg("index", "scalar"), Arg("group")], "S", check=lambda c, a: None, internal=True)
 def _check_slot(ctx, a):
-    """check_slot(index, group): emitted before ``g[i]`` with a runtime ``i`` (API.md A3: slot i, cursor
+    """check_slot(index, group): emitted before ``g[i]`` with a runtime ``i`` (docs/language.md "Tiles": slot i, cursor
     untouched); an index outside [0, depth) would address past the group's slots on the hardware."""
     i, g = int(ctx.scalar(a["index"])), a["group"]
     if not 0 <= i < g.depth:

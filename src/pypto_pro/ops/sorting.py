@@ -1,4 +1,4 @@
-"""Sorting on Vec tiles (API.md A5 "Also"; the official pages sorting/sort32, mrgsort, mrgsort2):
+"""Sorting on Vec tiles (docs/language.md; the official pages sorting/sort32, mrgsort, mrgsort2):
 ``pl.sort32``, ``pl.mrgsort`` and ``pl.mrgsort2``.  Tested in
 ``tests/pro/test_sorting_and_byte_gather_semantics.py``.
 

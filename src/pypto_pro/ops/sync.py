@@ -1,4 +1,4 @@
-"""Synchronisation ops (``pl.system.*``; API.md A8).
+"""Synchronisation ops (``pl.system.*``; docs/language.md "SPMD, sections, synchronisation").
 
 In the reference interpreter each core runs in program order, so flags, barriers and mutexes
 within a core are no-ops (their arguments are still checked); cross-core events and ``sync_all``

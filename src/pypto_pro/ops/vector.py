@@ -1,4 +1,4 @@
-"""Vector ops (pipe V, Vec tiles, destination first; API.md A5).
+"""Vector ops (pipe V, Vec tiles, destination first; docs/language.md "Semantics of ops").
 
 Elementwise ops iterate over the destination's valid window; operands must be Vec tiles of the
 same dtype (no broadcasting, no promotion).  16-bit floats are computed in fp32 and rounded once
@@ -113,7 +113,7 @@ def _static_bytes(ref: TileRef):
 
 
 def _check_scratch_apart(c, a, scratch: str, others) -> None:
-    """API.md A5: a scratch tile must not overlap the other operands (checked where addresses are static)."""
+    """docs/language.md: a scratch tile must not overlap the other operands (checked where addresses are static)."""
     mine = _static_bytes(a[scratch])
     for n in others:
         theirs = _static_bytes(a[n]) if isinstance(a[n], TileRef) else None
@@ -739,7 +739,7 @@ class FillPad:
                 c.fail(f"NORMAL/INPLACE fillpad needs equal shapes, got {list(d)} and {list(s)}")
             if mode == 1 and (d[0] < s[0] or d[1] < s[1]):
                 c.fail("EXPAND fillpad needs dst at least as large as src")
-        if isinstance(a["dst"], DeclRef) and isinstance(a["src"], DeclRef):  # API.md A4: the modes fix the addresses
+        if isinstance(a["dst"], DeclRef) and isinstance(a["src"], DeclRef):  # docs/language.md: the modes fix the addresses
             same = (a["dst"].decl.space, a["dst"].decl.addr) == (a["src"].decl.space, a["src"].decl.addr)
             if mode == 2 and not same:
                 c.fail("INPLACE fillpad pads src in place: dst must be src (same address); use NORMAL for a copy")

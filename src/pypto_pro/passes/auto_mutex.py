@@ -1,4 +1,4 @@
-"""The auto_mutex pass (API.md A8): mutex locks around ops touching tile-group tiles.
+"""The auto_mutex pass (docs/language.md): mutex locks around ops touching tile-group tiles.
 
 For every data-touching op, each tile operand drawn from a tile group with mutex ids gets a
 ``mutex_lock(pipe=<op's pipe>, mutex_id=id)`` before the op and a ``mutex_unlock`` after it.

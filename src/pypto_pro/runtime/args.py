@@ -54,7 +54,7 @@ def as_numpy(value, what: str) -> np.ndarray:
 
 def carried_as(arr: np.ndarray, dtype: Optional[dt.DataType]) -> np.ndarray:
     """``arr`` seen as ``dtype`` when it is a UINT8 carrier of an 8-bit float format, or an integer array of
-    the same width and other signedness (API.md B2: torch
+    the same width and other signedness (docs/tensor.md "Calling": torch
     has no HF8/FP8 type on every version, so kernels take the bytes as ``uint8``); otherwise ``arr``.
     Zero-copy.  HF8 is stored as its uint8 codes (dtypes.DT_HF8), so its carrier is taken as is."""
     if dtype is not None and dt.is_packed_gm(dtype):
@@ -296,7 +296,7 @@ def written_params(kernel: ir.KernelIR) -> FrozenSet[int]:
 
 def check_writeable(kernel: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> None:
     """Reject a read-only array (``np.broadcast_to`` views, ``setflags(write=False)``) bound to a
-    parameter the kernel writes, before anything runs (API.md C2); read-only inputs are fine."""
+    parameter the kernel writes, before anything runs (docs/contract.md "Errors"); read-only inputs are fine."""
     written = written_params(kernel)
     for p in kernel.tensor_params:
         if p.index in written and not tensors[p.index].flags.writeable:

@@ -1,4 +1,4 @@
-"""On-disk build cache (API.md C4): ``$PYPTO_BUILD_DIR`` (default ``./build``) / ``<kernel>__<arch>/<key>/``.
+"""On-disk build cache (docs/contract.md): ``$PYPTO_BUILD_DIR`` (default ``./build``) / ``<kernel>__<arch>/<key>/``.
 
 An entry is published atomically: artifacts are written under temporary names and renamed into
 place, a ``meta.json`` recording the SHA-256 of each artifact is renamed last, and builders of one
@@ -25,6 +25,17 @@ except ImportError:  # pragma: no cover
 def build_root() -> Path:
     """The root of all build directories (``$PYPTO_BUILD_DIR`` or ``./build``), absolute."""
     return Path(os.environ.get("PYPTO_BUILD_DIR") or "build").absolute()
+
+
+def user_cache_root() -> Path:
+    """The per-user cache of install-wide artifacts: the runtime library, the precompiled tile header and
+    the compiler probe (``$PYPTO_CACHE_DIR``, else ``$XDG_CACHE_HOME/pypto_pro``, else
+    ``~/.cache/pypto_pro``).  Unlike ``build_root`` it does not change with the build directory."""
+    explicit = os.environ.get("PYPTO_CACHE_DIR")
+    if explicit:
+        return Path(explicit).absolute()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base).absolute() / "pypto_pro"
 
 
 def sanitize(name: str) -> str:

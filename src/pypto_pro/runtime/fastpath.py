@@ -146,4 +146,6 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
         elif fn(own, block_dim, own_ref) != 0:
             compiled.raise_error(own_err)
 
+    launch.c_frozen = None  # the C launcher's Frozen of this signature (runtime/jit.py sets it)
+    launch.c_pending = None
     return launch

@@ -60,7 +60,7 @@ def _default_backend() -> str:
 
 
 def select_backend(requested: Optional[str]) -> str:
-    """``backend=`` argument, else ``$PYPTO_BACKEND``, else "cpu" if a compiler exists, else "interp" (API.md C1)."""
+    """``backend=`` argument, else ``$PYPTO_BACKEND``, else "cpu" if a compiler exists, else "interp" (docs/contract.md)."""
     name = requested or os.environ.get("PYPTO_BACKEND") or _default_backend()
     if name not in KNOWN_BACKENDS:
         raise KernelLaunchError(f"unknown backend {name!r}; expected one of {', '.join(KNOWN_BACKENDS)}")
@@ -119,19 +119,29 @@ def parameter_loc(fn: Callable, pname: str) -> Optional[SourceLoc]:
             return SourceLoc(filename, line, text)
     return SourceLoc(filename, line)
 
+def _c_launcher_state() -> str:
+    """The C launch extension's state: "ready", "building" or "off" (backends/cpu/clauncher.py)."""
+    from ..backends.cpu import clauncher
+
+    return clauncher.state()
+
+
 class VariantCache(dict):
     """The parsed variants of a kernel, keyed by (arch, STATIC dims, tiling key).
 
     Clearing it also drops the kernel's frozen launchers, so the next launch of every signature
     compiles again (the official tests count variants after clearing ``_compiled_by_signature``)."""
 
-    def __init__(self, fast: Dict[Tuple, Callable]):
+    def __init__(self, fast: Dict[Tuple, Callable], on_clear: Optional[Callable[[], None]] = None):
         super().__init__()
         self._fast = fast
+        self._on_clear = on_clear
 
     def clear(self) -> None:
         super().clear()
         self._fast.clear()
+        if self._on_clear is not None:
+            self._on_clear()
 
 
 class JitKernel:
@@ -156,7 +166,11 @@ class JitKernel:
         self._arch_request = arch
         self._backend_request = backend
         self._fast: Dict[Tuple, Callable] = {}
-        self._variants: VariantCache = VariantCache(self._fast)
+        self._variants: VariantCache = VariantCache(self._fast, self._forget_frozen)
+        #: the C launcher's slot holding the latest frozen signature (backends/cpu/clauncher.py; None
+        #: until the extension is loaded) and ``kernel[None, n]`` objects by block count
+        self._c_slot = None
+        self._bound: Dict[int, Callable] = {}
         self._signature: Optional[List[ParamSpec]] = None
         self._param_names: Optional[Tuple[str, ...]] = None
         self._lock = threading.Lock()
@@ -207,7 +221,17 @@ class JitKernel:
         return self._param_names
 
     # ------------------------------------------------------------------ launch forms
+    def _forget_frozen(self) -> None:
+        if self._c_slot is not None:
+            self._c_slot.set(None)
+
     def __getitem__(self, key) -> Callable[..., None]:
+        n = key if type(key) is int else \
+            key[1] if type(key) is tuple and len(key) == 2 and key[0] is None and type(key[1]) is int else None
+        if n is not None:
+            bound = self._bound.get(n)  # kernel[None, n]: one launcher per n, not a closure per call
+            if bound is not None:
+                return bound
         if not isinstance(key, tuple):
             key = (None, key)
         if len(key) == 1:
@@ -227,6 +251,13 @@ class JitKernel:
             return self.launch(self._positional(args, kwargs), block_dim=block_dim, stream=stream, tiling=tiling,
                                dtypes=dtypes)
 
+        if stream is None and type(block_dim) is int and 1 <= block_dim <= MAX_BLOCK_DIM and tiling is None \
+                and dtypes is None and len(self._bound) < 64:
+            if self._c_slot is not None:
+                from ..backends.cpu import clauncher
+
+                launcher = clauncher.bound(self._c_slot, launcher, self, block_dim)
+            self._bound[block_dim] = launcher
         return launcher
 
     def __call__(self, *args, **kwargs):
@@ -337,6 +368,17 @@ class JitKernel:
             key = (launch_environment(), key, tiling[0] if tiling else None, dtypes)
         fast = self._fast.get(key) if key is not None else None
         if fast is not None:  # a frozen launcher for exactly these argument types and shapes
+            c_frozen = fast.c_frozen
+            if c_frozen is None and fast.c_pending is not None:
+                c_state = _c_launcher_state()
+                if c_state == "ready":
+                    with self._lock:  # the extension was loaded after this signature was frozen
+                        fast.c_frozen = c_frozen = self._freeze_in_c(*fast.c_pending, args, key[0])
+                        fast.c_pending = None
+                elif c_state == "off":
+                    fast.c_pending = None
+            if c_frozen is not None and self._c_slot is not None:
+                self._c_slot.set(c_frozen)
             fast(args, block_dim)
             self.last_report = None
             return
@@ -356,11 +398,31 @@ class JitKernel:
                     with self._lock:
                         if len(self._fast) > 256:
                             self._fast.clear()
-                        self._fast[key] = frozen_launcher(self.name, compiled, specs)
+                        fast = self._fast[key] = frozen_launcher(self.name, compiled, specs)
+                        fast.c_frozen = self._freeze_in_c(compiled, specs, args, key[0])
+                        # retried on later launches only while the extension is still being built
+                        fast.c_pending = (compiled, specs) if fast.c_frozen is None and \
+                            _c_launcher_state() == "building" else None
                 self.last_report = None
                 return
             backend = "interp"
         self.last_report = get_runner(backend)(kir, tensors, values, block_dim, jit=self)
+
+    def _freeze_in_c(self, compiled, specs, args, env):
+        """The C launcher's description of this signature, made current in the kernel's slot (None
+        where the C path does not apply).  Called with self._lock held."""
+        from ..backends.cpu import clauncher
+
+        if not clauncher.enabled():
+            return None
+        if self._c_slot is None:
+            self._c_slot = clauncher.slot()
+            if self._c_slot is None:
+                return None
+            self._bound.clear()  # launchers made before the extension was loaded: remake them with it
+        c_frozen = clauncher.frozen(self.name, compiled, specs, args, env)
+        self._c_slot.set(c_frozen)
+        return c_frozen
 
     def ir_text(self, *args, tiling_key: Optional[Dict[str, int]] = None,
                 datatype: Optional[Dict[str, DataType]] = None) -> str:

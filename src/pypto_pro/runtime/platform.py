@@ -1,4 +1,4 @@
-"""Host-side platform query (``pypto_pro.runtime.platform.get_platform_info()``, API.md A7).
+"""Host-side platform query (``pypto_pro.runtime.platform.get_platform_info()``, docs/language.md).
 
 There is no NPU to ask: the answer describes the arch the kernels are checked and simulated for
 (``$PYPTOPRO_JIT_ARCH`` or the default ``a5``), so tiling code written against the official query

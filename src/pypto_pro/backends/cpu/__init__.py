@@ -13,6 +13,7 @@ from typing import Any, Dict
 import numpy as np
 
 from ...ir.nodes import KernelIR
+from . import prebuilt
 from .launcher import CompiledKernel, build, run_compiled
 from .toolchain import find_toolchain
 
@@ -36,6 +37,7 @@ def prepare(kernel: KernelIR) -> CompiledKernel:
             tc = find_toolchain()
             if tc is None:
                 raise NotImplementedError("the cpu backend without a C++ compiler (set $CXX or install g++/clang++)")
+            prebuilt.start_background_prebuild()  # a new install: the PCH for the next kernels
             ck = build(kernel, tc)
             _compiled[kernel] = ck
     return ck

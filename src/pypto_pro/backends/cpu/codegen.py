@@ -29,6 +29,20 @@ C_TYPES = {"BOOL": "bool", "INT8": "int8_t", "INT16": "int16_t", "INT32": "int32
 KIND_CODES = {"vector": 0, "cube": 1, "mix": 2}
 
 
+
+def _only_comments(code: str) -> bool:
+    """Whether emitted ``code`` is comments only (``/* ... */`` or ``//`` lines): nothing runs."""
+    return all(not line.strip() or line.strip().startswith("//")
+               or (line.strip().startswith("/*") and line.strip().endswith("*/")) for line in code.splitlines())
+
+
+def _as_int64(code: str) -> str:
+    """``code`` (an integer scalar expression) as an int64_t: cast unless it already is one (a cast
+    expression, an INT64_C literal or a generated int64 variable), so no ``(int64_t)(int64_t)``."""
+    if code.startswith(("(int64_t)", "INT64_C(")) or re.fullmatch(r"v_\w+", code):
+        return code
+    return f"(int64_t){code}"
+
 class UnsupportedDtype(NotImplementedError):
     """A dtype without a C++ storage type here (FP8*, INT4/UINT4, FP4, ...)."""
 
@@ -47,7 +61,7 @@ def c_type(dtype: DataType) -> str:
 
 class CpuNotImplemented(NotImplementedError):
     """A valid kernel the cpu backend cannot emit.  The message names the kernel, the feature, the
-    backends that run it and the kernel line, in the form of KernelError messages (API.md C2)."""
+    backends that run it and the kernel line, in the form of KernelError messages (docs/contract.md "Errors")."""
 
     def __init__(self, kernel: str, feature: str, loc: Optional[SourceLoc] = None):
         self.kernel, self.feature, self.loc = kernel, feature, loc
@@ -250,7 +264,7 @@ class KernelCodegen:
         """A scalar operand for a tile op (typed so pto::scal<T> converts it like numpy's astype)."""
         code, kind = self.expr(value, core)
         if kind == "i":
-            return f"(int64_t){code}"
+            return _as_int64(code)
         return code
 
     # ------------------------------------------------------------------ tiles
@@ -345,14 +359,16 @@ class KernelCodegen:
             src = s.loc.source_line.strip() if s.loc and s.loc.source_line else s.op.name
             line = f"  // line {s.loc.lineno}: {src}" if s.loc else ""
             code = emitter(self, s)
-            self.emit(f"C.site = {site};{line}")
+            if not _only_comments(code):  # an op that emits nothing (a sync on the CPU) cannot fail
+                self.emit(f"C.site = {site};{line}")
             for part in code.splitlines():
                 self.emit(part)
         elif t is ir.Assign:
-            code, _ = self.expr(s.value)
+            code, value_kind = self.expr(s.value)
             kind = "i" if s.var.uid in self.shared else scalar_kind(s.var.dtype)
             self._scalar_site(s, "assignment", code)
-            self.emit(f"{self.var(s.var)} = ({SCALAR_CTYPES[kind]}){code};")
+            value = _as_int64(code) if kind == value_kind == "i" else f"({SCALAR_CTYPES[kind]}){code}"
+            self.emit(f"{self.var(s.var)} = {value};")
         elif t is ir.For:
             lo, hi, st = (self.scalar(x) for x in (s.start, s.stop, s.step))
             i = self.tmp("i")
@@ -421,7 +437,7 @@ class KernelCodegen:
         self.sites.append(Site(what, s.loc))
         site = len(self.sites) - 1
         if fallible:
-            self.emit(f"C.site = {site};  // line {s.loc.lineno if s.loc else '?'}: {what}")
+            self.emit(f"C.site = {site};  // " + (f"line {s.loc.lineno}: {what}" if s.loc else what))
         return site
 
     # ------------------------------------------------------------------ kernel

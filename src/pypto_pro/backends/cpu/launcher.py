@@ -1,14 +1,13 @@
 """Building, loading and calling compiled kernels (``call_kernel_<hash>.so``) through ctypes.
 
-The runtime library (pool, fibers, events; ``libpto_rt_<hash>.so``) is built once per toolchain and
-loaded with RTLD_GLOBAL so every kernel library resolves its ``pto_rt_*`` symbols against it.  A
+The runtime library (pool, fibers, events; ``libpto_rt_<hash>.so``) is built once per install and
+toolchain (:mod:`.prebuilt`, in the per-user cache) and loaded with RTLD_GLOBAL so every kernel library resolves its ``pto_rt_*`` symbols against it.  A
 kernel call passes one int64 array: per tensor its data pointer, shape and element strides, then
 the scalars (floats as the bits of a double).
 """
 from __future__ import annotations
 
 import ctypes
-import functools
 import logging
 import re
 import threading
@@ -25,8 +24,9 @@ from ...ir.optable import wait_location
 from ...log import logger
 from ...runtime import cache
 from ...runtime.args import element_strides, pointer_address
+from . import prebuilt
 from .codegen import Generated, generate
-from .toolchain import INCLUDE_DIR, RUNTIME_SOURCE, Toolchain, compile_shared
+from .toolchain import Toolchain
 
 #: Bump when the generated code or its calling convention changes meaning.
 CODEGEN_VERSION = "1"
@@ -36,34 +36,26 @@ class PtoError(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int32), ("site", ctypes.c_int32), ("message", ctypes.c_char * 1024)]
 
 
-@functools.lru_cache(maxsize=1)
-def _library_sources_digest() -> str:
-    parts = [RUNTIME_SOURCE.read_text()]
-    for h in sorted(INCLUDE_DIR.rglob("*.h")):
-        parts += [h.name, h.read_text()]
-    return cache.digest(*parts)
-
-
 _runtime_lock = threading.Lock()
 _runtime: Dict[str, ctypes.CDLL] = {}
 
 
 def runtime_library(tc: Toolchain) -> ctypes.CDLL:
-    """The process-wide runtime library for this toolchain (built on first use, cached on disk)."""
+    """The process-wide runtime library for this toolchain (built once per install, see :mod:`.prebuilt`)."""
     with _runtime_lock:
         lib = _runtime.get(tc.identity)
         if lib is not None:
             return lib
-        key = cache.digest(_library_sources_digest(), tc.identity, __version__, CODEGEN_VERSION)
-        entry = cache.entry("_pto_runtime", "host", key)
-        name = f"libpto_rt_{key[:12]}.so"
-
-        def produce(tmp: Path) -> Dict[str, str]:
-            compile_shared(tc, RUNTIME_SOURCE, tmp / name, opt="-O2", extra=("-lpthread",))
-            return {name: name}
-
-        entry.build(produce)
-        lib = ctypes.CDLL(str(entry.path(name)), mode=ctypes.RTLD_GLOBAL)
+        start = time.perf_counter()
+        cached = None
+        if logger.isEnabledFor(logging.INFO):
+            entry, _ = prebuilt.runtime_entry(tc)
+            cached = entry.valid() is not None
+        path = prebuilt.build_runtime(tc)
+        if cached is not None:
+            logger.info("%s the cpu runtime library %s (%.0f ms, once per process)",
+                        "cache hit for" if cached else "built", path, (time.perf_counter() - start) * 1e3)
+        lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         _runtime[tc.identity] = lib
         return lib
 
@@ -141,7 +133,7 @@ class CompiledKernel:
 
 def key_of(gen: Generated, tc: Toolchain) -> str:
     """Cache key: the generated source (it encodes the whole specialized IR), toolchain, ISA, versions."""
-    return cache.digest(gen.source, tc.identity, _library_sources_digest(), __version__, CODEGEN_VERSION)
+    return cache.digest(gen.source, tc.identity, prebuilt.runtime_digest(), __version__, CODEGEN_VERSION)
 
 
 def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
@@ -149,7 +141,7 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
     # the runtime library (first use per toolchain) compiles concurrently with the kernel
     rt_error: list = []
     rt_thread = None
-    if tc.identity not in _runtime:
+    if tc.identity not in _runtime and prebuilt.runtime_entry(tc)[0].valid() is None:
         def build_runtime() -> None:
             try:
                 runtime_library(tc)
@@ -159,7 +151,10 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
         rt_thread = threading.Thread(target=build_runtime, name="pypto-runtime-build", daemon=True)
         rt_thread.start()
     try:
+        start = time.perf_counter()
         gen = generate(kernel)
+        logger.debug("generated C++ for kernel %s: %d lines, %d sites (%.1f ms)", kernel.name,
+                     gen.source.count("\n"), len(gen.sites), (time.perf_counter() - start) * 1e3)
         key = key_of(gen, tc)
         entry = cache.entry(kernel.name, kernel.arch.name, key)
         so_name = f"call_kernel_{key[:12]}.so"
@@ -170,7 +165,7 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
             # compile against the final kernel.cpp path so compiler messages name it
             final_src = entry.path("kernel.cpp")
             cache.write_atomic(final_src, gen.source.encode())
-            compile_shared(tc, final_src, tmp / so_name)
+            prebuilt.compile_kernel(tc, final_src, tmp / so_name)
             return {"kernel.cpp": "kernel.cpp", so_name: so_name}
 
         logging_on = logger.isEnabledFor(logging.INFO)
@@ -179,8 +174,9 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
         entry.build(produce)
         cache.publish_latest(entry, "kernel.cpp")
         if logging_on:
-            logger.info("%s kernel %s: %s (%.0f ms)", "disk-cache hit for" if cached else "compiled", kernel.name,
-                        entry.path(so_name), (time.perf_counter() - start) * 1e3)
+            logger.info("%s kernel %s: %s (%.0f ms%s)", "disk-cache hit for" if cached else
+                        "compiled", kernel.name, entry.path(so_name), (time.perf_counter() - start) * 1e3,
+                        ", while the runtime library builds alongside" if rt_thread is not None else "")
     finally:
         if rt_thread is not None:
             rt_thread.join()

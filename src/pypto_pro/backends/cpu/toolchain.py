@@ -51,9 +51,9 @@ def _arch_flags(cxx: str) -> tuple:
 
 
 def _probe_cache_file() -> Path:
-    from ...runtime.cache import build_root
+    from ...runtime.cache import user_cache_root
 
-    return build_root() / "_toolchain_probes.json"
+    return user_cache_root() / "toolchain_probes.json"
 
 
 def _probe_key(path: str) -> Optional[str]:
@@ -144,9 +144,12 @@ def cpu_features() -> str:
 
 
 def compile_shared(tc: Toolchain, source: Path, output: Path, opt: str = "-O3",
-                   extra: Sequence[str] = ()) -> None:
-    """Compile ``source`` into the shared library ``output``; raises CompileError with the compiler output."""
-    cmd: List[str] = [tc.path, opt, *tc.flags, f"-I{INCLUDE_DIR}", str(source), "-o", str(output), *extra]
+                   extra: Sequence[str] = (), include_first: Sequence[Path] = ()) -> None:
+    """Compile ``source`` into the shared library ``output``; raises CompileError with the compiler output.
+
+    ``include_first``: directories searched before the tile headers (the precompiled header's)."""
+    cmd: List[str] = [tc.path, opt, *tc.flags, *(f"-I{d}" for d in include_first), f"-I{INCLUDE_DIR}",
+                      str(source), "-o", str(output), *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CompileError(f"the C++ compiler failed on {source}:\n{proc.stderr.strip()[-4000:]}")

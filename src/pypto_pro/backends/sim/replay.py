@@ -70,7 +70,7 @@ class Replay:
         self.xflags: Dict[Tuple, Deque] = {}
         #: (core, mutex id) -> its state, created on first use
         self.mutexes: Dict[Tuple[int, int], _Mutex] = defaultdict(_Mutex)
-        #: Acc phase flags (API.md A6): (core, tile) -> (flag, published clock, time, setting instruction)
+        #: Acc phase flags (docs/language.md): (core, tile) -> (flag, published clock, time, setting instruction)
         self.phases: Dict[Tuple[int, int], Tuple[int, Optional[np.ndarray], int, Optional[Instr]]] = {}
         self.arrivals: Dict[Tuple, Dict[int, Tuple[int, np.ndarray]]] = {}
         self.waiters: Dict[Tuple, List[int]] = {}

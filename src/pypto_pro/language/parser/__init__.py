@@ -33,10 +33,11 @@ from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
 from .packed_alias import check_packed_alias
 from ..vf import Vf
-from ..vf.frontend import vf_pointer_arith, vf_rebind
+from ..vf.frontend import VfPtr, vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
+from .hints import compile_time_call_hint, operator_hint
 from .ssbuf import SsbufMixin
 from .structs import AGGREGATES, NamedTuple, StructsMixin, selects_aggregates
 from .tile_choice import merge_branch_tiles, select_tile
@@ -899,8 +900,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         if pointer is not None:
             return pointer
         if isinstance(a, (ir.TileRef, GroupHandle)) or isinstance(b, (ir.TileRef, GroupHandle)):
-            raise self.err(KernelSyntaxError, f"operator '{op}' on tiles is not supported; call the tile op with a "
-                           f"destination, e.g. pl.add(dst, lhs, rhs)", node)
+            raise self.err(KernelSyntaxError, operator_hint(op), node)
         if not is_runtime(a) and not is_runtime(b):
             try:
                 return _PY_BINOP[op](a, b)
@@ -1034,9 +1034,11 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             return self.inline_call(func, args, kwargs, node)
         values = list(args) + list(kwargs.values())
         if any(is_runtime(v) or isinstance(v, (ir.TileRef, GroupHandle, TensorHandle)) for v in values):
+            on_tile = any(isinstance(v, (ir.TileRef, GroupHandle)) for v in values)
             hint = ("; use pl.range for a runtime loop" if func is builtins.range else
                     "; write it as a def helper, which is inlined" if getattr(func, "__name__", "") == "<lambda>"
-                    else "")
+                    else compile_time_call_hint(getattr(func, "__name__", ""), on_tile)
+                    if getattr(func, "__module__", None) in ("math", "numpy") or isinstance(func, np.ufunc) else "")
             raise self.err(KernelSyntaxError, f"{getattr(func, '__name__', func)!s} is evaluated at compile time "
                            f"and cannot take runtime scalars, tiles or tensors{hint}", node)
         try:
@@ -1155,6 +1157,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             if isinstance(value, GroupHandle):
                 raise self.err(KernelTypeError, f"{where} is a tile group; pass one of its tiles "
                                f"(g.current(), g.next(), g[i])", node)
+            if isinstance(value, VfPtr):
+                raise self.err(KernelTypeError, f"{where} must be a tile, got `tile + offset`, an address that only "
+                               f"vf loads and stores take; for element-wise arithmetic use pl.add(dst, tile, "
+                               f"value) with a destination tile", node)
             raise self.err(KernelTypeError, f"{where} must be a tile, got {type(value).__name__}", node)
         if kind == "tensor":
             if isinstance(value, TensorHandle):
@@ -1390,7 +1396,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
 
     def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
         """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
-        prod(shape) x element bytes`` (API.md A3, no rounding), but a fractal tile whose 32-byte runs
+        prod(shape) x element bytes`` (docs/language.md "Tiles", no rounding), but a fractal tile whose 32-byte runs
         (or ZZ/NN blocks) are padded occupies more than that (ir/layout.py), so its slots would
         overlap and corrupt each other: rejected here instead of computing wrong numbers."""
         span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
@@ -1409,7 +1415,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
         column, or the whole tile when it is a single column/row (ND [R,1] and DN [1,C] are laid out
         like DN [R,1] and ND [1,C]) — must be a multiple of 32 bytes.  A UINT8 tile that breaks it is
-        accepted as a compare mask (declared with the data tile's shape, API.md A5) and rejected at
+        accepted as a compare mask (declared with the data tile's shape, docs/language.md) and rejected at
         its first other use (:meth:`_check_mask_only`)."""
         if decl.space != MemorySpace.Vec or decl.layout.name not in ("ND", "DN"):
             return

@@ -15,6 +15,8 @@ import ast
 import inspect
 from typing import Any, Dict, Optional
 
+import numpy as np
+
 from ... import dtypes as dt
 from ...errors import KernelSyntaxError, KernelTypeError
 from ...ir import nodes as ir
@@ -319,6 +321,14 @@ def vf_rebind(p, name: str, value, node):
     finally:
         p.assign_target, p.assign_node = outer
 
+def _is_float_scalar(value) -> bool:
+    """A float offset is no address (``t + 2.0`` is element-wise arithmetic, which the parser explains)."""
+    if isinstance(value, (float, np.floating)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    return isinstance(dtype, dt.DataType) and dtype.is_float()
+
+
 def vf_pointer_arith(p, op: str, a, b, node):
     """``tile + n`` / ``n + tile`` / ``ptr + n``: a :class:`VfPtr` (None when the operands are not that)."""
     from ..parser import is_scalar
@@ -329,7 +339,7 @@ def vf_pointer_arith(p, op: str, a, b, node):
         return None
     if isinstance(b, (ir.TileRef, VfPtr)) and is_scalar(a):
         a, b = b, a
-    if not (isinstance(a, (ir.TileRef, VfPtr)) and is_scalar(b)):
+    if not (isinstance(a, (ir.TileRef, VfPtr)) and is_scalar(b)) or _is_float_scalar(b):
         if isinstance(a, (Reg, Mask)) or isinstance(b, (Reg, Mask)):
             raise p.err(KernelSyntaxError, "'+' on registers is not defined; use vf.add", node)
         return None

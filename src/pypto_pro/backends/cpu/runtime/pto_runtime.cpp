@@ -885,6 +885,52 @@ inline void sgemm_micro(int64_t k, const float* const* a, const float* bp, float
 #endif
 }
 
+#if defined(__AVX512F__)
+// Two neighbouring 16-column panels at once (6 x 32 of C in 12 AVX-512 accumulators): the same FMA
+// chain per element as sgemm_micro (q ascending from the loaded value or 0), so the same bits.
+inline void sgemm_micro2(int64_t k, const float* const* a, const float* bp0, const float* bp1, float* const* cr0,
+                         float* const* cr1, bool load) {
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+#define PTO_ROW(i) __m512 c##i##0 = load ? _mm512_loadu_ps(cr0[i]) : _mm512_setzero_ps(), \
+                          c##i##1 = load ? _mm512_loadu_ps(cr1[i]) : _mm512_setzero_ps();
+  PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
+#undef PTO_ROW
+  for (int64_t q = 0; q < k; ++q) {
+    const __m512 b0 = _mm512_loadu_ps(bp0 + q * SG_NR), b1 = _mm512_loadu_ps(bp1 + q * SG_NR);
+    __m512 av;
+#define PTO_ROW(i) av = _mm512_set1_ps(a##i[q]); \
+                   c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+                   c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);
+    PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
+#undef PTO_ROW
+  }
+#define PTO_ROW(i) _mm512_storeu_ps(cr0[i], c##i##0); _mm512_storeu_ps(cr1[i], c##i##1);
+  PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
+#undef PTO_ROW
+}
+#endif
+
+// Row block ip (6 rows) of one panel of width w: in place, or through a padded copy at the edges.
+inline void sgemm_block(int64_t m, int64_t k, const float* a, int64_t lda, const float* bpanel, float* c,
+                        const int64_t* rowoff, int64_t coloff, int64_t ip, int64_t w, int load_c) {
+  const int64_t h = m - ip * SG_MR < SG_MR ? m - ip * SG_MR : SG_MR;
+  const float* arow[SG_MR];  // rows past m repeat the last one; their results are dropped
+  for (int i = 0; i < SG_MR; ++i) arow[i] = a + (ip * SG_MR + (i < h ? i : h - 1)) * lda;
+  float* cr[SG_MR];
+  if (h == SG_MR && w == SG_NR) {
+    for (int i = 0; i < SG_MR; ++i) cr[i] = c + rowoff[ip * SG_MR + i] + coloff;
+    sgemm_micro(k, arow, bpanel, cr, load_c != 0);
+    return;
+  }
+  alignas(32) float buf[SG_MR][SG_NR] = {};
+  for (int i = 0; i < SG_MR; ++i) cr[i] = buf[i];
+  for (int64_t i = 0; i < h && load_c; ++i)
+    std::memcpy(buf[i], c + rowoff[ip * SG_MR + i] + coloff, sizeof(float) * (size_t)w);
+  sgemm_micro(k, arow, bpanel, cr, load_c != 0);
+  for (int64_t i = 0; i < h; ++i)
+    std::memcpy(c + rowoff[ip * SG_MR + i] + coloff, buf[i], sizeof(float) * (size_t)w);
+}
+
 }  // namespace
 
 extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bp, float* c,
@@ -892,24 +938,27 @@ extern "C" void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, in
   for (int64_t p = 0; p * SG_NR < n; ++p) {
     const int64_t w = n - p * SG_NR < SG_NR ? n - p * SG_NR : SG_NR;
     const float* bpanel = bp + p * k * SG_NR;
-    for (int64_t ip = 0; ip * SG_MR < m; ++ip) {
-      const int64_t h = m - ip * SG_MR < SG_MR ? m - ip * SG_MR : SG_MR;
-      const float* arow[SG_MR];  // rows past m repeat the last one; their results are dropped
-      for (int i = 0; i < SG_MR; ++i) arow[i] = a + (ip * SG_MR + (i < h ? i : h - 1)) * lda;
-      float* cr[SG_MR];
-      if (h == SG_MR && w == SG_NR) {
-        for (int i = 0; i < SG_MR; ++i) cr[i] = c + rowoff[ip * SG_MR + i] + coloff[p];
-        sgemm_micro(k, arow, bpanel, cr, load_c != 0);
-        continue;
+#if defined(__AVX512F__)
+    if ((p + 2) * SG_NR <= n && m >= SG_MR) {  // two full panels: 6 x 32 blocks, then the row edge
+      const float* bpanel1 = bpanel + k * SG_NR;
+      int64_t ip = 0;
+      for (; (ip + 1) * SG_MR <= m; ++ip) {
+        const float* arow[SG_MR];
+        float *cr0[SG_MR], *cr1[SG_MR];
+        for (int i = 0; i < SG_MR; ++i) {
+          arow[i] = a + (ip * SG_MR + i) * lda;
+          cr0[i] = c + rowoff[ip * SG_MR + i] + coloff[p];
+          cr1[i] = c + rowoff[ip * SG_MR + i] + coloff[p + 1];
+        }
+        sgemm_micro2(k, arow, bpanel, bpanel1, cr0, cr1, load_c != 0);
       }
-      // edge block: through a padded local copy
-      alignas(32) float buf[SG_MR][SG_NR] = {};
-      for (int i = 0; i < SG_MR; ++i) cr[i] = buf[i];
-      for (int64_t i = 0; i < h && load_c; ++i)
-        std::memcpy(buf[i], c + rowoff[ip * SG_MR + i] + coloff[p], sizeof(float) * (size_t)w);
-      sgemm_micro(k, arow, bpanel, cr, load_c != 0);
-      for (int64_t i = 0; i < h; ++i)
-        std::memcpy(c + rowoff[ip * SG_MR + i] + coloff[p], buf[i], sizeof(float) * (size_t)w);
+      if (ip * SG_MR < m) {
+        for (int64_t pp = p; pp < p + 2; ++pp) sgemm_block(m, k, a, lda, bp + pp * k * SG_NR, c, rowoff, coloff[pp], ip, SG_NR, load_c);
+      }
+      ++p;
+      continue;
     }
+#endif
+    for (int64_t ip = 0; ip * SG_MR < m; ++ip) sgemm_block(m, k, a, lda, bpanel, c, rowoff, coloff[p], ip, w, load_c);
   }
 }

@@ -153,10 +153,13 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
   Same same;
   // rows far apart in GM (a window of a wider tensor): fetch a few rows ahead
   const int64_t row_bytes = (w.st1 == 1 && w.st0 != vc) ? (int64_t)sizeof(T) * vc : 0;
+  // ~4 KiB in flight: short rows (a 64-column fp32 matmul operand) need more rows ahead to cover
+  // the memory latency than long ones
+  const int ahead = row_bytes <= 0 ? 4 : row_bytes >= 1024 ? 4 : (int)(4096 / row_bytes) > 32 ? 32 : (int)(4096 / row_bytes);
   for (int r = 0; r < vr; ++r) {
     const T* s = src + r * w.st0;
-    if (r + 4 < vr)
-      for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + 4 * w.st0) + b);
+    if (r + ahead < vr)
+      for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + ahead * w.st0) + b);
     if (d.nd() && w.st1 == 1) {
       std::memcpy(d.rowp(r), s, sizeof(T) * (size_t)vc);
       continue;
@@ -527,6 +530,34 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
         }
         for (int j = w; j < kNR; ++j)
           for (int i = 0; i < h; ++i) out[i * kNR + j] = 0.f;
+      }
+    }
+    return;
+  }
+  // ZN with narrower fractals (fp32: 16 x 8): a panel spans kNR / fc fractal columns, each column
+  // fr contiguous rows -- read fractal by fractal instead of element runs of one.
+  if (b.lay == ZN && b.fc < kNR && kNR % b.fc == 0 && b.pcols % kNR == 0 && b.r0 % b.fr == 0 && b.c0 % kNR == 0) {
+    const int64_t B = (int64_t)b.fr * b.fc;
+    const int sub = kNR / b.fc;
+    for (int p = 0; p < np; ++p) {
+      const int w = n - p * kNR < kNR ? n - p * kNR : kNR;
+      float* panel = bp + (int64_t)p * k * kNR;
+      for (int q0 = 0; q0 < k; q0 += b.fr) {
+        const int h = k - q0 < b.fr ? k - q0 : b.fr;
+        float* out = panel + (int64_t)q0 * kNR;
+        for (int s = 0; s < sub; ++s) {
+          const T* blk = b.base + ((int64_t)((b.r0 + q0) / b.fr) * b.nblk_c() + (b.c0 / b.fc + p * sub + s)) * B;
+          for (int j = 0; j < b.fc; ++j) {
+            const int col = s * b.fc + j;
+            float* o = out + col;
+            if (col < w) {
+              const T* src = blk + (int64_t)j * b.fr;
+              for (int i = 0; i < h; ++i) o[(int64_t)i * kNR] = (float)ld<T>(src[i]);
+            } else {
+              for (int i = 0; i < h; ++i) o[(int64_t)i * kNR] = 0.f;
+            }
+          }
+        }
       }
     }
     return;

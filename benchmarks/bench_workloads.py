@@ -1,0 +1,210 @@
+"""The workloads of issue 16 side by side with torch (docs/performance.md carries the table).
+
+One run prints, per workload and thread count: our median time, torch eager's, torch.compile's where it
+applies, the ratio the goal is stated in, and GB/s or GFLOP/s; every time is the median of --repeat
+samples, with the spread (min-max) in brackets.  ``--clock cpu`` measures the calling thread's CPU time
+instead of wall time: on a machine shared with other jobs that is the steadier number for the
+one-thread cases (both sides then run on the calling thread: our one-block launches and torch with
+one intra-op thread); it is meaningless for more threads.
+
+Usage: python benchmarks/bench_workloads.py [--repeat N] [--threads 1,2] [--clock wall|cpu] [--only NAME,..]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import pypto
+import pypto_pro.language as pl
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_cpu import mm_kernel, seed_add  # noqa: E402
+
+
+@pypto.frontend.jit
+def gelu_k(x: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 1024)
+    y[:] = pypto.gelu(x)
+
+
+@pypto.frontend.jit
+def erf_k(x: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 1024)
+    y[:] = pypto.erf(x)
+
+
+@pypto.frontend.jit
+def where_k(x: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 1024)
+    y[:] = pypto.where(x > 0, x, 0.0)
+
+
+@pypto.frontend.jit
+def softmax_k(x: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 1024)
+    y[:] = pypto.softmax(x, -1)
+
+
+@pypto.frontend.jit
+def rmsnorm_k(x: pypto.Tensor(), g: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 1024)
+    y[:] = pypto.rms_norm(x, g, 1e-6)
+
+
+@pypto.frontend.jit
+def layernorm_k(x: pypto.Tensor(), g: pypto.Tensor(), b: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(8, 1024)
+    y[:] = pypto.layer_norm(x, g, b, 1e-5)
+
+
+@pypto.frontend.jit
+def chain_k(a: pypto.Tensor(), b: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(32, 1024)
+    y[:] = pypto.sigmoid((a * b + 1.0) * 0.5 - b) * a
+
+
+@pypto.frontend.jit
+def mlp_k(x: pypto.Tensor(), w1: pypto.Tensor(), w2: pypto.Tensor(), g: pypto.Tensor(), y: pypto.Tensor()):
+    pypto.set_vec_tile_shapes(16, 512)
+    pypto.set_cube_tile_shapes([256, 256], [32, 32], [256, 256])  # (128^3: ~1.25x torch; docs/performance.md)
+    h = pypto.gelu(pypto.matmul(x, w1, pypto.DT_FP32))
+    y[:] = pypto.rms_norm(pypto.matmul(h, w2, pypto.DT_FP32) + x, g, 1e-6)
+
+
+def tile_select_kernel():
+    R, C = 8, 1024
+
+    @pl.jit(backend="cpu", name="bench_cmp_select")
+    def cmp_select(x: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP32], y: pl.Tensor[[pl.DYNAMIC, C], pl.DT_FP32]):
+        t = pl.make_tile(pl.TileType([R, C], pl.DT_FP32), addr=0x0)
+        o = pl.make_tile(pl.TileType([R, C], pl.DT_FP32), addr=0x8000)
+        m = pl.make_tile(pl.TileType([R, C], pl.DT_UINT8), addr=0x10000)
+        with pl.section_vector():
+            for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
+                pl.load(t, x, [i * R, 0])
+                pl.gt(m, t, 0.0)
+                pl.select(o, m, t, 0.0)
+                pl.store(y, o, [i * R, 0])
+    return cmp_select
+
+
+def samples(fn, repeat: int, clock) -> list:
+    time.sleep(0.1)  # let the previous contender's spinning thread pool go idle
+    fn()
+    out = []
+    for _ in range(repeat):
+        t0 = clock()
+        fn()
+        out.append(clock() - t0)
+    return out
+
+
+def fmt(s: list) -> str:
+    return f"{statistics.median(s) * 1e3:8.3f} [{min(s) * 1e3:.3f}-{max(s) * 1e3:.3f}]"
+
+
+def workloads(threads: int):
+    torch.manual_seed(0)
+    x = torch.randn(512, 1024)
+    y = torch.empty_like(x)
+    x2 = torch.randn(256, 1024)
+    y2 = torch.empty_like(x2)
+    a, b = torch.randn(4096, 1024), torch.randn(4096, 1024)
+    yb = torch.empty_like(a)
+    g, beta = torch.rand(1024) + 0.5, torch.randn(1024)
+    gelu_ref = torch.nn.functional.gelu
+    mb = 4 * 512 * 1024 * 2 / 1e9
+    yield ("exact gelu 512x1024", lambda: gelu_k(x, y), lambda: gelu_ref(x), "eager", mb, None)
+    yield ("erf 512x1024", lambda: erf_k(x, y), lambda: torch.erf(x), "eager", mb, None)
+    yield ("where(x>0,x,0) 512x1024", lambda: where_k(x, y), lambda: torch.where(x > 0, x, 0.0), "eager", mb, None)
+    sel = tile_select_kernel()
+    yield ("tile compare+select 256x1024", lambda: sel[None, threads](x2, y2),
+           lambda: torch.where(x2 > 0, x2, torch.zeros(())), "eager", 4 * 256 * 1024 * 2 / 1e9, None)
+    big = 4 * 4096 * 1024 * 2 / 1e9
+    yield ("softmax 4096x1024", lambda: softmax_k(a, yb), lambda: torch.softmax(a, -1), "eager", big, None)
+    yield ("rms_norm 4096x1024", lambda: rmsnorm_k(a, g, yb),
+           lambda: torch.nn.functional.rms_norm(a, (1024,), g, 1e-6), "eager", big, None)
+    yield ("layer_norm 4096x1024", lambda: layernorm_k(a, g, beta, yb),
+           lambda: torch.nn.functional.layer_norm(a, (1024,), g, beta, 1e-5), "eager", big, None)
+    yield ("chain sigmoid((a*b+1)*.5-b)*a", lambda: chain_k(a, b, yb),
+           lambda: torch.sigmoid((a * b + 1.0) * 0.5 - b) * a, "compile", 3 * 4 * 4096 * 1024 / 1e9, None)
+    xm, w1, w2 = torch.randn(256, 512), torch.randn(512, 1024) * 0.05, torch.randn(1024, 512) * 0.05
+    gm, ym = torch.rand(512) + 0.5, torch.empty(256, 512)
+    mlp_ref = lambda: torch.nn.functional.rms_norm(gelu_ref(xm @ w1) @ w2 + xm, (512,), gm, 1e-6)  # noqa: E731
+    yield ("MLP rms_norm(gelu(x@W1)@W2+x)", lambda: mlp_k(xm, w1, w2, gm, ym), mlp_ref, "eager", None,
+           2 * 2 * 256 * 512 * 1024 / 1e9)
+    for dt, tdt, s, tiles in ((pl.DT_FP16, torch.float16, 1024, (128, 128, 128)),
+                              (pl.DT_FP16, torch.float16, 1024, (256, 32, 256)),
+                              (pl.DT_FP32, torch.float32, 2048, (128, 128, 128)),
+                              (pl.DT_FP32, torch.float32, 2048, (256, 64, 128))):
+        am, bm, cm = torch.randn(s, s).to(tdt), torch.randn(s, s).to(tdt), torch.empty(s, s)
+        af, bf = am.float(), bm.float()
+        mm = mm_kernel(dt, *tiles)
+        yield (f"matmul {s}^3 {dt.name} {'x'.join(map(str, tiles))}", lambda: mm[None, threads](am, bm, cm),
+               lambda: torch.matmul(af, bf), "eager", None, 2 * s ** 3 / 1e9)
+
+
+def launch_row(repeat: int, clock) -> None:
+    a, b = torch.rand(64, 64, dtype=torch.float16), torch.rand(64, 64, dtype=torch.float16)
+    o = torch.empty_like(a)
+    seed_add[None, 1](a, b, o)
+    from pypto_pro.backends.cpu import clauncher
+
+    clauncher.wait_built()
+    seed_add[None, 1](a, b, o)
+    n = 2000
+
+    def ours():
+        for _ in range(n):
+            seed_add[None, 1](a, b, o)
+
+    def theirs():
+        for _ in range(n):
+            torch.add(a, b, out=o)
+
+    s_o = [t / n * 1e3 for t in samples(ours, repeat, clock)]
+    s_t = [t / n * 1e3 for t in samples(theirs, repeat, clock)]
+    r = statistics.median(s_o) / statistics.median(s_t)
+    print(f"{'cached launch seed Add (us)':<34}{fmt(s_o)}  torch.add {fmt(s_t)}  ours/torch {r:5.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    args = parser.parse_args()
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
+    only = [w for w in args.only.split(",") if w]
+    print(f"torch {torch.__version__}, clock: {args.clock}; times in ms: median [min-max] of {args.repeat}")
+    if not only or any("launch" in w for w in only):
+        os.environ["PYPTO_NUM_THREADS"] = "1"
+        torch.set_num_threads(1)
+        launch_row(args.repeat, clock)
+    for threads in (int(t) for t in args.threads.split(",")):
+        os.environ["PYPTO_NUM_THREADS"] = str(threads)
+        torch.set_num_threads(threads)
+        print(f"\n--- {threads} thread(s)")
+        print(f"{'workload':<34}{'ours':>24}{'torch':>26}  {'ratio':>22}  rate")
+        for name, ours, ref, against, gb, gflop in workloads(threads):
+            if only and not any(w in name for w in only):
+                continue
+            s_o = samples(ours, args.repeat, clock)
+            if against == "compile":
+                ref = torch.compile(ref)
+            s_t = samples(ref, args.repeat, clock)
+            m_o, m_t = statistics.median(s_o), statistics.median(s_t)
+            ratio = f"ours/{against} {m_o / m_t:5.2f}" if against == "eager" else f"{against}/ours {m_t / m_o:5.2f}"
+            if against == "eager" and name.split()[0] in ("softmax", "rms_norm", "layer_norm"):
+                ratio = f"eager/ours {m_t / m_o:5.2f}"
+            rate = f"{gb / m_o:6.1f} GB/s" if gb else f"{gflop / m_o:6.1f} GFLOP/s vs {gflop / m_t:6.1f}"
+            print(f"{name:<34}{fmt(s_o)}  {against:>7} {fmt(s_t)}  {ratio:>22}  {rate}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""What every kernel build needs and no kernel owns: the runtime library and the precompiled tile header.
+
+Both depend only on the sources shipped with the package and the toolchain, so they are built once per
+install into a per-user cache keyed by content (``$PYPTO_CACHE_DIR``, else ``$XDG_CACHE_HOME/pypto_pro``,
+else ``~/.cache/pypto_pro``), not once per build directory:
+
+* the runtime library ``libpto_rt_<key>.so`` (thread pool, fibers, events), linked by every kernel;
+* the precompiled ``pto/pto.h`` (GCC only): a ``pto/pto.h.gch/`` directory holding one PCH per
+  variant of the header a kernel can ask for (with and without ``PTO_SIMD_MATH``), built with exactly the
+  flags kernels are compiled with.  A kernel compiles with that directory first on its include path;
+  GCC takes the matching PCH (or, if none is valid, silently reads the header: same result, slower).
+  The header's content, the toolchain identity and the flags are in the key, so an edited header or a
+  new flag builds a new PCH.  Parsing the header is most of a small kernel's compile time.
+
+``python -m pypto_pro.backends.cpu`` builds both (``make venv`` runs it after installing).  Without it,
+the first kernel a process compiles starts that build in a detached background process when the cache
+lacks them (the kernel itself builds the runtime library it needs, and compiles without the PCH until it
+exists).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from ... import __version__
+from ...runtime import cache
+from .toolchain import INCLUDE_DIR, RUNTIME_SOURCE, CompileError, Toolchain, compile_shared, find_toolchain
+
+#: Bump when what is built here changes meaning without its sources changing.
+PREBUILT_VERSION = "1"
+
+#: The kernel optimisation level the PCH is built for (flags must match the kernel's exactly).
+KERNEL_OPT = "-O3"
+
+#: Variants of ``pto/pto.h`` a generated kernel.cpp selects with macros defined before the include.
+PCH_VARIANTS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (("plain", ()), ("simd", ("-DPTO_SIMD_MATH=1",)))
+
+#: Set to "0" to disable the PCH (kernels then parse the header; the results are the same).
+PCH_ENV = "PYPTO_PCH"
+
+
+@functools.lru_cache(maxsize=1)
+def header_digest() -> str:
+    """Content hash of the tile headers (every ``include/**/*.h``)."""
+    parts: List[str] = []
+    for h in sorted(INCLUDE_DIR.rglob("*.h")):
+        parts += [str(h.relative_to(INCLUDE_DIR)), h.read_text()]
+    return cache.digest(*parts)
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_digest() -> str:
+    """Content hash of the runtime library's sources (its .cpp and the headers it includes)."""
+    return cache.digest(RUNTIME_SOURCE.read_text(), header_digest())
+
+
+def _entry(kind: str, key: str) -> cache.CacheEntry:
+    return cache.CacheEntry(cache.user_cache_root() / kind / key[:16])
+
+
+# ---------------------------------------------------------------------------------------- runtime library
+def runtime_entry(tc: Toolchain) -> Tuple[cache.CacheEntry, str]:
+    """The cache entry of the runtime library for ``tc`` and the library's file name."""
+    key = cache.digest(runtime_digest(), tc.identity, __version__, PREBUILT_VERSION)
+    return _entry("runtime", key), f"libpto_rt_{key[:12]}.so"
+
+
+def build_runtime(tc: Toolchain) -> Path:
+    """The runtime library of ``tc``, compiled if the cache lacks it (builders serialise on a lock)."""
+    entry, name = runtime_entry(tc)
+
+    def produce(tmp: Path) -> Dict[str, str]:
+        compile_shared(tc, RUNTIME_SOURCE, tmp / name, opt="-O2", extra=("-lpthread",))
+        return {name: name}
+
+    entry.build(produce)
+    return entry.path(name)
+
+
+# ---------------------------------------------------------------------------------------- precompiled header
+def pch_supported(tc: Toolchain) -> bool:
+    """GCC's ``.gch`` directory lookup is what kernels rely on; clang uses another mechanism."""
+    return "clang" not in tc.version.lower() and os.environ.get(PCH_ENV, "1") != "0"
+
+
+def pch_entry(tc: Toolchain, opt: str = KERNEL_OPT) -> cache.CacheEntry:
+    key = cache.digest(header_digest(), tc.identity, opt, __version__, PREBUILT_VERSION)
+    return _entry("pch", key)
+
+
+def _pch_files() -> Dict[str, str]:
+    return {f"pto/pto.h.gch/{variant}.gch": f"{variant}.gch" for variant, _ in PCH_VARIANTS}
+
+
+def pch_command(tc: Toolchain, output: Path, defines: Tuple[str, ...], opt: str = KERNEL_OPT) -> List[str]:
+    """The compiler command that precompiles ``pto/pto.h``: the kernel's flags plus ``-x c++-header``."""
+    return [tc.path, opt, *tc.flags, f"-I{INCLUDE_DIR}", *defines, "-x", "c++-header",
+            str(INCLUDE_DIR / "pto" / "pto.h"), "-o", str(output)]
+
+
+def build_pch(tc: Toolchain, opt: str = KERNEL_OPT) -> Optional[Path]:
+    """The include directory holding the PCHs of ``pto/pto.h`` (built if missing); ``None`` if unsupported."""
+    if not pch_supported(tc):
+        return None
+    entry = pch_entry(tc, opt)
+
+    def produce(tmp: Path) -> Dict[str, str]:
+        (entry.dir / "pto" / "pto.h.gch").mkdir(parents=True, exist_ok=True)
+        for variant, defines in PCH_VARIANTS:
+            proc = subprocess.run(pch_command(tc, tmp / f"{variant}.gch", defines, opt), capture_output=True,
+                                  text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"precompiling pto/pto.h failed:\n{proc.stderr.strip()[-4000:]}")
+        return _pch_files()
+
+    entry.build(produce)
+    return entry.dir
+
+
+def _pch_present(entry: cache.CacheEntry) -> bool:
+    """A published PCH entry (its meta.json, written last, and every file it lists, non-empty).
+
+    Cheaper than :meth:`CacheEntry.valid`, which would hash ~100 MB on every first kernel of a process; a
+    damaged PCH that GCC refuses to read makes the compile fail, and :func:`drop_pch` plus a compile without
+    it (launcher) recover from that."""
+    import json
+
+    try:
+        files = json.loads((entry.dir / "meta.json").read_text()).get("files", {})
+        return bool(files) and all((entry.dir / name).stat().st_size > 0 for name in files)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+_pch_seen: Dict[str, Path] = {}
+
+
+def pch_include_dir(tc: Toolchain, opt: str = KERNEL_OPT) -> Optional[Path]:
+    """The PCH include directory if it is already built (never waits for or starts a build)."""
+    if opt != KERNEL_OPT or not pch_supported(tc):
+        return None
+    entry = pch_entry(tc, opt)
+    key = str(entry.dir)
+    if key in _pch_seen:
+        return _pch_seen[key]
+    if not _pch_present(entry):
+        return None
+    _pch_seen[key] = entry.dir
+    return entry.dir
+
+
+def drop_pch(include_dir: Path) -> None:
+    """Forget a PCH that made a compile fail (unpublish it: the next prebuild makes a new one)."""
+    _pch_seen.pop(str(include_dir), None)
+    try:
+        (include_dir / "meta.json").unlink()
+    except OSError:
+        pass
+
+
+def compile_kernel(tc: Toolchain, source: Path, output: Path) -> None:
+    """Compile a generated kernel.cpp into ``output``, from the PCH when it is built.
+
+    The PCH holds exactly what parsing the header would produce, so the library is the same either way; a
+    compile that fails with the PCH is retried without it (and the PCH dropped) before reporting."""
+    pch = pch_include_dir(tc)
+    if pch is None:
+        compile_shared(tc, source, output, opt=KERNEL_OPT)
+        return
+    try:
+        compile_shared(tc, source, output, opt=KERNEL_OPT, include_first=[pch])
+    except CompileError:
+        drop_pch(pch)
+        compile_shared(tc, source, output, opt=KERNEL_OPT)
+
+
+# ---------------------------------------------------------------------------------------- once per install
+def missing(tc: Toolchain) -> List[str]:
+    """Which install-wide artifacts the cache lacks ("runtime", "pch")."""
+    out = []
+    entry, _ = runtime_entry(tc)
+    if entry.valid() is None:
+        out.append("runtime")
+    if pch_supported(tc) and not _pch_present(pch_entry(tc)):
+        out.append("pch")
+    return out
+
+
+def prebuild(tc: Optional[Toolchain] = None) -> List[Path]:
+    """Build the runtime library and the PCH for the system compiler; returns what exists afterwards."""
+    tc = tc or find_toolchain()
+    if tc is None:
+        return []
+    built = [build_runtime(tc)]
+    pch = build_pch(tc)
+    if pch is not None:
+        built.append(pch)
+    return built
+
+
+_background_started = False
+_background_lock = threading.Lock()
+
+
+def start_background_prebuild() -> None:
+    """If the cache lacks the runtime library or the PCH, build them in a detached process (once per
+    process; the check runs on a thread, so the caller never waits for it).
+
+    A detached process, not a thread: it finishes even when this program exits first.
+    ``PYPTO_PREBUILD=0`` turns this off."""
+    global _background_started
+    if os.environ.get("PYPTO_PREBUILD", "1") == "0":
+        return
+    with _background_lock:
+        if _background_started:
+            return
+        _background_started = True
+
+    def check_and_spawn() -> None:
+        try:
+            tc = find_toolchain()
+            if tc is None or not missing(tc):
+                return
+            env = dict(os.environ, PYPTO_PREBUILD="0")
+            subprocess.Popen([sys.executable, "-m", "pypto_pro.backends.cpu", "--quiet"], env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        except Exception:  # noqa: BLE001  (an optimisation only: the first kernel builds what it needs)
+            pass
+
+    threading.Thread(target=check_and_spawn, name="pypto-prebuild-check", daemon=True).start()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    quiet = "--quiet" in argv
+    tc = find_toolchain()
+    if tc is None:
+        if not quiet:
+            print("pypto_pro: no C++ compiler found; nothing to prebuild (the cpu backend is unavailable)")
+        return 0
+    for path in prebuild(tc):
+        if not quiet:
+            print(f"pypto_pro: prebuilt {path}")
+    return 0
+

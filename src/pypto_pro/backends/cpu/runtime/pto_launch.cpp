@@ -1,0 +1,402 @@
+// PyPTO CPU backend: the cached-launch fast path in C (a CPython extension, built once per Python and
+// toolchain next to the runtime library; backends/cpu/clauncher.py builds and loads it).
+//
+// `kernel[None, n]` returns a Bound (one per block count, cached by the kernel, so no closure is
+// made per launch).  Calling it checks, in C, that the arguments match the kernel's latest frozen
+// signature (a Frozen: the launch environment, every tensor's exact type, dtype, shape and device,
+// every scalar's exact type), writes the kernel's int64 argument array on the stack (data pointers,
+// shapes, strides, scalars) and calls the compiled `call_kernel` with the GIL released, as ctypes did.
+// Anything else -- keywords, another signature, a non-torch tensor, a scalar that does not convert --
+// goes to the Python launcher (`fallback`), which performs every check with its usual messages and
+// may freeze a new signature.  Scalars are still checked by the Python `check_scalar` (same
+// messages); a failing kernel reports through the compiled kernel's `raise_error`.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+struct PtoError {  // backends/cpu/launcher.py PtoError
+  int32_t kind, site;
+  char message[1024];
+};
+using KernelFn = int (*)(const int64_t*, int64_t, PtoError*);
+
+constexpr int kMaxNd = 16;
+
+struct TensorArg {
+  Py_ssize_t index;
+  int64_t slot;
+  int nd;
+  int64_t shape[kMaxNd];
+  int64_t strides[kMaxNd];  // contiguous strides of shape
+  PyObject* dtype;          // owned
+};
+
+struct ScalarArg {
+  Py_ssize_t index;
+  int64_t slot;
+  bool is_float;
+  PyObject* type;  // owned: the exact Python type of the frozen call's value
+  PyObject* spec;  // owned: the ParamSpec passed to check_scalar
+};
+
+// interned attribute names
+PyObject *s_dtype, *s_shape, *s_is_cpu, *s_data_ptr, *s_is_contiguous, *s_stride, *s_last_report;
+PyObject* g_env = nullptr;    // os.environ._data (bytes -> bytes), or nullptr: never fast
+PyObject* g_names = nullptr;  // tuple of the launch environment's variable names (bytes)
+
+// ------------------------------------------------------------------ Frozen
+struct Frozen {
+  PyObject_HEAD
+  KernelFn fn;
+  Py_ssize_t nargs;
+  int64_t nslots;
+  std::vector<TensorArg>* tensors;
+  std::vector<ScalarArg>* scalars;
+  PyObject* tensor_type;   // torch.Tensor
+  PyObject* env;           // tuple: frozen values of g_names (bytes or None)
+  PyObject* check_scalar;  // check_scalar(kernel_name, spec, value) -> value
+  PyObject* kernel_name;
+  PyObject* on_error;      // on_error(bytes of PtoError): raises
+  PyObject* keep;          // keeps the kernel library loaded
+};
+
+void frozen_dealloc(PyObject* o) {
+  Frozen* f = (Frozen*)o;
+  if (f->tensors) {
+    for (auto& t : *f->tensors) Py_XDECREF(t.dtype);
+    delete f->tensors;
+  }
+  if (f->scalars) {
+    for (auto& s : *f->scalars) {
+      Py_XDECREF(s.type);
+      Py_XDECREF(s.spec);
+    }
+    delete f->scalars;
+  }
+  Py_XDECREF(f->tensor_type);
+  Py_XDECREF(f->env);
+  Py_XDECREF(f->check_scalar);
+  Py_XDECREF(f->kernel_name);
+  Py_XDECREF(f->on_error);
+  Py_XDECREF(f->keep);
+  Py_TYPE(o)->tp_free(o);
+}
+
+PyTypeObject FrozenType = {PyVarObject_HEAD_INIT(nullptr, 0) "pto_launch.Frozen"};
+
+// Frozen(fn_address, nargs, nslots, tensors, scalars, tensor_type, env, check_scalar, kernel_name,
+//        on_error, keep): tensors = [(index, slot, dtype, shape tuple)], scalars = [(index, slot,
+//        is_float, type, spec)]
+PyObject* make_frozen(PyObject*, PyObject* args) {
+  unsigned long long addr;
+  Py_ssize_t nargs;
+  long long nslots;
+  PyObject *tensors, *scalars, *ttype, *env, *check, *name, *on_error, *keep;
+  if (!PyArg_ParseTuple(args, "KnLO!O!OO!OOOO", &addr, &nargs, &nslots, &PyList_Type, &tensors, &PyList_Type,
+                        &scalars, &ttype, &PyTuple_Type, &env, &check, &name, &on_error, &keep))
+    return nullptr;
+  Frozen* f = PyObject_New(Frozen, &FrozenType);
+  if (!f) return nullptr;
+  f->fn = (KernelFn)(uintptr_t)addr;
+  f->nargs = nargs;
+  f->nslots = nslots;
+  f->tensors = new std::vector<TensorArg>();
+  f->scalars = new std::vector<ScalarArg>();
+  Py_INCREF(ttype), f->tensor_type = ttype;
+  Py_INCREF(env), f->env = env;
+  Py_INCREF(check), f->check_scalar = check;
+  Py_INCREF(name), f->kernel_name = name;
+  Py_INCREF(on_error), f->on_error = on_error;
+  Py_INCREF(keep), f->keep = keep;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(tensors); ++i) {
+    TensorArg t{};
+    PyObject *dtype, *shape;
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(tensors, i), "nLOO!", &t.index, &t.slot, &dtype, &PyTuple_Type, &shape))
+      goto fail;
+    t.nd = (int)PyTuple_GET_SIZE(shape);
+    if (t.nd > kMaxNd) {
+      PyErr_SetString(PyExc_ValueError, "too many dimensions for the C launcher");
+      goto fail;
+    }
+    int64_t st = 1;
+    for (int d = t.nd - 1; d >= 0; --d) {
+      t.shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+      t.strides[d] = st;
+      st *= t.shape[d] > 1 ? t.shape[d] : 1;
+    }
+    if (PyErr_Occurred()) goto fail;
+    Py_INCREF(dtype), t.dtype = dtype;
+    f->tensors->push_back(t);
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(scalars); ++i) {
+    ScalarArg s{};
+    int is_float;
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(scalars, i), "nLpOO", &s.index, &s.slot, &is_float, &s.type, &s.spec))
+      goto fail;
+    s.is_float = is_float != 0;
+    Py_INCREF(s.type);
+    Py_INCREF(s.spec);
+    f->scalars->push_back(s);
+  }
+  return (PyObject*)f;
+fail:
+  Py_DECREF(f);
+  return nullptr;
+}
+
+// ------------------------------------------------------------------ Slot: a kernel's latest Frozen
+struct Slot {
+  PyObject_HEAD
+  PyObject* frozen;  // Frozen or nullptr
+};
+
+void slot_dealloc(PyObject* o) {
+  Py_XDECREF(((Slot*)o)->frozen);
+  Py_TYPE(o)->tp_free(o);
+}
+
+PyObject* slot_set(PyObject* o, PyObject* value) {  // set(Frozen or None)
+  Slot* s = (Slot*)o;
+  if (value != Py_None && Py_TYPE(value) != &FrozenType) {
+    PyErr_SetString(PyExc_TypeError, "Slot.set takes a Frozen or None");
+    return nullptr;
+  }
+  PyObject* old = s->frozen;
+  s->frozen = value == Py_None ? nullptr : (Py_INCREF(value), value);
+  Py_XDECREF(old);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef slot_methods[] = {{"set", slot_set, METH_O, "the latest frozen signature (or None)"}, {}};
+PyTypeObject SlotType = {PyVarObject_HEAD_INIT(nullptr, 0) "pto_launch.Slot"};
+
+PyObject* make_slot(PyObject*, PyObject*) {
+  Slot* s = PyObject_New(Slot, &SlotType);
+  if (s) s->frozen = nullptr;
+  return (PyObject*)s;
+}
+
+// ------------------------------------------------------------------ Bound: kernel[None, n]
+struct Bound {
+  PyObject_HEAD
+  PyObject* slot;      // Slot
+  PyObject* fallback;  // the Python launcher
+  PyObject* jit;       // the JitKernel (last_report = None after a launch)
+  int64_t block_dim;
+  vectorcallfunc vectorcall;
+};
+
+void bound_dealloc(PyObject* o) {
+  Bound* b = (Bound*)o;
+  Py_XDECREF(b->slot);
+  Py_XDECREF(b->fallback);
+  Py_XDECREF(b->jit);
+  Py_TYPE(o)->tp_free(o);
+}
+
+bool env_matches(PyObject* frozen_env) {
+  const Py_ssize_t n = PyTuple_GET_SIZE(g_names);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = PyDict_GetItemWithError(g_env, PyTuple_GET_ITEM(g_names, i));  // borrowed
+    PyObject* want = PyTuple_GET_ITEM(frozen_env, i);
+    if (!v) {
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
+      if (want != Py_None) return false;
+      continue;
+    }
+    if (v != want && (want == Py_None || PyObject_RichCompareBool(v, want, Py_EQ) != 1)) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  return true;
+}
+
+// 1: matched and buf written; 0: not this signature (use the Python path); -1: a Python error is set
+int fill(Frozen* f, PyObject* const* args, int64_t* buf) {
+  for (auto& t : *f->tensors) {
+    PyObject* a = args[t.index];
+    if ((PyObject*)Py_TYPE(a) != f->tensor_type) return 0;
+    PyObject* dtype = PyObject_GetAttr(a, s_dtype);
+    if (!dtype) return -1;
+    Py_DECREF(dtype);  // dtypes are long-lived singletons; identity is the frozen key's equality
+    if (dtype != t.dtype) return 0;
+    PyObject* shape = PyObject_GetAttr(a, s_shape);
+    if (!shape) return -1;
+    bool same = PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == t.nd;
+    for (int d = 0; same && d < t.nd; ++d) {
+      PyObject* n = PyTuple_GET_ITEM(shape, d);
+      same = PyLong_CheckExact(n) && PyLong_AsLongLong(n) == t.shape[d];
+    }
+    Py_DECREF(shape);
+    if (!same) {
+      PyErr_Clear();
+      return 0;
+    }
+    PyObject* cpu = PyObject_GetAttr(a, s_is_cpu);
+    if (!cpu) return -1;
+    Py_DECREF(cpu);
+    if (cpu != Py_True) return 0;
+    PyObject* ptr = PyObject_CallMethodNoArgs(a, s_data_ptr);
+    if (!ptr) return -1;
+    buf[t.slot] = PyLong_AsLongLong(ptr);
+    Py_DECREF(ptr);
+    if (PyErr_Occurred()) return -1;
+    std::memcpy(buf + t.slot + 1, t.shape, sizeof(int64_t) * t.nd);
+    PyObject* contig = PyObject_CallMethodNoArgs(a, s_is_contiguous);
+    if (!contig) return -1;
+    Py_DECREF(contig);
+    if (contig == Py_True) {
+      std::memcpy(buf + t.slot + 1 + t.nd, t.strides, sizeof(int64_t) * t.nd);
+    } else {
+      PyObject* st = PyObject_CallMethodNoArgs(a, s_stride);
+      if (!st) return -1;
+      if (!PyTuple_Check(st) || PyTuple_GET_SIZE(st) != t.nd) {
+        Py_DECREF(st);
+        return 0;
+      }
+      for (int d = 0; d < t.nd; ++d) buf[t.slot + 1 + t.nd + d] = PyLong_AsLongLong(PyTuple_GET_ITEM(st, d));
+      Py_DECREF(st);
+      if (PyErr_Occurred()) return -1;
+    }
+  }
+  for (auto& s : *f->scalars) {
+    PyObject* v = args[s.index];
+    if ((PyObject*)Py_TYPE(v) != s.type) return 0;
+    PyObject* c = PyObject_CallFunctionObjArgs(f->check_scalar, f->kernel_name, s.spec, v, nullptr);
+    if (!c) return -1;  // the checked path raises the same error
+    if (s.is_float) {
+      const double x = PyFloat_AsDouble(c);
+      std::memcpy(&buf[s.slot], &x, sizeof x);
+    } else {
+      buf[s.slot] = PyLong_AsLongLong(c);
+    }
+    Py_DECREF(c);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return 0;
+    }
+  }
+  return 1;
+}
+
+PyObject* bound_vectorcall(PyObject* o, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  Bound* b = (Bound*)o;
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject* fo = ((Slot*)b->slot)->frozen;
+  if (fo && !kwnames && g_env) {
+    Frozen* f = (Frozen*)fo;
+    if (nargs == f->nargs && env_matches(f->env)) {
+      Py_INCREF(fo);  // the slot may change while the GIL is released
+      int64_t small[256];
+      std::vector<int64_t> big;
+      int64_t* buf = small;
+      if (f->nslots > 256) {
+        big.resize((size_t)f->nslots);
+        buf = big.data();
+      } else {
+        std::memset(small, 0, sizeof(int64_t) * (size_t)(f->nslots > 0 ? f->nslots : 1));
+      }
+      const int ok = fill(f, args, buf);
+      if (ok < 0) {
+        Py_DECREF(fo);
+        return nullptr;
+      }
+      if (ok > 0) {
+        PtoError err;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = f->fn(buf, b->block_dim, &err);
+        Py_END_ALLOW_THREADS
+        if (rc != 0) {
+          PyObject* bytes = PyBytes_FromStringAndSize((const char*)&err, sizeof err);
+          PyObject* r = bytes ? PyObject_CallOneArg(f->on_error, bytes) : nullptr;
+          Py_XDECREF(bytes);
+          Py_DECREF(fo);
+          if (r) {  // on_error always raises; be safe if it did not
+            Py_DECREF(r);
+            PyErr_SetString(PyExc_RuntimeError, "kernel failed");
+          }
+          return nullptr;
+        }
+        Py_DECREF(fo);
+        if (PyObject_SetAttr(b->jit, s_last_report, Py_None) < 0) return nullptr;
+        Py_RETURN_NONE;
+      }
+      Py_DECREF(fo);
+    }
+  }
+  return PyObject_Vectorcall(b->fallback, args, nargsf, kwnames);
+}
+
+PyTypeObject BoundType = {PyVarObject_HEAD_INIT(nullptr, 0) "pto_launch.Bound"};
+
+// Bound(slot, fallback, jit, block_dim)
+PyObject* make_bound(PyObject*, PyObject* args) {
+  PyObject *slot, *fallback, *jit;
+  long long block_dim;
+  if (!PyArg_ParseTuple(args, "O!OOL", &SlotType, &slot, &fallback, &jit, &block_dim)) return nullptr;
+  Bound* b = PyObject_New(Bound, &BoundType);
+  if (!b) return nullptr;
+  Py_INCREF(slot), b->slot = slot;
+  Py_INCREF(fallback), b->fallback = fallback;
+  Py_INCREF(jit), b->jit = jit;
+  b->block_dim = block_dim;
+  b->vectorcall = bound_vectorcall;
+  return (PyObject*)b;
+}
+
+// setup(environ_data, names): the environment mapping and the names a launch depends on
+PyObject* setup(PyObject*, PyObject* args) {
+  PyObject *env, *names;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &env, &PyTuple_Type, &names)) return nullptr;
+  Py_XDECREF(g_env);
+  Py_XDECREF(g_names);
+  Py_INCREF(env), g_env = env;
+  Py_INCREF(names), g_names = names;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef methods[] = {
+    {"Frozen", make_frozen, METH_VARARGS, "a frozen launch signature"},
+    {"Slot", make_slot, METH_NOARGS, "a kernel's latest frozen signature"},
+    {"Bound", make_bound, METH_VARARGS, "kernel[None, n] with the fast path"},
+    {"setup", setup, METH_VARARGS, "the launch environment"},
+    {}};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "pto_launch", "PyPTO cpu launch fast path", -1, methods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit_pto_launch(void) {
+  FrozenType.tp_basicsize = sizeof(Frozen);
+  FrozenType.tp_dealloc = frozen_dealloc;
+  FrozenType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SlotType.tp_basicsize = sizeof(Slot);
+  SlotType.tp_dealloc = slot_dealloc;
+  SlotType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SlotType.tp_methods = slot_methods;
+  BoundType.tp_basicsize = sizeof(Bound);
+  BoundType.tp_dealloc = bound_dealloc;
+  BoundType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  BoundType.tp_vectorcall_offset = offsetof(Bound, vectorcall);
+  BoundType.tp_call = PyVectorcall_Call;
+  if (PyType_Ready(&FrozenType) < 0 || PyType_Ready(&SlotType) < 0 || PyType_Ready(&BoundType) < 0) return nullptr;
+  s_dtype = PyUnicode_InternFromString("dtype");
+  s_shape = PyUnicode_InternFromString("shape");
+  s_is_cpu = PyUnicode_InternFromString("is_cpu");
+  s_data_ptr = PyUnicode_InternFromString("data_ptr");
+  s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
+  s_stride = PyUnicode_InternFromString("stride");
+  s_last_report = PyUnicode_InternFromString("last_report");
+  return PyModule_Create(&module);
+}
