@@ -8,7 +8,8 @@ import re
 import numpy as np
 
 from .. import dtypes as dt
-from ..ir.nodes import DeclRef, Expr, TensorParam, TileGroupDecl, TileRef, describe_value, is_integral
+from ..ir.nodes import (DeclRef, Expr, SubRef, TensorParam, TileGroupDecl, TileRef, Var, describe_value,
+                        is_integral)
 from ..ir.optable import Arg, In, Out, op
 from ..ir.types import MemorySpace
 
@@ -102,13 +103,16 @@ class SetVal:
     cost="descriptor")
 class SetValidShape:
     """pl.set_validshape(tile_or_group, [rows, cols]): set the valid window (runtime values allowed, 1..shape);
-    on a group every slot.  Later loads, vector ops, stores and matmuls use it."""
+    on a group every slot, on a named subview that subview (whose window lives in variables, see
+    ``ir.SubRef.valid``).  Later loads, vector ops, stores and matmuls use it."""
 
     @staticmethod
     def check(c, a):
         t, shape = a["tile"], a["shape"]
         if len(shape) != 2:
             c.fail("the valid shape is [rows, cols]")
+        if isinstance(t, SubRef) and not named_subview(t):
+            c.fail("set_validshape of a subview needs the subview bound to a name first (sub = tile[r0:r1, c0:c1])")
         full = t.slots[0].shape if isinstance(t, TileGroupDecl) else t.static_shape
         for v, s, axis in zip(shape, full or (None, None), ("rows", "cols")):
             if isinstance(v, int) and (v < 1 or (s is not None and v > s)):
@@ -118,6 +122,12 @@ class SetValidShape:
     def run(ctx, a):
         t = a["tile"]
         rows, cols = (int(ctx.scalar(v)) for v in a["shape"])
+        if isinstance(t, SubRef):
+            view = ctx.tile(t)
+            if not (1 <= rows <= view.shape[0] and 1 <= cols <= view.shape[1]):
+                raise ctx.error(f"valid shape [{rows}, {cols}] is outside the subview's shape {list(view.shape)}")
+            ctx.core.vars[t.valid[0].uid], ctx.core.vars[t.valid[1].uid] = rows, cols
+            return
         decls = t.slots if isinstance(t, TileGroupDecl) else [ctx.decl_of(t)]
         if decls == [None]:
             raise ctx.error("set_validshape needs a whole tile or a tile group, not a subview")
@@ -125,6 +135,11 @@ class SetValidShape:
             if not (1 <= rows <= d.shape[0] and 1 <= cols <= d.shape[1]):
                 raise ctx.error(f"valid shape [{rows}, {cols}] is outside tile {d.name} of shape {d.shape}")
             ctx.set_valid(d, rows, cols)
+
+
+def named_subview(ref: SubRef) -> bool:
+    """Whether ``ref`` is a subview bound to a name, whose valid window lives in two variables."""
+    return ref.valid is not None and all(isinstance(x, Var) for x in ref.valid)
 
 
 @op("discard", [Arg("tile", "tile")], "S", descriptor_only=True, internal=True, cost="descriptor")

@@ -279,7 +279,8 @@ class KernelCodegen:
             return f"T_<{ct}>({core}, {self.slot_index(ref)})"
         if t is ir.SubRef:
             base = self.tile(ref.base, core)
-            bounds = ", ".join(self.scalar(x) for x in (ref.r0, ref.r1, ref.c0, ref.c1))
+            bounds = ", ".join(self.scalar(x) for x in (ref.r0, ref.r1, ref.c0, ref.c1)
+                               + (ref.valid or ()))
             return f"pto::sub(C, {base}, {bounds})"
         raise NotImplementedError(f"tile reference {ref!r}")
 
@@ -618,7 +619,7 @@ def _vars_in_ref(ref) -> List[ir.Var]:
         return _vars_in_expr(ref.index)
     if isinstance(ref, ir.SubRef):
         out = _vars_in_ref(ref.base)
-        for x in (ref.r0, ref.r1, ref.c0, ref.c1):
+        for x in (ref.r0, ref.r1, ref.c0, ref.c1) + (ref.valid or ()):
             out += _vars_in_expr(x)
         return out
     return []

@@ -102,6 +102,14 @@ def _offsets(g, offsets) -> str:
     return "{" + ", ".join(g.scalar(o) for o in offsets) + "}"
 
 
+def _gm_as(g, t: ir.TensorParam, tile_dtype) -> str:
+    """The GM tensor ``t`` as seen by a load/store of a ``tile_dtype`` tile: itself, or its bits reinterpreted
+    as ``tile_dtype`` (same width, ops/movement.reinterprets)."""
+    if t.dtype == tile_dtype:
+        return g.tensor(t)
+    return f"pto::gm_as<{c_type(tile_dtype)}>({g.tensor(t)})"
+
+
 def _load(tile_units: bool) -> Emitter:
     def emit(g, s):
         a = s.args
@@ -112,7 +120,7 @@ def _load(tile_units: bool) -> Emitter:
         lines = ["{", f"  const auto d_ = {g.tile(a['dst'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
         if tile_units:
             lines.append(f"  pto::tile_units(o_, {a0}, {a1}, d_.rows, d_.cols);")
-        lines.append(f"  pto::load(C, d_, {g.tensor(t)}, o_, {a0}, {a1}, \"{what}\");")
+        lines.append(f"  pto::load(C, d_, {_gm_as(g, t, a['dst'].dtype)}, o_, {a0}, {a1}, \"{what}\");")
         lines.append("}")
         return "\n".join(lines)
     return emit
@@ -148,7 +156,8 @@ def _store(tile_units: bool) -> Emitter:
         lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};", *prelude]
         if tile_units:
             lines.append(f"  pto::tile_units(o_, {a0}, {a1}, s_.rows, s_.cols);")
-        lines.append(f"  pto::store(C, {g.tensor(t)}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
+        gm = g.tensor(t) if a["src"].space == MemorySpace.Acc else _gm_as(g, t, a["src"].dtype)
+        lines.append(f"  pto::store(C, {gm}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
         lines.append("}")
         return "\n".join(lines)
     return emit
@@ -289,8 +298,13 @@ def _set_validshape(g, s):
         lines.append(f"  pto::set_valid(C, kTiles, {g.decl_index[t.tile.uid]}, r_, c_);")
     elif isinstance(t, ir.SlotRef):
         lines.append(f"  pto::set_valid(C, kTiles, {g.slot_index(t)}, r_, c_);")
-    else:
-        lines.append('  pto::fail(C, "set_validshape needs a whole tile or a tile group, not a subview");')
+    else:  # a named subview: check against its shape, then set its window variables
+        view, (vr, vc) = g.tile(t), t.valid
+        lines += [f"  const auto s_ = {view};",
+                  "  if (r_ < 1 || r_ > s_.rows || c_ < 1 || c_ > s_.cols)",
+                  '    pto::fail(C, "valid shape [%lld, %lld] is outside the subview\'s shape [%d, %d]", '
+                  "(long long)r_, (long long)c_, s_.rows, s_.cols);",
+                  f"  {g.var(vr)} = r_;", f"  {g.var(vc)} = c_;"]
     lines.append("}")
     return "\n".join(lines)
 

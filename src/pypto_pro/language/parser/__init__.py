@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import enum
 import inspect
 import textwrap
@@ -29,6 +30,8 @@ from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
+from .packed_alias import check_packed_alias
+from ..vf import Vf
 from ..vf.frontend import VfPtr, vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
@@ -428,10 +431,16 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             return scope.globals[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
+        if name == "vf":  # officially `vf.<op>` names the VF namespace by its spelling, imported or not
+            return Vf
         raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
 
     def assign_name(self, name: str, value, node) -> None:
         value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
+        if isinstance(value, ir.SubRef) and value.valid is None:
+            # a named subview is a tile of its own: its valid window is fixed now (official semantics) and
+            # lives in two variables that pl.set_validshape of the name sets
+            value = dataclasses.replace(value, valid=tuple(tile_valid_shape(self, value, node)))
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
@@ -1400,6 +1409,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         layout = self._check_placement(tile_type, addr, size, "pl.make_tile", node)
         decl = ir.TileDecl(self._tile_name(f"tile{len(self.tiles)}"), tile_type, layout, addr, size, self.loc(node))
         self._check_vec_extent(decl, "pl.make_tile", node)
+        check_packed_alias(self, [decl], node)
         self.tiles.append(decl)
         return ir.DeclRef(decl)
 
@@ -1449,6 +1459,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
         if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
             self._check_slots_apart(type, slots, where, node)
+        check_packed_alias(self, slots, node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node),
                                  may_alias=isinstance(addrs, (list, tuple)))
