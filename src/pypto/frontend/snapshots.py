@@ -57,15 +57,20 @@ class LiveValues:
 
     def reads(self, n: Node) -> FrozenSet[int]:
         """ids of the root buffers ``n`` reads (memoised per node)."""
-        order: List[Node] = []
-        todo = [n]
-        while todo:  # post-order without recursion: graphs can be deep
-            m = todo.pop()
-            if m.uid in self._reads:
-                continue
-            order.append(m)
-            todo.extend(i for i in m.inputs if i.uid not in self._reads)
-        for m in reversed(order):
+        order: List[Node] = []  # post-order: every input before its users, each node once
+        seen = {n.uid}
+        stack = [(n, iter(n.inputs))]
+        while stack:  # iterative DFS (graphs can be deep); revisiting shared inputs would be exponential
+            m, inputs = stack[-1]
+            for i in inputs:
+                if i.uid not in self._reads and i.uid not in seen:
+                    seen.add(i.uid)
+                    stack.append((i, iter(i.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(m)
+        for m in order:
             if m.uid in self._reads:
                 continue
             own = {id(m.attrs["buf"].root)} if m.op == "gm" and isinstance(m.attrs.get("buf"), Buffer) else set()
