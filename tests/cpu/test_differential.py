@@ -85,7 +85,7 @@ def programs(draw):
     chain = draw(st.lists(st.sampled_from(ops), min_size=1, max_size=6))
     tiles = ["t0", "t1", "t2"]
     lines = []
-    for tmpl, _, _ in chain:
+    for tmpl, _ in chain:
         d, a, b = draw(st.sampled_from(tiles)), draw(st.sampled_from(tiles)), draw(st.sampled_from(tiles))
         s = draw(st.sampled_from(["2", "-3", "0.5", "1.25"])) if dt in FLOAT else draw(st.sampled_from(["2", "-3"]))
         lines.append("        " + tmpl.format(d=d, a=a, b=b, s=s))
