@@ -4,7 +4,9 @@
 16 blocks (vector cores): three tile groups of depth 2 (gate, up, out; 192 KiB of UB) under
 auto_mutex, so the load of tile i+1 overlaps the compute and store of tile i.  Per tile: two loads,
 five vector ops (neg, exp, add 1, div, mul, computed in place in the out slot), one store, plus the
-mutex ops auto_mutex inserts: 1024 tiles, 30 720 executed instructions.
+mutex ops auto_mutex inserts: 1024 tiles, 30 720 executed instructions.  By default the launch runs on
+the compiled fast path (backends/sim/fast; exp makes it take the values from the interpreter, whose fp16
+conversions are then compiled); ``--engine`` runs it on the interpreter engine (``PYPTO_SIM_FAST=0``).
 
 Reported: the median (and the spread) of ``--repeat`` runs (default 5) of the ``kernel[blocks](...)``
 call (interpreter values, recording, replay, report), in wall time and in process CPU time (the
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
 import time
 
@@ -80,7 +83,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs; the median is reported")
     parser.add_argument("--blocks", type=int, default=16, help="block_dim (vector cores)")
+    parser.add_argument("--engine", action="store_true", help="the interpreter engine instead of the fast path")
     args = parser.parse_args()
+    os.environ["PYPTO_SIM_FAST"] = "0" if args.engine else "1"
     rng = np.random.default_rng(0)
     g = rng.standard_normal((N, N), dtype=np.float32).astype(np.float16)
     u = rng.standard_normal((N, N), dtype=np.float32).astype(np.float16)
@@ -88,7 +93,7 @@ def main() -> None:
     runs = [measure(g, u, args.blocks) for _ in range(args.repeat)]
     count, cycles = runs[0][0], runs[0][1]
     walls, cpus = [r[2] for r in runs], [r[3] for r in runs]
-    print(f"sim swiglu [{N}, {N}] fp16, {R}x{C} tiles, {args.blocks} blocks: {count} instructions, "
+    print(f"sim swiglu ({'interpreter engine' if args.engine else 'fast path'}) [{N}, {N}] fp16, {R}x{C} tiles, {args.blocks} blocks: {count} instructions, "
           f"{cycles} cycles; median of {args.repeat}: wall {statistics.median(walls):.2f} s "
           f"(min {min(walls):.2f}, max {max(walls):.2f}), CPU {statistics.median(cpus):.2f} s "
           f"(min {min(cpus):.2f}) = {count / statistics.median(cpus):,.0f} instr/CPU-s")

@@ -14,6 +14,15 @@ import numpy as np
 
 from . import lowprec
 
+#: fp32 -> fp16 with numpy's bits through compiled code (backends/interp/f16.py), once enabled
+_f16_encode: Optional[Callable[[np.ndarray], np.ndarray]] = None
+
+
+def set_f16_encoder(encode: Optional[Callable[[np.ndarray], np.ndarray]]) -> None:
+    """Encode fp32 arrays of at least 256 elements to fp16 with ``encode`` (numpy's bits), None: numpy."""
+    global _f16_encode
+    _f16_encode = encode
+
 
 class DataType:
     """A PyPTO element type: name, width in bits, category and storage numpy dtype."""
@@ -88,7 +97,10 @@ class DataType:
         if self.codec is not None:
             values = np.asarray(values)
             return values if values.dtype == self.np_dtype else self.codec[1](values)
-        return np.asarray(values).astype(self.require_numpy())
+        values = np.asarray(values)
+        if _f16_encode is not None and self.name == "FP16" and values.dtype == np.float32 and values.size >= 256:
+            return _f16_encode(values)
+        return values.astype(self.require_numpy())
 
     def require_numpy(self) -> np.dtype:
         if self.np_dtype is None:

@@ -17,6 +17,15 @@ from ...ir.types import Layout, MemorySpace
 UNINIT_BYTE = 0xFF
 #: every fp16 bit pattern's value in fp32 (see TileView.read_compute)
 _F16_TO_F32 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+#: fp16 bit patterns -> fp32 (numpy's bits): the table, or the compiled codec once enabled (interp/f16.py)
+_f16_decode: Callable[[np.ndarray], np.ndarray] = _F16_TO_F32.take
+_F16_MIN = 256
+
+
+def set_f16_codec(decode: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Decode fp16 windows of at least 256 elements with ``decode`` (the same bits as the table)."""
+    global _f16_decode
+    _f16_decode = decode
 
 
 class CoreMemory:
@@ -141,6 +150,8 @@ class TileView:
             if self.hook is not None:
                 self.hook(self, False, (r, c))
             window = self.grid[:r, :c] if self.grid is not None else self._typed[self.offsets[:r, :c]]
+            if window.size >= _F16_MIN:
+                return _f16_decode(window.view(np.uint16))
             return _F16_TO_F32.take(window.view(np.uint16))
         return dtype.decode(self.read(rows, cols))
 

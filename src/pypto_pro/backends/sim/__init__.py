@@ -1,7 +1,8 @@
 """The AI-Core simulator backend (``backend="sim"``; docs/contract.md "The simulator's report", docs/simulator.md).
 
 Values come from the reference interpreter; its instruction stream is replayed on a per-core pipe
-model that finds races, deadlocks and uninitialised reads, and estimates cycles per pipe.
+model that finds races, deadlocks and uninitialised reads, and estimates cycles per pipe.  Kernels the
+compiled fast path covers (:mod:`.fast`) run there instead, with the same values and report.
 """
 from __future__ import annotations
 

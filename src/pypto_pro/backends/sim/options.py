@@ -3,6 +3,9 @@
 ``strict`` (default True; ``PYPTO_SIM_STRICT=0`` turns it off): raise on the first hazard, else
 collect every hazard into ``kernel.last_report.hazards`` and keep going.  Options given on the
 kernel win over the environment.
+
+``fast`` (default True; ``PYPTO_SIM_FAST=0`` turns it off): run the kernels it covers on the compiled
+fast path (same report, same values; any hazard is reported by the interpreter engine).
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ class SimOptions:
     """How the simulator runs a launch."""
 
     strict: bool = True
+    #: run covered kernels on the compiled fast path (backends/sim/fast); False: always the interpreter engine
+    fast: bool = True
 
 
 def resolve_options(given: Optional[Mapping[str, Any]] = None) -> SimOptions:

@@ -44,9 +44,12 @@ class SimReport:
     def __init__(self, kernel: str, arch: str, block_dim: int, core_num: int, labels: Sequence[str],
                  blocks: Sequence[int], streams: List[List[Instr]], params: CostParams, total_cycles: int,
                  hazards: List[Hazard], tiles: Optional[Dict[str, TileInfo]] = None,
-                 summaries: Optional[Sequence[Tuple[Dict[str, int], int, int]]] = None):
+                 summaries: Optional[Sequence[Tuple[Dict[str, int], int, int]]] = None,
+                 counts: Optional[Sequence[int]] = None):
         """``summaries``: per core (busy cycles per pipe, start, end) when the replay has them (it counts
-        them as it goes, cheaper than a pass over every instruction); computed from ``streams`` otherwise."""
+        them as it goes, cheaper than a pass over every instruction); computed from ``streams`` otherwise.
+        ``counts``: instructions per core, when ``streams`` builds its records only on first access (the
+        compiled fast path's; then so does :attr:`instructions`)."""
         self.kernel = kernel
         self.arch = arch
         self.block_dim = block_dim
@@ -59,14 +62,14 @@ class SimReport:
         self.params = params
         self.total_cycles = int(total_cycles)
         self.hazards = list(hazards)
-        self.instructions = [ins for stream in streams for ins in stream]
         self._streams = streams
         self.per_core: List[Dict] = []
         self.pipe_busy: Dict[str, int] = {p: 0 for p in PIPES}
-        for ci, stream in enumerate(streams):
+        for ci in range(len(streams)):
             if summaries is not None:
                 busy, start, end = summaries[ci]
             else:
+                stream = streams[ci]
                 busy = {p: 0 for p in PIPES}
                 for ins in stream:
                     busy["S" if ins.pipe == "ALL" else ins.pipe] += ins.end - ins.start
@@ -75,7 +78,13 @@ class SimReport:
             for p in PIPES:
                 self.pipe_busy[p] += busy[p]
             self.per_core.append({"core": self.labels[ci], "block": blocks[ci], "start": start, "end": end,
-                                  "instructions": len(stream), "busy": busy})
+                                  "instructions": counts[ci] if counts is not None else len(streams[ci]),
+                                  "busy": busy})
+
+    @functools.cached_property
+    def instructions(self) -> List[Instr]:
+        """Every executed instruction, core by core in program order."""
+        return [ins for stream in self._streams for ins in stream]
 
     @functools.cached_property
     def _intervals(self) -> List[Dict[str, List[Tuple[int, int]]]]:

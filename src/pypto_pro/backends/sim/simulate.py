@@ -12,6 +12,7 @@ import numpy as np
 from ...ir.nodes import KernelIR
 from ...passes.auto_mutex import insert_auto_mutex
 from ..interp.executor import Interpreter
+from . import fast
 from .advice import TileInfo
 from .costs import params_for
 from .describe import race_hazard
@@ -98,9 +99,20 @@ def _first(hazards: List[Hazard]) -> Hazard:
 
 def simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
              options: SimOptions) -> SimReport:
-    """Run one launch under the simulator; raises the first hazard in strict mode."""
+    """Run one launch under the simulator; raises the first hazard in strict mode.
+
+    Kernels the compiled fast path covers run there (:mod:`.fast`); any hazard, and every other kernel,
+    runs on the interpreter engine below."""
     with paused_cycle_collection():
-        return _simulate(with_auto_mutex(kernel), tensors, scalars, block_dim, options)
+        locked = with_auto_mutex(kernel)
+        if fast.enabled(options):
+            done = fast.run_fast(kernel, locked, tensors, scalars, block_dim, resident_blocks(locked))
+            if not isinstance(done, str):
+                streams, cycles, summaries, labels = done
+                return SimReport(locked.name, locked.arch.name, block_dim, resident_blocks(locked), labels,
+                                 list(range(block_dim)), streams, params_for(locked.arch), cycles, [],
+                                 tile_infos(locked), summaries, counts=streams.counts)
+        return _simulate(locked, tensors, scalars, block_dim, options)
 
 
 def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
