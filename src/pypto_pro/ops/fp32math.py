@@ -18,6 +18,8 @@ import numpy as np
 _F32 = np.float32
 _HI, _LO = _F32(88.72283935546875), _F32(-103.97208404541015625)
 _LOG2E = _F32(1.44269502162933349609375)
+_LOW29, _MID29 = np.int64((1 << 29) - 1), np.int64(1 << 28)  # float64 bits below an fp32 mantissa; a midpoint
+_EXP64, _TINY64 = np.int64(0x7FF << 52), np.int64((1023 - 126) << 52)  # exponent field; fp32's smallest normal
 _C1, _C2 = _F32(0.693359375), _F32(-2.12194440e-4)
 _P = tuple(_F32(v) for v in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
                              1.6666665459e-1, 5.0000001201e-1))
@@ -25,16 +27,23 @@ _P = tuple(_F32(v) for v in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 
 
 def _round_sum(p: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``p + c`` rounded once to fp32, for float64 ``p`` (an exact fp32 product) and ``c`` (an fp32
-    value): a float64 TwoSum gives the sum's rounding error exactly (no overflow: |p| < 2^257,
-    |c| < 2^128); an inexact sum with an even last bit moves one float64 ulp towards the error (round
-    to odd), after which the rounding to fp32 equals a single rounding of the exact value."""
+    value).  Rounding the float64 sum to fp32 is already right unless that sum sits exactly on an fp32
+    midpoint (low 29 mantissa bits 1 followed by zeros) or in the fp32 subnormal range; only those
+    elements get a float64 TwoSum (the sum's exact error; no overflow: |p| < 2^257, |c| < 2^128) and,
+    when inexact with an even last bit, a move of one float64 ulp towards the error (round to odd),
+    after which the rounding to fp32 equals a single rounding of the exact value."""
     with np.errstate(all="ignore"):
         s = p + c
-        bb = s - p
-        e = (p - (s - bb)) + (c - bb)
-        fix = (e != 0) & ((s.view(np.int64) & 1) == 0) & np.isfinite(e)
-        if fix.any():
-            s = np.where(fix, np.nextafter(s, np.copysign(np.inf, e)), s)
+        bits = s.view(np.int64)
+        suspect = ((bits & _LOW29) == _MID29) | ((bits & _EXP64) < _TINY64)
+        if suspect.any():
+            i = np.flatnonzero(suspect)
+            ps, cs, ss = p.ravel()[i], c.ravel()[i], s.ravel()[i]
+            bb = ss - ps
+            e = (ps - (ss - bb)) + (cs - bb)
+            fix = (e != 0) & ((ss.view(np.int64) & 1) == 0) & np.isfinite(e)
+            s = s.copy()
+            s.ravel()[i] = np.where(fix, np.nextafter(ss, np.copysign(np.inf, e)), ss)
         return s.astype(_F32)
 
 
@@ -43,7 +52,7 @@ def fma32(a, b, c) -> np.ndarray:
     with np.errstate(all="ignore"):  # signalling NaNs warn in the casts
         p = np.multiply(np.asarray(a, _F32), np.asarray(b, _F32), dtype=np.float64)  # exact
         c64 = np.asarray(c, _F32).astype(np.float64)
-    return _round_sum(p, c64)
+    return _round_sum(*np.broadcast_arrays(p, c64))
 
 
 def matmul32(x: np.ndarray, y: np.ndarray, base=None) -> np.ndarray:
