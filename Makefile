@@ -29,7 +29,7 @@ demo: venv
 # Op x dtype matrices (marker cpu_sample) run whole on the interpreter pass and as a covering cross-section
 # on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.
 test: venv
-	$(PY) -m pytest -q -n 2 tests
+	$(PY) -m pytest -q -n 2 --dist loadgroup tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro
 
 clean:

@@ -8,14 +8,15 @@ from pypto_pro.errors import (KernelDeadlockError, KernelError, KernelLaunchErro
                               KernelRaceError, KernelRuntimeError, KernelSyntaxError, KernelTypeError,
                               KernelUninitError, KernelValueError)
 from pypto_pro.dtypes import DT_FP4E1M2 as DT_FP4_E1M2X2  # noqa: F401 (the official packed-pair names)
-from pypto_pro.dtypes import DT_FP4E2M1, DT_FP8E8M0  # noqa: F401
+from pypto_pro.dtypes import DT_DOUBLE, DT_FP4E2M1, DT_FP8E8M0  # noqa: F401
 from pypto_pro.dtypes import DT_FP4E2M1 as DT_FP4_E2M1X2  # noqa: F401
 from pypto_pro.dtypes import DT_FP8E4M3FN as DT_FP8E4M3  # noqa: F401
 from pypto_pro.ir.types import RoundMode as CastMode  # noqa: F401
 
 from . import frontend  # noqa: F401
 from . import experimental  # noqa: F401 (pypto.experimental.*)
-from . import distributed  # noqa: F401 (pypto.distributed.*: NotImplementedError)
+from . import distributed  # noqa: F401 (pypto.distributed.*: docs/distributed.md)
+from .distributed.atomic import AtomicType  # noqa: F401
 from .datatype import CachePolicy, LogBaseType, OpType, OutType, ReduceMode, ScatterMode, bytes_of  # noqa: F401
 from .element import Element  # noqa: F401
 from .frontend.control import (cond, get_conv_tile_shapes, get_convbp_input_tile_shapes,  # noqa: F401

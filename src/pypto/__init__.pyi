@@ -5,8 +5,10 @@ from pypto import distributed as distributed
 from pypto import error as error
 from pypto import experimental as experimental
 from pypto import frontend as frontend
+from pypto import nodeops as nodeops
 from pypto import pypto_impl as pypto_impl
 from pypto import runtime as runtime
+from pypto import state as state
 from pypto.converter import from_torch as from_torch
 from pypto.datatype import CachePolicy as CachePolicy
 from pypto.datatype import LogBaseType as LogBaseType
@@ -15,6 +17,7 @@ from pypto.datatype import OutType as OutType
 from pypto.datatype import ReduceMode as ReduceMode
 from pypto.datatype import ScatterMode as ScatterMode
 from pypto.datatype import bytes_of as bytes_of
+from pypto.distributed.atomic import AtomicType as AtomicType
 from pypto.element import Element as Element
 from pypto.frontend.control import cond as cond
 from pypto.frontend.control import get_conv_tile_shapes as get_conv_tile_shapes
@@ -242,6 +245,7 @@ from pypto_pro.language.annotations import _DimMarker as _DimMarker
 
 DT_BF16: DataType
 DT_BOOL: DataType
+DT_DOUBLE: DataType
 DT_FP16: DataType
 DT_FP32: DataType
 DT_FP4E2M1: DataType

@@ -14,9 +14,10 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.runtime.args import as_numpy, carried_as, is_torch_tensor
 
+from . import state
 from .tensor import DYNAMIC, Tensor, TileOpFormat
 
-_count = [0]
+_count = state.FROM_TORCH_COUNT  # process-wide: state.py
 
 
 def host_array(t: Tensor, what: str):

@@ -16,7 +16,7 @@ L1, "B matrix") name where the NPU keeps the result and change no value here.
 * ``online_softmax`` / ``online_softmax_update``: one block of a column-wise online softmax.
 * ``set/get_operation_options`` (and the older ``set/get_operation_config``), ``assume_divisible``,
   ``set/get_runtime_options``.
-* ``shmem_load`` / ``shmem_store`` (multi-device shared memory) raise ``NotImplementedError``.
+* ``shmem_load`` / ``shmem_store`` are ``pypto.distributed.shmem_get`` / ``shmem_put`` (docs/distributed.md).
 """
 from __future__ import annotations
 
@@ -31,13 +31,14 @@ from .ops.core import materialize, node_of, out, same_dim
 from .ops.elementwise import add, cast, exp, maximum, mul, sub
 from .ops.indexing import INDEX_DTYPES, index_select, numel
 from .ops.math import floor_div
-from .ops.matmul import default_cube_tiles, matmul
+from .ops.matmul import cube_side_vec_tiles, default_cube_tiles, matmul
 from .ops.reduce import amax
 from .ops.reduce import sum as _sum
 from .ops.shape import permute, reshape, view
 from .stubs import not_implemented
 from .symbolic import SymbolicScalar, format_dims, is_static
 from .tensor import Tensor
+from . import state
 
 
 # ----------------------------------------------------------------------------------------- paged gathers
@@ -92,13 +93,14 @@ def gather_in_l1(src, indices, block_table, block_size: int, size: int, is_b_mat
     for name, v in (("is_b_matrix", is_b_matrix), ("is_trans", is_trans)):
         if not isinstance(v, bool):
             raise KernelTypeError(f"{what}: {name} must be a bool, got {v!r}")
-    rows = _paged_rows(src, indices, block_table, block_size, what)
-    cols = s.shape[1]
     size = _int_arg(size, what, "size")
+    cols = s.shape[1]
     if is_static(cols) and size > cols:
         raise KernelValueError(f"{what}: size {size} exceeds the {cols} columns of src")
-    part = src if is_static(cols) and size == cols else view(src, [s.shape[0], size], [0, 0])
-    return index_select(part, 0, rows)
+    with cube_side_vec_tiles("k", "k"):  # the NPU gathers straight into L1: official kernels set cube tiles only
+        rows = _paged_rows(src, indices, block_table, block_size, what)
+        part = src if is_static(cols) and size == cols else view(src, [s.shape[0], size], [0, 0])
+        return index_select(part, 0, rows)
 
 
 def load(src, offsets) -> Tensor:
@@ -190,7 +192,7 @@ def online_softmax_update(previous_max, previous_sum, previous_output, current_m
 #: (row/column operands are [TR, 1] / [1, TC] tiles combined by expand ops), so either value is
 #: accepted, read back, and changes nothing.
 _OPERATION_DEFAULTS: Dict[str, bool] = {"combine_axis": False, "force_combine_axis": False}
-_OPERATION_GLOBAL: Dict[str, bool] = {}
+_OPERATION_GLOBAL: Dict[str, bool] = state.OPERATION_OPTIONS  # process-wide: state.py
 
 
 def _set_operation(what: str, values: Dict[str, Any]) -> None:
@@ -232,7 +234,7 @@ def get_operation_config() -> Dict[str, Any]:
 
 
 _RUNTIME_DEFAULTS: Dict[str, List[int]] = {"stitch_function_num_per_pool": [0, 0, 0]}
-_RUNTIME_GLOBAL: Dict[str, List[int]] = {}
+_RUNTIME_GLOBAL: Dict[str, List[int]] = state.RUNTIME_OPTIONS  # process-wide: state.py
 
 
 def set_runtime_options(*, stitch_function_num_per_pool: Optional[Sequence[int]] = None) -> None:
@@ -295,8 +297,7 @@ def assume_divisible(expr, divisor: int) -> SymbolicScalar:
     return s
 
 
-shmem_load = not_implemented("pypto.experimental.shmem_load", "multi-device shared memory")
-shmem_store = not_implemented("pypto.experimental.shmem_store", "multi-device shared memory")
+from .distributed import shmem_load, shmem_store  # noqa: E402 (multi-process shared memory)
 
 
 __all__ = ["gather_in_ub", "gather_in_l1", "load", "transposed_batchmatmul", "online_softmax",

@@ -8,17 +8,17 @@ stored tensors free.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pypto_pro.dtypes import DataType
 from pypto_pro.ir import nodes as ir
 
-_uids = itertools.count()
+from . import state
 
-#: ops whose output element depends only on the same element of their inputs (after broadcasting)
-ELEMENTWISE = frozenset({"unary", "binary", "binary_scalar", "compare", "compare_scalar", "select", "cast", "expand"})
+_uids = state.GRAPH_UIDS  # process-wide: state.py
+
+from .nodeops import ELEMENTWISE, NODE_OPS  # noqa: F401  (ELEMENTWISE: re-exported for the lowering)
 
 
 @dataclass(eq=False)
@@ -63,6 +63,10 @@ class Node:
             from .frontend.tracer import recording_location
 
             self.loc = recording_location(skip=3)  # past __post_init__ and the generated __init__
+
+    def __post_init__(self):
+        if self.op not in NODE_OPS:
+            raise ValueError(f"node op {self.op!r} is not declared in pypto/nodeops.py")
 
     @property
     def ndim(self) -> int:

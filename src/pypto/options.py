@@ -16,6 +16,7 @@ import enum
 import functools
 import logging
 from typing import Any, Callable, Dict, Optional, Tuple
+from . import state
 
 
 class RunMode(enum.IntEnum):
@@ -126,7 +127,9 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
         "stitch_function_max_num": (128, _int_in(1, 1 << 20), "npu-knob"),
         "max_workspace_kb": (0, _int_in(0, 1 << 40), "honoured"),
         "valid_shape_optimize": (False, _is_bool, "npu-knob"),
-        "ready_on_host_tensors": ([], _int_list, "npu-knob"),
+        # the page: a list of input tensor names (ints, parameter positions, are accepted too)
+        "ready_on_host_tensors": ([], lambda v: isinstance(v, (list, tuple)) and all(
+            isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in v), "npu-knob"),
         "device_sched_parallelism": (1, _int_in(1, 8), "npu-knob"),
         "launch_sched_aicpu_num": (7, _int_in(1, 64), "npu-knob"),
         "launch_early_mode": (0, _int_in(0, 2), "npu-knob"),
@@ -147,9 +150,13 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
 }
 
 GROUPS = tuple(SPEC)
-_GLOBAL: Dict[str, Dict[str, Any]] = {g: {} for g in GROUPS}
-#: the root scope (``pypto.pypto_impl.SetGlobalConfig``): under ``_GLOBAL``, kept by ``reset_options``
-_ROOT: Dict[str, Dict[str, Any]] = {g: {} for g in GROUPS}
+#: the process-wide option scopes live in state.py: the global one and the root one under it
+#: (``pypto.pypto_impl.SetGlobalConfig``, kept by ``reset_options``)
+_GLOBAL: Dict[str, Dict[str, Any]] = state.GLOBAL_OPTIONS
+_ROOT: Dict[str, Dict[str, Any]] = state.ROOT_OPTIONS
+for _g in GROUPS:
+    _GLOBAL.setdefault(_g, {})
+    _ROOT.setdefault(_g, {})
 
 
 def validate(group: str, options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -172,7 +179,7 @@ def validate(group: str, options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     return dict(options)
 
 
-_NOTED: set = set()
+_NOTED: set = state.NOTED_KNOBS
 _LOG = logging.getLogger("pypto")
 
 
@@ -192,7 +199,7 @@ def _same_value(value, default) -> bool:
     return value == default
 
 
-_version = [0]
+_version = state.OPTIONS_VERSION
 
 
 def version() -> int:

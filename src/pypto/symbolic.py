@@ -12,6 +12,7 @@ from typing import Dict, Optional, Tuple, Union
 from pypto_pro.dtypes import DT_BOOL, DT_INDEX, DT_INT64
 from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.ir import nodes as ir
+from . import state
 
 Number = Union[int, float, bool]
 
@@ -24,6 +25,9 @@ def to_expr(value) -> ir.Expr:
         return value.expr
     if isinstance(value, ir.Expr):
         return value
+    if not isinstance(value, (int, float)) and type(value).__name__ == "Tensor":
+        raise NotImplementedError("value-dependent scalars: a tensor element used as a run-time scalar (a loop "
+                                  "bound, offset or shape read from tensor data)")
     return ir.const(value)
 
 
@@ -177,7 +181,7 @@ def affine_form(e: ir.Expr) -> Optional[Affine]:
 
 
 #: value ranges [lo, hi] of loop indices with fixed bounds (``pypto.loop(4)``: [0, 3]), for bounds()
-_LOOP_RANGES: "weakref.WeakKeyDictionary[ir.Var, Tuple[int, int]]" = weakref.WeakKeyDictionary()
+_LOOP_RANGES: "weakref.WeakKeyDictionary[ir.Var, Tuple[int, int]]" = state.LOOP_RANGES  # process-wide: state.py
 
 
 def note_loop_range(var: ir.Var, start, stop, step) -> None:

@@ -50,7 +50,7 @@ def _check_dims(dims) -> List[Any]:
 class Tensor:
     """A tensor annotation (``node is None``) or a recorded tensor value."""
 
-    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format", "data")
+    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format", "data", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, shape=None, dtype: Optional[DataType] = None, name: str = "",
@@ -63,6 +63,9 @@ class Tensor:
         self.ann_dims = None if inferred else _check_dims(shape)
         if dtype is not None and not isinstance(dtype, DataType):
             raise TypeError(f"pypto.Tensor dtype must be a pypto.DT_* type, got {dtype!r}")
+        if dtype is not None and dtype.name == "DOUBLE":
+            raise NotImplementedError("pypto.DT_DOUBLE (FP64) tensors: no tile op computes in FP64 on the portable "
+                                      "backends; use DT_FP32")
         self.ann_dtype = dtype
         if format not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
             raise TypeError(f"pypto.Tensor format must be a pypto.TileOpFormat, got {format!r}")
@@ -214,11 +217,20 @@ class Tensor:
         (``pypto.assemble`` writes windows)."""
         n = self.node
         if n is None or _is_whole_buffer(n):
+            if n is not None and isinstance(value, Tensor):
+                value = _squeezed_to(value, n.shape)
             self[:] = value
             return
         if not isinstance(value, Tensor):
             raise KernelTypeError(f"Tensor.move takes a tensor, got {type(value).__name__}")
         self.node = value._need_node()
+
+    def as_variable(self) -> None:
+        """Officially a ``SymbolicScalar`` method; a tensor reaches it where the official graph reads a
+        tensor element as a run-time scalar (``n = seq_lens[b]`` in a ``pypto.loop``, then a loop bound
+        or view offset).  Such value-dependent scalars are not implemented."""
+        raise NotImplementedError("value-dependent scalars: a tensor element read as a pypto.SymbolicScalar "
+                                  "(tensor[i] used as a loop bound or offset, then .as_variable())")
 
     def _bind_unshaped(self, key, value) -> bool:
         """``r = pypto.tensor()`` inside a kernel, then ``r.move(expr)`` / ``r[:] = expr``: ``r`` becomes
@@ -248,6 +260,19 @@ class Tensor:
         if fn is None or name.startswith("_") or not callable(fn):
             raise AttributeError(f"pypto.Tensor has no attribute {name!r}")
         return lambda *a, **k: fn(self, *a, **k)
+
+
+def _squeezed_to(value: "Tensor", shape) -> "Tensor":
+    """``value`` reshaped to ``shape`` when the two differ only by axes of size 1 (``buf[8].move(x[1, 8])``:
+    the same elements, as a keepdim reduction gives them); otherwise ``value`` unchanged."""
+    have = value._need_node().shape
+    if tuple(have) == tuple(shape):
+        return value
+    drop = [d for d in have if not (isinstance(d, int) and d == 1)]
+    want = [d for d in shape if not (isinstance(d, int) and d == 1)]
+    if len(drop) == len(want) and all(isinstance(a, int) and a == b for a, b in zip(drop, want)):
+        return _ops().reshape(value, list(shape))
+    return value
 
 
 def _is_whole_buffer(n: Node) -> bool:
@@ -335,7 +360,16 @@ def check_valid_regions(n: Node) -> None:
 
 
 def wrap(node: Node) -> Tensor:
-    return Tensor(_node=node)
+    """A computed value: tracked while recording, so a later write into a buffer it reads does not
+    change it (frontend/snapshots.py)."""
+    t = Tensor(_node=node)
+    if node.op != "gm":
+        from .frontend.tracer import _local
+
+        rec = getattr(_local, "recorder", None)
+        if rec is not None:
+            rec.live.track(t, rec)
+    return t
 
 
 __all__ = ["Tensor", "TileOpFormat", "DYNAMIC", "DYN", "STATIC", "wrap"]

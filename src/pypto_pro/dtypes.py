@@ -141,6 +141,9 @@ DT_FP4 = _mk("FP4", 4, "float", getattr(ml_dtypes, "float4_e2m1fn", None), "floa
 DT_FP8 = DT_FP8E4M3FN
 DT_HF4 = _mk("HF4", 4, "float", None, "hifloat4x2_t")
 DT_HF8 = _mk("HF8", 8, "float", np.uint8, "hifloat8_t", (lowprec.hf8_decode, lowprec.hf8_encode))
+#: FP64 (the tensor level's ``pypto.DT_DOUBLE``): a name only -- no tile op computes in it, so a
+#: tensor of it is rejected when declared (pypto/tensor.py).
+DT_DOUBLE = _mk("DOUBLE", 64, "float", np.float64, "double")
 #: Type of loop variables and index arithmetic (not a ``pl.DT_*`` name).
 DT_INDEX = _mk("INDEX", 64, "index", np.int64, "int64_t")
 
@@ -149,7 +152,7 @@ ALL_DTYPES = [
     DT_UINT64, DT_FP16, DT_BF16, DT_FP32, DT_FP4, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP8E8M0, DT_FP4E2M1,
     DT_FP4E1M2, DT_HF4, DT_HF8,
 ]
-_BY_NAME = {dt.name: dt for dt in ALL_DTYPES + [DT_INDEX]}
+_BY_NAME = {dt.name: dt for dt in ALL_DTYPES + [DT_INDEX, DT_DOUBLE]}
 
 #: Storage-only formats: no vector arithmetic on them (docs/language.md "Tiles").
 STORAGE_ONLY = frozenset(

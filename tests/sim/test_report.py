@@ -8,7 +8,7 @@ import pypto_pro.language as pl
 from pypto_pro.errors import KernelRaceError
 
 TT = pl.TileType([16, 64], pl.DT_FP32)
-PIPES = {"MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S"}
+PIPES = {"MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S", "COMM"}  # COMM: pypto.distributed
 
 
 def _stream(depth, **jit_kw):

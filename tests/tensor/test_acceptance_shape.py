@@ -59,13 +59,15 @@ def test_reshape_with_another_element_count_is_a_type_error():
         k(X48, torch.zeros(12))
 
 
-def test_reshape_valid_shape_smaller_than_shape_is_not_implemented():
+def test_reshape_valid_shape_must_hold_the_valid_elements():
+    """``valid_shape`` is the input's valid region seen with the new shape (tests/tensor/
+    test_windowed_ops_and_names.py): 32 valid elements cannot be a valid region of 16."""
     @pypto.frontend.jit
     def k(a: pypto.Tensor((4, 8), F32), y: pypto.Tensor((32,), F32)):
         pypto.set_vec_tile_shapes(8, 32)
         y[:] = pypto.reshape(a, [32], valid_shape=[16])
 
-    with pytest.raises(NotImplementedError, match="pypto.reshape"):
+    with pytest.raises(pypto.KernelTypeError, match="cannot be seen as valid_shape"):
         k(X48, torch.zeros(32))
 
 

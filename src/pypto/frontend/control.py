@@ -8,7 +8,7 @@ import contextlib
 import inspect
 import linecache
 import textwrap
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from pypto_pro.errors import KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc
 
@@ -16,6 +16,7 @@ from ..graph import Loop
 from ..symbolic import SymbolicScalar, is_static, note_loop_range, to_expr
 from ..options import bump_version
 from .tracer import caller_location, current_recorder, recording
+from .. import state
 
 
 def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
@@ -30,6 +31,7 @@ def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll
     if unroll_list is not None and not all(is_static(u) and u > 0 for u in unroll_list):
         raise KernelTypeError("pypto.loop unroll_list must hold positive ints")
     rec = current_recorder()
+    _reject_unrecordable(rec)
     var = rec.new_var(idx_name or name or "idx")
     note_loop_range(var, start, stop, step)
     lp = Loop(var, to_expr(start), to_expr(stop), to_expr(step), [], name)
@@ -60,6 +62,7 @@ def _explore_paths(rec, lp: Loop, index: SymbolicScalar) -> Iterator[SymbolicSca
     buffers = [b for b in rec.session.temps] + list(getattr(rec, "params", ()))
     versions = [b.version for b in buffers]
     saved = (rec.decisions, rec.made)
+    live = set(rec.live.tensors())  # values made by one path are not live in the next
     pending: List[List[bool]] = [[]]
     merged: Optional[List[Any]] = None
     runs = 0
@@ -70,6 +73,7 @@ def _explore_paths(rec, lp: Loop, index: SymbolicScalar) -> Iterator[SymbolicSca
             if runs > MAX_PATHS:
                 raise KernelSyntaxError(f"more than {MAX_PATHS} runtime-branch paths in one pypto.loop body")
             rec.decisions, rec.made = pending.pop(), []
+            rec.live.reset(live)
             rec._var_count, rec._temp_count, rec.vec_tile, rec.cube_tile = start
             for b, v in zip(buffers, versions):
                 b.version = v
@@ -93,38 +97,57 @@ _LOOP_CALLS = ("loop", "loop_unroll")
 _NESTED_SCOPES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def check_loop_bodies(fn: Callable, kernel: str) -> None:
-    """Reject what a ``for ... in pypto.loop(...)`` body in ``fn``'s source cannot mean when it is
-    recorded once: ``break``/``continue`` of that loop (recording would silently keep or drop the rest
-    of the body; a break in a helper's loop is caught while recording) and a Python variable carried
-    from one iteration to the next (``y = x + y``).  Functions without source are not checked."""
+def check_loop_bodies(fn: Callable, kernel: str) -> Dict[Tuple[str, int], KernelSyntaxError]:
+    """What a ``for ... in pypto.loop(...)`` body in ``fn``'s source cannot mean when it is recorded
+    once: ``break``/``continue`` of that loop (recording would silently keep or drop the rest of the
+    body; a break in a helper's loop is caught while recording) and a Python variable carried from one
+    iteration to the next (``y = x + y``).  Returns the error of each such loop keyed by the source
+    lines (file, line) of its ``for`` statement; :func:`loop` raises it when the loop is recorded, so a
+    loop in a branch that Python never takes (``if k < LIMIT: ... else: <that loop>``) is harmless.
+    Functions without source are not checked."""
     try:
         lines, first = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
-        return
-    filename = inspect.getsourcefile(fn) or "<kernel>"
+        return {}
+    code = getattr(fn, "__code__", None)
+    filename = code.co_filename if code is not None else inspect.getsourcefile(fn) or "<kernel>"
+    found: Dict[Tuple[str, int], KernelSyntaxError] = {}
 
-    def reject(node: ast.AST, message: str) -> None:
+    def reject(loop_node: ast.AST, node: ast.AST, message: str) -> None:
         line = first + node.lineno - 1
-        raise KernelSyntaxError(message, loc=SourceLoc(filename, line, linecache.getline(filename, line)),
-                                kernel=kernel)
+        error = KernelSyntaxError(message, loc=SourceLoc(filename, line, linecache.getline(filename, line)),
+                                  kernel=kernel)
+        for at in {loop_node.lineno, loop_node.iter.lineno}:
+            found.setdefault((filename, first + at - 1), error)
 
     for node in ast.walk(tree):
         if isinstance(node, (ast.For, ast.AsyncFor)) and _is_pypto_loop(node.iter):
             jump = _first_jump(node.body)
             if jump is not None:
                 word = "continue" if isinstance(jump, ast.Continue) else "break"
-                reject(jump, f"`{word}` inside a pypto.loop body: the body is recorded once and runs as a runtime "
-                             "loop, so it cannot skip or stop iterations (guard the statements with a runtime if "
-                             "on the loop index instead)")
+                reject(node, jump, f"`{word}` inside a pypto.loop body: the body is recorded once and runs as a "
+                                   "runtime loop, so it cannot skip or stop iterations (guard the statements with a "
+                                   "runtime if on the loop index instead)")
+                continue
             assigned = _stored_names(node.body) - _stored_names([node.target])
             carried = _first_carried(node.body, assigned, set())
             if carried is not None:
-                reject(carried, f"`{carried.id}` is carried from one pypto.loop iteration to the next (the body "
-                                f"reads it before assigning it): the body is recorded once, so a Python variable "
-                                f"cannot accumulate across iterations; keep the value in a tensor "
-                                f"(`acc[:] = acc + ...`)")
+                reject(node, carried, f"`{carried.id}` is carried from one pypto.loop iteration to the next (the "
+                                      f"body reads it before assigning it): the body is recorded once, so a Python "
+                                      f"variable cannot accumulate across iterations; keep the value in a tensor "
+                                      f"(`acc[:] = acc + ...`)")
+    return found
+
+
+def _reject_unrecordable(rec) -> None:
+    """Raise the :func:`check_loop_bodies` error of the pypto.loop being entered, if it has one."""
+    rejects = getattr(rec.session, "loop_rejects", None)
+    if not rejects:
+        return
+    where = caller_location()
+    if where is not None and (where.filename, where.lineno) in rejects:
+        raise rejects[(where.filename, where.lineno)]
 
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
@@ -245,28 +268,7 @@ def cond(scalar):
     raise KernelTypeError(f"pypto.cond takes a bool, an int or a SymbolicScalar, got {type(scalar).__name__}")
 
 
-class _TileShapes:
-    """Tile shapes set outside a kernel: the defaults every later recording starts from (and part of
-    each kernel's cache key), plus the shapes set last anywhere, which the getters report outside a
-    kernel (the official examples read them back after a call)."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget every shape set (``pypto.reset_options()`` calls this too)."""
-        self.default_vec: Optional[Tuple[int, ...]] = None
-        self.default_cube: Optional[Dict[str, Tuple[int, ...]]] = None
-        self.last_vec: Optional[Tuple[int, ...]] = None
-        self.last_cube: Optional[Dict[str, Tuple[int, ...]]] = None
-        self.last_conv: Optional[Tuple[Any, Any, bool]] = None
-
-    def key(self) -> Tuple:
-        cube = tuple(sorted(self.default_cube.items())) if self.default_cube else None
-        return self.default_vec, cube
-
-
-TILE_SHAPES = _TileShapes()
+TILE_SHAPES = state.TILE_SHAPES  # tile shapes set outside a kernel (process-wide: state.py)
 
 
 def set_vec_tile_shapes(*dims: int) -> None:

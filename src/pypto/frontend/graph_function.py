@@ -34,6 +34,7 @@ from ..symbolic import SymbolicScalar
 from ..tensor import Tensor, is_named_dim
 from . import tracer
 from .tracer import MAX_PATHS, Recorder, Session, _merge, caller_location, recording, traceback_location
+from .. import state
 
 
 class RecordedFunction:
@@ -48,23 +49,7 @@ class RecordedFunction:
         self.program = program
 
 
-class _Program:
-    """The functions recorded since the last reset (the official process-wide program)."""
-
-    def __init__(self) -> None:
-        self.functions: List[RecordedFunction] = []
-
-    def reset(self) -> None:
-        self.functions.clear()
-
-    def last(self) -> RecordedFunction:
-        if not self.functions:
-            raise KernelSyntaxError("no function was recorded: build one with `with pypto.function(name, *tensors):` "
-                                    "before running it")
-        return self.functions[-1]
-
-
-PROGRAM = _Program()
+PROGRAM = state.PROGRAM  # the functions recorded since the last reset (process-wide: state.py)
 
 
 def _identifier(name: str, index: int) -> str:

@@ -83,6 +83,8 @@ class _Printer:
                 self.block(s.then or [], depth + 1)
                 self.lines.append(f"{pad}else:")
                 self.block(s.orelse or [], depth + 1)
+            else:  # a statement that describes itself (pypto.distributed's Comm)
+                self.lines.append(f"{pad}{s.describe()}")
 
 
 def format_graph(g: Graph) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 from pypto_pro import dtypes as dt
 from pypto_pro.arch import resolve_arch
 from pypto_pro.errors import KernelError, KernelLaunchError, KernelRuntimeError, KernelSyntaxError
+from pypto_pro import backends
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, carried_as, declared_str, element_strides, is_torch_tensor
 from pypto_pro.runtime.fastpath import launch_environment
@@ -192,6 +193,12 @@ class JitFunction:
 
     # ------------------------------------------------------------------ compile
     def _compile(self, tensors, specs, consts, options) -> Compiled:
+        if os.environ.get("PYPTO_ENABLE_KERNEL_BUNDLE") == "1":
+            from pypto_pro.npu import NpuOnlyFacilityError
+
+            raise NpuOnlyFacilityError("the kernel bundle (PYPTO_ENABLE_KERNEL_BUNDLE=1: NPU device binaries packed "
+                                       "into a .pyptokb for the C launch ABI)",
+                                       "unset PYPTO_ENABLE_KERNEL_BUNDLE to run the kernel on this machine")
         t0 = time.perf_counter()
         host = options["host"]
         session = Session(self.name)
@@ -215,10 +222,10 @@ class JitFunction:
             params.append(Buffer(targ.name, dtype, tuple(shape), "param", index=targ.index))
 
         def make_args():
-            args: List[Any] = [Tensor(_node=full_leaf(b)) for b in params]
+            args: List[Any] = [Tensor(name=b.name, _node=full_leaf(b)) for b in params]  # t.name: the parameter's
             return args + [v for _, v in consts], {}
 
-        check_loop_bodies(self.fn, self.name)
+        session.loop_rejects = check_loop_bodies(self.fn, self.name)
         graph = record(self.fn, session, make_args, params)
         stage_log.recorded(self.name, graph, time.perf_counter() - t0)
         self._monitor(host, "tensor graph", t0)
@@ -319,15 +326,14 @@ class JitFunction:
         return None
 
     def _freeze(self, program: LoweredProgram, backend: Optional[str], user, dyn):
-        """A frozen launcher repeating this call on the compiled cpu backend (False where the call
-        ran elsewhere: interp, sim, or the interpreter fallback of a kernel cpu cannot emit)."""
+        """A frozen launcher repeating this call on a backend that prepares kernels (cpu; False where the
+        call ran elsewhere: interp, sim, or the interpreter fallback of a kernel the backend cannot build)."""
         name = select_backend(backend)
-        if name != "cpu":
+        prepare = getattr(backends.get_backend(name), "prepare", None)
+        if prepare is None or hasattr(program.kernel, "comm_pes"):  # comm kernels: errors come back via run
             return False
-        from pypto_pro.backends import cpu
-
         try:
-            compiled = cpu.prepare(program.kernel)
+            compiled = prepare(program.kernel)
         except NotImplementedError:
             return False
         arrays = program.bind(user, dyn)
@@ -406,12 +412,16 @@ def jit(func: Optional[Callable] = None, *, host_options=None, codegen_options=N
     groups = {"host": host_options, "codegen": codegen_options, "pass": pass_options, "runtime": runtime_options,
               "verify": verify_options, "debug": debug_options}
     if create_new_logical_tensor:
-        raise NotImplementedError("pypto.frontend.jit(create_new_logical_tensor=True)")
+        # how the official IR represents a slice assignment (a new logical tensor per assemble, or
+        # the assembled one updated): a compiler representation choice, results are the same
+        opt.note_knob("jit", "create_new_logical_tensor", True)
     groups = {g: v for g, v in groups.items() if v}
 
     def wrap(fn: Callable) -> JitFunction:
         if not callable(fn):
             raise TypeError("@pypto.frontend.jit decorates a function")
-        return JitFunction(fn, groups, backend=backend, arch=arch)
+        jf = JitFunction(fn, groups, backend=backend, arch=arch)
+        jf.create_new_logical_tensor = bool(create_new_logical_tensor)  # recorded, no effect
+        return jf
 
     return wrap(func) if func is not None else wrap

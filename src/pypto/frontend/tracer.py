@@ -13,7 +13,6 @@ import functools
 import linecache
 import os
 import sys
-import threading
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -22,9 +21,11 @@ from pypto_pro.dtypes import DT_INT64, DataType
 from pypto_pro.errors import KernelError, KernelSyntaxError, KernelValueError, SourceLoc
 from pypto_pro.ir import nodes as ir
 
+from .. import state
 from ..graph import Branch, Buffer, Graph, Loop, Node, Store
+from .snapshots import LiveValues
 
-_local = threading.local()
+_local = state.RECORDING  # the recording in progress, per thread (state.py)
 #: branches explored per recording before giving up (2**k paths for k runtime ifs)
 MAX_PATHS = 64
 
@@ -91,6 +92,8 @@ class Session:
         self.kernel_name = kernel_name
         self.vars: List[ir.Var] = []
         self.temps: List[Buffer] = []
+        #: (file, line) of a pypto.loop -> the error recording it raises (frontend/control.py: check_loop_bodies)
+        self.loop_rejects: Dict[Tuple[str, int], Exception] = {}
 
 
 class Recorder:
@@ -111,6 +114,8 @@ class Recorder:
         self._temp_count = 0
         self.early_exit: Optional[SourceLoc] = None  # a pypto.loop whose body was left by break/return
         self.single_run = False  # the body runs once (with pypto.function): runtime ifs cannot be explored
+        self.live = LiveValues()  # computed tensors, to keep their values across writes (frontend/snapshots.py)
+        self.snapshotting = False
         self.exploring = 0  # ... except inside a pypto.loop, which then re-runs its body per path
 
     # ---------------------------------------------------------------- deterministic creation
@@ -142,6 +147,12 @@ class Recorder:
         """Record ``dst = value`` with the tile shapes in scope (the vec tile may still be unset: a
         statement that needs vector passes fails in the lowering) and the kernel line it came from
         (``loc``, else the line executing now)."""
+        if not self.snapshotting:
+            self.snapshotting = True
+            try:
+                self.live.before_store(self, dst, value)
+            finally:
+                self.snapshotting = False
         self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile, loc or caller_location()))
         dst.attrs["buf"].root.version += 1
 

@@ -20,10 +20,11 @@ import numpy as np
 from pypto_pro.errors import KernelRuntimeError, KernelValueError
 from pypto_pro.runtime.args import as_numpy, is_torch_tensor
 
+from .. import state
 from ..reference import run_graph
 
 _LOG = logging.getLogger("pypto")
-_GOLDENS: List[Optional[np.ndarray]] = []
+_GOLDENS: List[Optional[np.ndarray]] = state.GOLDENS  # process-wide: state.py
 
 
 def set_verify_golden_data(in_out_tensors: Optional[List[Any]] = None, goldens: Optional[List[Any]] = None) -> None:

@@ -93,6 +93,11 @@ class Bounds:
         if e.op == "//" and isinstance(e.rhs, ir.Const) and isinstance(e.rhs.value, int) and e.rhs.value > 0:
             a = self._bound(e.lhs, up)
             return None if a is None else _bin("//", a, e.rhs)
+        if e.op == "*":  # a non-affine product (min(..) * 4) scaled by a positive constant: monotonic
+            for x, c in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+                if isinstance(c, ir.Const) and isinstance(c.value, int) and c.value > 0:
+                    a = self._bound(x, up)
+                    return None if a is None else _bin("*", a, c)
         return None
 
     def _affine_bound(self, form: Affine, by_uid: Dict[int, ir.Var], up: bool) -> Optional[ir.Expr]:

@@ -175,10 +175,14 @@ class Builder:
     def op(self, name: str, result: Optional[ir.Var] = None, **kwargs) -> ir.OpStmt:
         """Append a checked op on the current side, preceded by a flag pair when the pipe changes."""
         stmt = self._raw(name, result, **kwargs)
-        if name in ("load", "getval"):
-            self._reads.add(self.buffers[kwargs["src"].index].root.uid)
-        elif name == "store" or (name == "setval" and isinstance(kwargs["dst"], ir.TensorParam)):
-            self._writes.add(self.buffers[kwargs["dst"].index].root.uid)
+        for p in stmt.op.params:  # the GM buffers the op reads / writes, by the roles of its tensor operands
+            value = kwargs.get(p.name)
+            if p.role and isinstance(value, ir.TensorParam):
+                uid = self.buffers[value.index].root.uid
+                if p.role != "out":
+                    self._reads.add(uid)
+                if p.role != "in":
+                    self._writes.add(uid)
         pipe = stmt.pipe
         if not stmt.op.descriptor_only and pipe != "S":
             self._order(pipe)
@@ -322,9 +326,20 @@ class Builder:
                 placed.append((lo, hi, addr, t.size))
 
     def kernel(self) -> ir.KernelIR:
-        return ir.KernelIR(name=self.name, arch=self.arch, params=list(self.params), body=self.body,
-                           tiles=self.tiles, groups=[], kind="mix" if self.mix else "vector", auto_mutex=False,
-                           filename="<lowered>")
+        params: List[Any] = list(self.params)
+        pes = getattr(self, "comm_pes", {})  # my_symbolic_pe variables: scalar parameters after the tensors
+        for group, var in pes.values():
+            params.append(ir.ScalarParam(var.name, len(params), var))
+        callback = getattr(self, "comm_callback", None)  # (function, kernel handle) of compiled comm ops
+        for var in callback or ():
+            params.append(ir.ScalarParam(var.name, len(params), var))
+        k = ir.KernelIR(name=self.name, arch=self.arch, params=params, body=self.body,
+                        tiles=self.tiles, groups=[], kind="mix" if self.mix else "vector", auto_mutex=False,
+                        filename="<lowered>")
+        if pes or callback:
+            k.comm_pes = {uid: group for uid, (group, _) in pes.items()}
+            k.comm_callback = callback
+        return k
 
 
 def expr(value) -> Any:

@@ -7,13 +7,14 @@ and a runtime ``if`` an IR ``If``.  Matmuls become cube passes (GM -> Mat -> Lef
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelError, KernelMemoryError, KernelSyntaxError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.types import MemorySpace
 
+from ..nodeops import NODE_OPS
 from ..graph import ELEMENTWISE, Branch, Graph, Loop, Node, Store, full_leaf
 from ..ops.core import dims_agree
 from ..symbolic import is_static, to_expr
@@ -119,6 +120,8 @@ class Lowerer:
                 self.loop(s)
             elif isinstance(s, Branch):
                 self.branch(s)
+            else:  # a statement that lowers itself (pypto.distributed's Comm)
+                s.lower(self)
 
     def loop(self, s: Loop) -> None:
         """A runtime loop; its body ends with ``sync_all`` when it touched GM, so every iteration
@@ -169,7 +172,7 @@ class Lowerer:
     # ------------------------------------------------------------------ planning
     def plan(self, n: Node, shape: Sequence[Any], tr: int, tc: int, vec_tile, cube_tile, mats: Dict[int, Node],
              probe: Pass) -> None:
-        if n.uid in mats or n.op in ("gm", "full", "arange", "iota"):
+        if n.uid in mats or NODE_OPS[n.op].leaf:
             return
         key = (n.uid, tuple(map(repr, shape)))
         if key in probe.planned:  # a shared subexpression (deep DAGs such as gcd's unrolled steps)
@@ -294,6 +297,8 @@ class Lowerer:
 
     # ------------------------------------------------------------------ vector passes
     def vector_pass(self, dst: Node, value: Node, vec_tile, cube_tile) -> None:
+        if vec_tile is None:
+            vec_tile = fixpipe_tiles(value, cube_tile)
         if value.op == "matmul" and dst.attrs["buf"].dtype == value.dtype:
             mats = {value.uid: self.matmul_pass(value, cube_tile, vec_tile)}
             value = mats[value.uid]
@@ -578,6 +583,20 @@ class Lowerer:
             self.nest(shape, tm, tn, body)
         b.assign_addresses(b.tiles[first:])
         return leaf
+
+
+def fixpipe_tiles(value: Node, cube_tile) -> Optional[Tuple[int, int]]:
+    """The vector tiles of a matmul's epilogue when no ``set_vec_tile_shapes`` is in scope: a product
+    that ``pypto.matmul`` itself biases, scales, ReLUs or converts on its way out (marked ``fixpipe``;
+    the NPU's fixpipe does that to each [m, n] accumulator tile, so the official kernels set only cube
+    tiles), stored as it is or converted, is computed by a vector pass over tiles of the cube's L0
+    m x n shape.  None otherwise: other vector work needs ``set_vec_tile_shapes``."""
+    if cube_tile is None:
+        return None
+    n = value
+    while not n.attrs.get("fixpipe") and n.op == "cast":
+        n = n.inputs[0]
+    return (cube_tile["m"][0], cube_tile["n"][0]) if n.attrs.get("fixpipe") else None
 
 
 def _vector_tiles(vec_tile, rank: int, row_align: int):

@@ -5,9 +5,11 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from pypto_pro.errors import KernelLaunchError
+from pypto_pro.comm.launch import launch_error, launch_values
+from pypto_pro.errors import KernelError, KernelLaunchError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.ir.printer import format_kernel
+from pypto_pro.ir.verify import verify
 from pypto_pro.runtime.jit import execute, select_backend
 
 from ..graph import Buffer, Graph
@@ -53,7 +55,7 @@ class LoweredProgram:
     def __init__(self, graph: Graph, name: str, arch):
         self.graph = graph
         b = Lowerer(graph, name, arch).run()
-        self.kernel: ir.KernelIR = b.kernel()
+        self.kernel: ir.KernelIR = verify(b.kernel())  # the tile IR rules, before any backend sees it
         self.buffers: List[Buffer] = b.buffers
         self.dim_exprs = b.dim_exprs
 
@@ -65,6 +67,7 @@ class LoweredProgram:
         values = dict(dyn)
         for var, e in self.dim_exprs:
             values[var.uid] = int(eval_expr(e, values))
+        values.update(launch_values(self.kernel))  # PEs of communicating kernels (pypto.distributed)
         self._values = values
         arrays: Dict[int, np.ndarray] = {}
         by_uid: Dict[int, np.ndarray] = {}
@@ -95,4 +98,7 @@ class LoweredProgram:
 
     def run(self, user: Dict[int, np.ndarray], dyn: Dict[int, int], backend: Optional[str], jit=None):
         arrays = self.bind(user, dyn)
-        return execute(self.kernel, arrays, dict(self._values), self.blocks(backend, arrays), backend, jit=jit)
+        try:
+            return execute(self.kernel, arrays, dict(self._values), self.blocks(backend, arrays), backend, jit=jit)
+        except KernelError as e:  # a comm op's own error (KernelDeadlockError ...) out of compiled code
+            raise launch_error(self.kernel, e) from None

@@ -18,6 +18,7 @@ import numpy as np
 
 from pypto_pro import dtypes as dt
 from pypto_pro.ir import nodes as ir
+from pypto_pro.ir.optable import OPS
 from pypto_pro.ir.types import Layout, RoundMode
 
 from ..graph import ELEMENTWISE, Node, full_leaf
@@ -334,7 +335,8 @@ class Pass:
         if k == "one":
             x = self.broadcast(x, "row", n.dtype, region)
         t = self.tile_for(x.kind, n.dtype, region)
-        self.b.op(fn, dst=t, src=x.ref, **{name: n.attrs[name] for name in _UNARY_OP_ARGS.get(fn, ())})
+        extra = {p.name: n.attrs[p.name] for p in OPS[fn].params if not p.role and p.name in n.attrs}  # philox's key
+        self.b.op(fn, dst=t, src=x.ref, **extra)
         return Val(t, x.kind)
 
     def detour(self, n: Node, region: Region, shape) -> Val:
@@ -356,19 +358,20 @@ class Pass:
             if a.kind == "one" and b.kind == "one":
                 a = self.broadcast(a, "row", n.dtype, region)
             k = "row"
-        if b.kind == "one" and fn in ("add", "sub", "mul", "div", "maximum", "minimum"):
+        if b.kind == "one" and _scalar_rhs(fn):
             a = a if a.kind == k else self.broadcast(a, k, n.dtype, region)
             return self.binary_tile(fn, a, b.ref, n.dtype, region)
-        if a.kind == "one" and fn in ("add", "mul", "maximum", "minimum"):
+        if a.kind == "one" and _scalar_rhs(fn) and OPS[fn].commutative:
             b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
             return self.binary_tile(fn, b, a.ref, n.dtype, region)
-        if k == "full" and a.kind == "full" and b.kind in ("row", "col") and fn in _EXPAND:
+        expand = _expand_op(fn)
+        if k == "full" and a.kind == "full" and b.kind in ("row", "col") and expand:
             t = self.tile_for(k, n.dtype, region)
-            self.b.op(_EXPAND[fn], dst=t, src=a.ref, v=b.ref, dim=1 if b.kind == "row" else 0)
+            self.b.op(expand, dst=t, src=a.ref, v=b.ref, dim=1 if b.kind == "row" else 0)
             return Val(t, k)
-        if k == "full" and b.kind == "full" and a.kind in ("row", "col") and fn in ("mul", "maximum", "minimum"):
+        if k == "full" and b.kind == "full" and a.kind in ("row", "col") and expand and OPS[fn].commutative:
             t = self.tile_for(k, n.dtype, region)
-            self.b.op(_EXPAND[fn], dst=t, src=b.ref, v=a.ref, dim=1 if a.kind == "row" else 0)
+            self.b.op(expand, dst=t, src=b.ref, v=a.ref, dim=1 if a.kind == "row" else 0)
             return Val(t, k)
         a = a if a.kind == k else self.broadcast(a, k, n.dtype, region)
         b = b if b.kind == k else self.broadcast(b, k, n.dtype, region)
@@ -434,7 +437,7 @@ class Pass:
         x = self.operand(n.inputs[0], k, region, shape)
         if x.kind == "one":
             x = self.broadcast(x, "row", n.dtype, region)
-        if not rev or fn in ("add", "mul", "maximum", "minimum"):
+        if not rev or OPS[fn].commutative:
             return self.binary_tile(fn, x, s, n.dtype, region)
         if fn == "sub":
             t = self.tile_for(x.kind, n.dtype, region)
@@ -582,10 +585,24 @@ class ArgBest:
         return [self.best.tile, self.idx.tile]
 
 
-#: the node attributes that unary tile ops take besides dst/src
-_UNARY_OP_ARGS = {"philox": ("key", "counter")}
-_EXPAND = {"sub": "expand_sub", "mul": "expand_mul", "div": "expand_div", "maximum": "expand_max",
-           "minimum": "expand_min"}
+_EXPANDS: Dict[str, str] = {}
+
+
+def _scalar_rhs(fn: str) -> bool:
+    """Whether tile op ``fn`` takes a scalar right operand (the op table's ``rhs`` kind)."""
+    op = OPS.get(fn)
+    rhs = op.param_map.get("rhs") if op is not None else None
+    return rhs is not None and rhs.kind == "tile_or_scalar"
+
+
+def _expand_op(fn: str) -> Optional[str]:
+    """The broadcast tile op (``expand_*``: src <f> v[r, 0] / v[0, c]) computing the element function of
+    tile op ``fn``, from the op table's traits; None when there is none (add: the lowering adds a broadcast
+    tile)."""
+    if not _EXPANDS:
+        _EXPANDS.update({op.elementwise: name for name, op in OPS.items() if op.elementwise and "v" in op.param_map})
+    op = OPS.get(fn)
+    return _EXPANDS.get(op.elementwise) if op is not None and op.elementwise else None
 
 
 def _is_one(d) -> bool:

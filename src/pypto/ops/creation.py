@@ -27,7 +27,7 @@ def _tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] 
             format: str = TileOpFormat.TILEOP_ND) -> Tensor:  # noqa: A002 - the official keyword
     if not recording():
         return Tensor(shape, dtype, name, format)
-    unbound = Tensor(None, None, name, format)  # checks the format (NZ GM tensors are not implemented)
+    unbound = Tensor(None, dtype, name, format)  # checks the format (NZ GM tensors) and dtype (FP64)
     if shape is None and dtype is None:  # `r = pypto.tensor()`; `r.move(expr)` gives it its value
         return unbound
     if shape is None or dtype is None:

@@ -16,13 +16,13 @@ from pypto_pro.errors import KernelTypeError
 from pypto_pro.ir.types import RoundMode as CastMode
 
 from ..frontend.tracer import current_recorder
-from ..graph import Node
+from ..graph import Node, full_leaf, gm_leaf
 from ..symbolic import is_static
 from ..tensor import Tensor
 from .core import broadcast_shape, dims_agree, materialize, node_of, out, same_dim
 from .elementwise import SaturationMode, add, cast, mul, relu
 from .bitwise import bitwise_and
-from .shape import deinterleave, reshape, transpose, view
+from .shape import reshape, transpose, view
 
 _ACC = {"FP16": dt.DT_FP32, "BF16": dt.DT_FP32, "FP32": dt.DT_FP32, "INT8": dt.DT_INT32}
 
@@ -54,17 +54,48 @@ def fixpipe_scale(scale) -> float:
     return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFE000))[0]
 
 
-def channel_scales(scale_tensor, n) -> Tensor:
-    """A [1, n] UINT64/INT64 ``scale_tensor`` as the FP32 per-channel scales the fixpipe uses: the low
-    32 bits of each element read as a float (the official page), cut to 10 mantissa bits like
-    :func:`fixpipe_scale`."""
+def channel_scales(scale_tensor, n, batch=()) -> Tensor:
+    """A [1, n] UINT64/INT64 ``scale_tensor`` (or [b.., 1, n] with batch dims that broadcast to the
+    product's ``batch``) as the FP32 per-channel scales the fixpipe uses: the low 32 bits of each
+    element read as a float (the official page), cut to 10 mantissa bits like :func:`fixpipe_scale`.
+    The low word is taken by an INT64 -> INT32 conversion (which wraps), so a DYNAMIC ``n`` works too."""
     t = node_of(scale_tensor, "pypto.matmul extend_params scale_tensor")
-    if t.dtype not in (dt.DT_UINT64, dt.DT_INT64) or t.ndim != 2 or not (
-            is_static(t.shape[0]) and t.shape[0] == 1 and same_dim(t.shape[1], n)):
-        raise KernelTypeError(f"pypto.matmul extend_params scale_tensor must be a [1, {n}] UINT64/INT64 tensor, got "
-                              f"{list(t.shape)} {t.dtype.name}")
-    low, _ = deinterleave(view(scale_tensor, dtype=dt.DT_INT32))  # little-endian: the low word first
-    return view(bitwise_and(low, -0x2000), dtype=dt.DT_FP32)  # 0xFFFFE000: sign, exponent, 10 mantissa bits
+    lead = t.shape[:-2]
+    if t.dtype not in (dt.DT_UINT64, dt.DT_INT64) or t.ndim < 2 or len(lead) > len(batch) or not (
+            is_static(t.shape[-2]) and t.shape[-2] == 1 and dims_agree(t.shape[-1], n)) or not all(
+            (is_static(d) and d == 1) or dims_agree(d, b) for d, b in zip(lead, batch[len(batch) - len(lead):])):
+        raise KernelTypeError(f"pypto.matmul extend_params scale_tensor must be a [1, {n}] UINT64/INT64 tensor "
+                              f"(with optional leading batch dims), got {list(t.shape)} {t.dtype.name}")
+    whole = t.op == "gm" and not all(is_static(d) for d in t.shape)
+    src = out(full_leaf(t.attrs["buf"])) if whole else scale_tensor
+    with cube_side_vec_tiles(None, "n"):
+        low = cast(cast(src, dt.DT_INT64), dt.DT_INT32)  # integer narrowing wraps: the low word
+        scales = view(bitwise_and(low, -0x2000), dtype=dt.DT_FP32)  # 0xFFFFE000: sign, exponent, 10 mantissa bits
+    if not whole:
+        return scales
+    # a window with a loop-dependent extent (the last block of N): the bits of the whole buffer are
+    # converted (a workspace of fixed extents) and the same window of them is read
+    a = t.attrs
+    return out(gm_leaf(node_of(scales).attrs["buf"], a["offsets"], a["axes"], t.shape))
+
+
+@contextlib.contextmanager
+def cube_side_vec_tiles(rows: Optional[str], cols: str):
+    """Vector tiles for the work the NPU does on a matmul's way in or out without vector tiles -- the
+    DMA that stages a computed operand (a gathered one: ``gather_in_l1``) into L1, the fixpipe's
+    per-channel scale row -- when the kernel set none (official kernels that only multiply set cube
+    tiles alone): the cube's L0 tile along ``rows`` x ``cols`` ("m"/"k"/"n"; rows None: one row),
+    64 where no cube tiles are in scope either.  Values do not depend on tile shapes."""
+    rec = current_recorder()
+    if rec.vec_tile is not None:
+        yield
+        return
+    cube = rec.cube_tile or DEFAULT_CUBE_TILES
+    rec.vec_tile = (1 if rows is None else cube[rows][0], cube[cols][0])
+    try:
+        yield
+    finally:
+        rec.vec_tile = None
 
 
 def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = False, b_trans: bool = False,
@@ -81,7 +112,10 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
         x = node_of(transpose(a, -1, -2))
     if b_trans:
         y = node_of(transpose(b, -1, -2))
-    x, y = materialize(x), materialize(y)
+    with cube_side_vec_tiles("m", "k"):
+        x = materialize(x)
+    with cube_side_vec_tiles("k", "n"):
+        y = materialize(y)
     if not dims_agree(x.shape[-1], y.shape[-2]):
         raise KernelTypeError(f"pypto.matmul: inner dims differ ({x.shape[-1]} vs {y.shape[-2]})")
     out_dtype = out_dtype or (dt.DT_INT32 if x.dtype == dt.DT_INT8 else y.dtype)
@@ -98,18 +132,28 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
                                   "(TF32 rounding of FP32 operands)")
     if params:
         raise NotImplementedError(f"pypto.matmul extend_params {sorted(params)}")
+    batch = broadcast_shape(x.shape[:-2], y.shape[:-2], "pypto.matmul batch")
     factor = fixpipe_scale(scale) if scale is not None else (
-        None if scale_tensor is None else channel_scales(scale_tensor, y.shape[-1]))
+        None if scale_tensor is None else channel_scales(scale_tensor, y.shape[-1], batch))
     quant = factor is not None and out_dtype == dt.DT_INT8
     if acc == dt.DT_FP32 and out_dtype not in (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16) and not quant:
         raise KernelTypeError(f"pypto.matmul: FP32 accumulation cannot produce {out_dtype.name} "
                               "(INT8 needs extend_params scale or scale_tensor: quantization)")
-    batch = broadcast_shape(x.shape[:-2], y.shape[:-2], "pypto.matmul batch")
     shape = tuple(batch) + (x.shape[-2], y.shape[-1])
     split_k_checks(len(shape), out_dtype, bias is not None or factor is not None or relu_type == ReLuType.RELU)
     if factor is not None or relu_type == ReLuType.RELU:
-        return _fixpipe(_with_bias(x, y, bias, shape, acc, acc), factor, relu_type, out_dtype)
-    return _with_bias(x, y, bias, shape, acc, out_dtype)
+        return _epilogue(_fixpipe(_with_bias(x, y, bias, shape, acc, acc), factor, relu_type, out_dtype))
+    return _epilogue(_with_bias(x, y, bias, shape, acc, out_dtype))
+
+
+def _epilogue(t: Tensor) -> Tensor:
+    """Mark a product that leaves the cube through the fixpipe (bias, scale, ReLU, conversion: the
+    node is not the bare ``matmul``): its vector pass may run on cube-sized tiles when the kernel set
+    no vector tiles (``lower/lowerer.py: fixpipe_tiles``), as the official kernels expect."""
+    n = node_of(t)
+    if n.op != "matmul":
+        n.attrs["fixpipe"] = True
+    return t
 
 
 def split_k_checks(rank: int, out_dtype: dt.DataType, fixpipe: bool) -> None:

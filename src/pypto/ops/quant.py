@@ -19,7 +19,7 @@ from pypto_pro.ir.types import RoundMode
 from ..symbolic import format_dims
 from ..tensor import Tensor
 from .core import node_of, same_dim
-from .elementwise import SaturationMode, add, cast, mul
+from .elementwise import SaturationMode, add, cast, mul, sub
 from .shape import unsqueeze
 
 
@@ -79,10 +79,12 @@ def quantize(input, scale, otype: dt.DataType, axis: int, zero_points: Optional[
 
 
 def dequantize(input, scale, otype: dt.DataType, axis: int, zero_points: Optional[Tensor] = None) -> Tensor:  # noqa: A002
-    """``(float(input) [+ zero_points]) * scale`` as FP32 (the only ``otype``).  ``input`` INT8 or INT16
-    (the page's types; UINT8, what ``quantize`` produces asymmetrically, is accepted too) of 1-4
-    dims; ``scale`` / ``zero_points`` FP32 per row (``axis=-1``) or per column (``axis=-2``).  The
-    integer converts to FP32 exactly; the sum and the product are each rounded once in FP32."""
+    """``(float(input) [- zero_points]) * scale`` as FP32 (the only ``otype``): the inverse of
+    :func:`quantize`.  ``input`` INT8 or INT16 (the page's types; UINT8, what ``quantize`` produces
+    asymmetrically, is accepted too) of 1-4 dims; ``scale`` / ``zero_points`` FP32 per row
+    (``axis=-1``) or per column (``axis=-2``).  The integer converts to FP32 exactly; the difference
+    and the product are each rounded once in FP32.  (The page writes ``+ zero_points``; the official
+    on-board test checks ``- zero_points``, which is what the hardware computes and is implemented.)"""
     what = "pypto.dequantize"
     n = node_of(input, f"{what} input")
     if n.dtype not in (dt.DT_INT8, dt.DT_INT16, dt.DT_UINT8):
@@ -94,7 +96,7 @@ def dequantize(input, scale, otype: dt.DataType, axis: int, zero_points: Optiona
     a = _axis(axis, n.ndim, what)
     y = cast(input, dt.DT_FP32)
     if zero_points is not None:
-        y = add(y, _per_axis(zero_points, n.shape, a, "zero_points", what))
+        y = sub(y, _per_axis(zero_points, n.shape, a, "zero_points", what))
     return mul(y, _per_axis(scale, n.shape, a, "scale", what))
 
 

@@ -40,11 +40,19 @@ def _result_dtype(fn: str, dtype: dt.DataType, work: dt.DataType) -> dt.DataType
     return dtype if dtype.is_float() or fn in ("max", "min") else work
 
 
+def _dims(dim, ndim: int) -> list:
+    """The dims a reduction combines: ``dim`` as a list; None or an empty sequence (``dim=()`` /
+    ``dim=[]``, torch's spelling of "no dim given") is every dim."""
+    if isinstance(dim, int):
+        return [dim]
+    return list(range(ndim)) if dim is None or len(dim) == 0 else list(dim)
+
+
 def _reduce(fn: str, x, dim, keepdim: bool) -> Tensor:
     """Reduce ``dim`` (an int, a sequence, or None for every dim) with ``fn``, computed in
     :func:`_work_dtype` and converted once to :func:`_result_dtype`."""
     n = node_of(x)
-    dims = list(range(n.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = _dims(dim, n.ndim)
     axes = sorted({norm_dim(d, n.ndim) for d in dims})
     if fn in ("argmax", "argmin"):
         if len(axes) != 1:
@@ -90,7 +98,7 @@ def argmin(x, dim: int = -1, keepdim: bool = False) -> Tensor:
 def _count(n: Node, dims):
     """How many elements a reduction over ``dims`` combines: an int, or a SymbolicScalar when one of
     the dims is DYNAMIC (known at run time)."""
-    dims = range(n.ndim) if dims is None else ([dims] if isinstance(dims, int) else dims)
+    dims = _dims(dims, n.ndim)
     total = 1
     for d in dims:
         total = total * n.shape[norm_dim(d, n.ndim)]

@@ -8,6 +8,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 
 from ..graph import Node
+from ..symbolic import SymbolicScalar
 from ..tensor import Tensor
 from .core import node_of, norm_dim, out, stored_target
 from .elementwise import cast, ge, le, logical_and, sub, where
@@ -51,8 +52,9 @@ def _tri(name: str, x, diagonal: int, upper: bool) -> Tensor:
     n = node_of(x)
     if n.ndim < 2:
         raise KernelTypeError(f"pypto.{name}: needs a tensor with at least 2 dims, got {n.ndim}")
-    if not isinstance(diagonal, int):
-        raise KernelTypeError(f"pypto.{name}: diagonal must be a Python int, got {diagonal!r}")
+    if isinstance(diagonal, bool) or not isinstance(diagonal, (int, SymbolicScalar)):
+        raise KernelTypeError(f"pypto.{name}: diagonal must be an int or a pypto symbolic scalar (e.g. a loop index "
+                              f"expression), got {diagonal!r}")
     rows = out(Node("iota", (), (n.shape[-2], 1), dt.DT_INT32, {"axis": 0}))
     cols = out(Node("iota", (), (n.shape[-1],), dt.DT_INT32, {"axis": 0}))
     offset = sub(cols, rows)

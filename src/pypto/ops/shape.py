@@ -63,6 +63,8 @@ def getitem(x, key) -> Tensor:
             starts.append(start)
             if is_static(stop) and is_static(dim):
                 sizes.append(min(stop, dim) - start)
+            elif k.stop is not None and is_static(immediate(stop - start)) and immediate(stop - start) == 1:
+                sizes.append(1)  # one index of a DYNAMIC dim ([0:1] of a [D, n] bias): one row, a broadcastable 1
             elif k.stop is not None:  # clipped at the end, as Python slices are (a loop's ragged last block);
                 # min(stop - start, dim - start) keeps both sides affine for the workspace bounds
                 sizes.append(immediate(sym_min(stop - start, dim - start)))
@@ -103,6 +105,10 @@ def setitem(x, key, value) -> None:
         scatter_(x, key.start, key.stop, value)
         return
     n = node_of(x, "assignment target")
+    if n.op != "gm" and isinstance(x, Tensor):
+        # a computed tensor is a tensor too: writing into it first gives it a workspace holding its
+        # value from where it was made (frontend/snapshots.py), which later reads see with the write
+        n = current_recorder().live.hold(current_recorder(), x)
     if n.op != "gm":
         raise KernelTypeError("only kernel parameters, pypto.tensor(...) buffers and their views can be assigned to")
     keys = key if isinstance(key, tuple) else (key,)
@@ -275,7 +281,9 @@ def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False)
     accepted (contiguous tensors are never copied anyway)."""
     n = node_of(x)
     shape = _infer_dim(list(shape), n.shape)
-    _only_full_valid_shape(valid_shape, shape, "pypto.reshape")
+    if valid_shape is not None and not (len(valid_shape) == len(shape) and
+                                        all(same_dim(v, d) for v, d in zip(valid_shape, shape))):
+        return _reshape_valid(x, n, shape, list(valid_shape))
     reported = reported_shape(n)
     if len(shape) == n.ndim and all(same_dim(a, b) for a, b in zip(shape, reported)):
         return x if isinstance(x, Tensor) else out(n)
@@ -285,6 +293,27 @@ def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False)
         raise KernelTypeError(f"pypto.reshape: cannot reshape {format_dims(n.shape)}{region}, {have} elements, into "
                               f"{format_dims(shape)}, {want} elements")
     return out(alias(n, shape))
+
+
+def _reshape_valid(x, n: Node, shape: List[Any], valid: List[Any]) -> Tensor:
+    """``pypto.reshape(x, shape, valid_shape=valid)`` of a clipped view: the data (``x``'s valid region,
+    row-major) seen as ``valid``, reporting ``shape`` (a view of ``shape`` clipped to ``valid``, as
+    ``pypto.view(..., valid_shape=)`` gives)."""
+    if len(valid) != len(shape):
+        raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} and shape {format_dims(shape)} "
+                              f"differ in rank")
+    valid = [immediate(v) for v in valid]
+    for v, d in zip(valid, shape):
+        if is_static(v) and is_static(d) and v > d:
+            raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} exceeds the shape "
+                                  f"{format_dims(shape)}")
+    have, want = numel(n.shape), numel(valid)
+    if is_static(have) and is_static(want) and have != want:
+        raise KernelTypeError(f"pypto.reshape: the valid region {format_dims(n.shape)}, {have} elements, cannot "
+                              f"be seen as valid_shape {format_dims(valid)}, {want} elements")
+    r = alias(n, valid)
+    r.attrs["view_shape"] = tuple(shape)
+    return out(r)
 
 
 def _infer_dim(shape: List[Any], dims: Sequence[Any]) -> List[Any]:

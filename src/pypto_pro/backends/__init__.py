@@ -1,23 +1,101 @@
-"""Backends consuming the tile IR.
+"""Backends consuming the tile IR, and the protocol the runtime drives them through.
 
-A backend is a module ``pypto_pro.backends.<name>`` exposing
-``run(kernel: KernelIR, tensors: dict[int, ndarray], scalars: dict[int, value], block_dim: int, *, jit=None)``;
-its return value (e.g. the simulator's report) becomes ``kernel.last_report``.  ``jit`` is the
-:class:`~pypto_pro.runtime.jit.JitKernel` being launched (``None`` for programmatic launches), so
-backends may keep per-kernel state such as compiled libraries.
+A backend is a module ``pypto_pro.backends.<name>`` (see :class:`Backend`).  Every backend has ``run``;
+a backend that compiles kernels ahead of their launch (cpu) also has ``available``, ``prepare``,
+``launch`` and ``frozen_launcher``.  The runtime (``runtime/jit.py``) only talks to this protocol and
+never names a backend: which backend runs by default is :data:`PREFERENCE`, and a backend whose
+``prepare`` raises ``NotImplementedError`` falls back to the interpreter unless it was asked for
+explicitly (:func:`prepare`).
 """
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+import warnings
+from typing import Any, Callable, Dict, Optional, Protocol, Sequence, Tuple
 
 KNOWN = ("interp", "cpu", "sim")
+#: the default backend is the first available one of these
+PREFERENCE = ("cpu", "interp")
+#: where a kernel runs when its backend cannot prepare it (and was not requested explicitly)
+FALLBACK = "interp"
+
+
+class Backend(Protocol):
+    """What the runtime may call on a backend module.
+
+    ``run(kernel, tensors, scalars, block_dim, *, jit=None)`` executes one launch (``tensors``: param
+    index -> ndarray, ``scalars``: param index -> value); its return value (e.g. the simulator's report)
+    becomes ``kernel.last_report``.  ``jit`` is the launching ``JitKernel`` (None for programmatic
+    launches).  Optional, for backends that build a kernel before launching it:
+
+    * ``available() -> bool``: whether the backend can run here (e.g. a C++ compiler exists);
+    * ``prepare(kernel) -> prepared``: build it (cached); ``NotImplementedError`` naming an unsupported op;
+    * ``launch(prepared, tensors, scalars, block_dim)``: one launch of a prepared kernel;
+    * ``frozen_launcher(kernel_name, prepared, specs) -> (args, block_dim) -> None``: a relauncher for
+      exactly one argument signature, skipping argument binding.
+    """
+
+    def run(self, kernel: Any, tensors: Dict[int, Any], scalars: Dict[int, Any], block_dim: int, *,
+            jit: Any = None) -> Any: ...
+
+
+def get_backend(name: str) -> Backend:
+    """The module of backend ``name`` (imported on first use)."""
+    return importlib.import_module(f"{__name__}.{name}")
 
 
 def get_runner(name: str) -> Callable:
     """The ``run`` function of backend ``name`` (imported on first use)."""
-    module = importlib.import_module(f"{__name__}.{name}")
-    runner = getattr(module, "run", None)
+    runner = getattr(get_backend(name), "run", None)
     if runner is None:
         raise NotImplementedError(f"the '{name}' backend")
     return runner
+
+
+def is_available(name: str) -> bool:
+    available = getattr(get_backend(name), "available", None)
+    return available() if available is not None else True
+
+
+_warned_default = False
+
+
+def default_backend() -> str:
+    """The first available backend of :data:`PREFERENCE` (a one-time warning when it is not the first)."""
+    global _warned_default
+    for name in PREFERENCE:
+        if is_available(name):
+            if name != PREFERENCE[0] and not _warned_default:
+                _warned_default = True
+                warnings.warn("no C++ compiler found ($CXX, g++, clang++): kernels run on the slow numpy interpreter",
+                              RuntimeWarning, stacklevel=3)
+            return name
+    return FALLBACK
+
+
+def prepare(name: str, kernel: Any, strict: bool) -> Tuple[str, Optional[Any]]:
+    """(backend that will run ``kernel``, its prepared form or None for backends that do not prepare).
+
+    A backend that cannot prepare the kernel raises ``NotImplementedError`` when it was requested
+    explicitly (``strict``); otherwise the kernel runs on :data:`FALLBACK`, with a warning naming the
+    unsupported feature and its kernel line."""
+    backend = get_backend(name)
+    prep = getattr(backend, "prepare", None)
+    if prep is None:
+        return name, None
+    try:
+        if not is_available(name):
+            raise NotImplementedError(f"the {name} backend without a C++ compiler (set $CXX or install g++/clang++)")
+        return name, prep(kernel)
+    except NotImplementedError as e:
+        if strict:
+            raise
+        loc = getattr(e, "loc", None)  # codegen.CpuNotImplemented: the feature and its kernel line
+        warnings.warn(f"kernel '{kernel.name}': {getattr(e, 'feature', e)} is not supported by the {name} backend; "
+                      f"running it on the interpreter" + (f"\n  at {loc}" if loc is not None else ""),
+                      RuntimeWarning, stacklevel=3)
+        return FALLBACK, None
+
+
+__all__: Sequence[str] = ["Backend", "FALLBACK", "KNOWN", "PREFERENCE", "default_backend", "get_backend",
+                          "get_runner", "is_available", "prepare"]

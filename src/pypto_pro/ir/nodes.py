@@ -189,6 +189,9 @@ class TileGroupDecl:
     mutex_ids: List[List[int]]
     cursor: Var
     loc: Optional[SourceLoc] = None
+    #: the slots were given explicit addresses (``addrs=[...]``) and may share bytes on purpose
+    #: (docs/language.md "Tile groups"); slots from a base address must not (ir/verify.py)
+    may_alias: bool = False
 
     @property
     def depth(self) -> int:
@@ -260,13 +263,17 @@ class SlotRef(TileRef):
 
 @dataclass(eq=False)
 class SubRef(TileRef):
-    """``base[r0:r1, c0:c1]`` sharing the base buffer and row stride."""
+    """``base[r0:r1, c0:c1]`` sharing the base buffer and row stride.  Its valid window is the bounds clamped
+    to the base's current valid window, or, when ``valid`` is set, those (rows, cols) variables: a subview
+    bound to a name is a tile of its own, whose window is fixed when it is made (a later
+    ``pl.set_validshape`` of the base does not change it) and set by ``pl.set_validshape`` of the name."""
 
     base: TileRef
     r0: Expr
     r1: Expr
     c0: Expr
     c1: Expr
+    valid: Optional[Tuple[Expr, Expr]] = None
 
     @property
     def decl(self) -> TileDecl:

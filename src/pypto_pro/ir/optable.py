@@ -2,9 +2,12 @@
 
 An :class:`OpDef` names the op, its parameters (with operand kinds and data-flow roles), the
 pipe that executes it, a static ``check`` (dtype/shape/space rules, raising ``KernelTypeError``)
-and its reference semantics ``run`` (numpy, used by the interpreter).  The parser binds calls
-with :meth:`OpDef.bind`, the public ``pl.<op>`` names are generated from the table, and later
-backends attach their emission and cost to the same entries.
+and its reference semantics ``run`` (numpy, used by the interpreter), plus traits that say what kind
+of op it is (element-wise, commutative, fusable, reduction, sync kind, cost class, ...).  The parser
+binds calls with :meth:`OpDef.bind` and the public ``pl.<op>`` names are generated from the table.
+Backends keep their own per-op registries keyed by op name (the cpu backend's C++ emitters,
+``backends/cpu/registry.py``; the simulator's cost table, ``backends/sim/costs.py``) and never write
+into this table; ``tests/design/test_op_registries.py`` checks that they cover it exactly.
 """
 from __future__ import annotations
 
@@ -28,6 +31,13 @@ REQUIRED = inspect.Parameter.empty
 #:   tile_list       list of tiles                      scalars  *args of scalars
 KINDS = ("tile", "tensor", "tile_or_scalar", "tile_or_group", "tile_or_tensor", "scalar", "index_list", "const",
          "tile_list", "scalars", "any")
+
+
+#: values of the OpDef traits ``sync``, ``cost`` and ``reduction`` ("" = none / by pipe).
+SYNC_KINDS = ("", "flag", "barrier", "mutex", "cross_core", "grid")
+COST_CLASSES = ("", "transcendental", "divide", "reciprocal", "reduce", "permute", "sort", "random", "histogram",
+                "descriptor", "debug_io", "cache")
+REDUCTIONS = ("", "sum", "max", "min", "argmax", "argmin")
 
 
 @dataclass(frozen=True)
@@ -79,11 +89,43 @@ class OpDef:
     descriptor_only: bool = False
     #: internal ops are emitted by the compiler (the tensor-level lowering), never by users: no ``pl`` name.
     internal: bool = False
-    #: per-backend attachments (C++ emission, cost model) keyed by backend name.
-    extras: Dict[str, Any] = field(default_factory=dict)
+    # -- traits: backend-neutral facts about the KIND of op.  Passes and backends decide on these
+    #    (never on lists of op names); docs/architecture.md "Op traits" lists who reads which.
+    #: element-wise op: the function each element goes through ("add", "max", "exp", "splat", ...);
+    #: element (r, c) of the result depends only on element (r, c) of the operands (or on row r / column c of
+    #: a broadcast operand, or on a scalar).  "" for every other op.
+    elementwise: str = ""
+    #: swapping the two inputs (``lhs``/``rhs``) does not change the result.
+    commutative: bool = False
+    #: an element-wise op simple enough that a backend may chain it with its neighbours in one loop over the
+    #: elements (values flowing in registers, rounded to the dtype after every op, as the op alone does).
+    fusable: bool = False
+    #: reduction kind ("sum", "max", "min", "argmax", "argmin"); "" when the op does not reduce.
+    reduction: str = ""
+    #: the axis a reduction always reduces (0: each row to one value, 1: each column); ``None``: its ``dim``
+    #: argument says (and a ``dim`` of ``None`` means the op does not reduce on that call).
+    reduce_dim: Optional[int] = None
+    #: synchronisation kind: "flag" (set/wait a pipe flag), "barrier" (a pipe barrier), "mutex"
+    #: (lock/unlock), "cross_core" (events between cores), "grid" (all cores); "" for data ops.
+    sync: str = ""
+    #: the op takes a ``phase`` argument that splits its work on an Acc tile (matmul into / store from Acc).
+    phased: bool = False
+    #: the op reads or writes ONE element of its tile/tensor (getval, setval and their SIMT forms); the name
+    #: of that operand.
+    element_of: str = ""
+    #: arguments without a data-flow role that the op nevertheless writes (sync_all's counter workspaces).
+    writes_args: Tuple[str, ...] = ()
+    #: cost class for cost models: "" (the work of the op's pipe: bytes moved, MACs), "transcendental",
+    #: "divide", "reciprocal", "reduce", "permute", "sort", "random", "histogram", "descriptor" (no data
+    #: work), "debug_io" (host output), "cache" (cache maintenance).  Each backend maps classes to numbers.
+    cost: str = ""
     signature: inspect.Signature = field(init=False, repr=False)
 
     def __post_init__(self):
+        for trait, value, allowed in (("sync", self.sync, SYNC_KINDS), ("cost", self.cost, COST_CLASSES),
+                                      ("reduction", self.reduction, REDUCTIONS)):
+            if value not in allowed:
+                raise ValueError(f"op {self.name}: {trait}={value!r} is not one of {allowed}")
         parameters = []
         for p in self.params:
             if p.var:

@@ -1227,7 +1227,8 @@ def set_mask_norm() -> Any:
 
 def set_validshape(tile: Tile | _TileGroup, shape: Sequence[_Number]) -> Any:
     """pl.set_validshape(tile_or_group, [rows, cols]): set the valid window (runtime values allowed, 1..shape);
-    on a group every slot.  Later loads, vector ops, stores and matmuls use it.
+    on a group every slot, on a named subview that subview (whose window lives in variables, see
+    ``ir.SubRef.valid``).  Later loads, vector ops, stores and matmuls use it.
 
     Pipe: S. Only valid inside a @pl.jit kernel.
     """

@@ -63,8 +63,9 @@ def install() -> bool:
     if real_torch_npu_spec() is not None:
         logger.info("a real torch_npu is installed: the CPU stand-in (pypto_pro.npu) stays inactive")
         return False
-    from . import devices, torch_npu_module
+    from . import devices, hccl, torch_npu_module
     devices.activate(torch_npu_module)
+    hccl.register()
     sys.modules.setdefault("torch_npu", torch_npu_module)
     _installed = True
     logger.info("torch_npu CPU stand-in active: device 'npu' means the CPU; arch %s (%s)",

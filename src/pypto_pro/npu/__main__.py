@@ -23,6 +23,8 @@ def export_shim_path() -> None:
     parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if SHIM_DIR not in parts:
         os.environ["PYTHONPATH"] = os.pathsep.join([SHIM_DIR] + parts)
+    if SHIM_DIR not in sys.path:  # multiprocessing's spawn gives children this process's sys.path
+        sys.path.append(SHIM_DIR)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

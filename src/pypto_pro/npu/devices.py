@@ -29,7 +29,11 @@ def is_npu_device(device: Any) -> bool:
 
 
 def to_host(device: Any) -> Any:
-    """``device`` with an NPU replaced by the CPU; anything else unchanged."""
+    """``device`` with an NPU replaced by the CPU; anything else unchanged.  A bare ordinal
+    (``device=0``) names the current accelerator, which is the NPU under torch_npu, unless CUDA
+    is present."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device if torch.cuda.is_available() else CPU
     return CPU if is_npu_device(device) else device
 
 

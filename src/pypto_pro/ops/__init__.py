@@ -1,5 +1,5 @@
 """The op table's entries, one module per family.  Importing this package registers every op."""
-from . import (cube, cube_mx, gather, mask, movement, quant, random, scalar, simt, sorting, ssbuf,  # noqa: F401
+from . import (comm, cube, cube_mx, gather, mask, movement, quant, random, scalar, simt, sorting, ssbuf,  # noqa: F401
                sync, vector, vf, vf_more)
 
 from ..ir.optable import OPS

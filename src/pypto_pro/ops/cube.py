@@ -83,7 +83,7 @@ def _finish(ctx, a, x, y, m, n, base):
 
 
 @op("matmul", [Out("dst"), In("lhs"), In("rhs"), In("bias", default=None), Arg("phase", default=None, kw_only=True)],
-    "M")
+    "M", phased=True)
 class Matmul:
     """pl.matmul(dst, lhs, rhs, bias=None, *, phase=None): dst = lhs @ rhs (+ bias [1,N] FP32 Bias tile),
     overwriting dst (Acc); M/K/N from the valid windows."""
@@ -103,7 +103,8 @@ class Matmul:
         _finish(ctx, a, x, y, m, n, base)
 
 
-@op("matmul_acc", [Out("dst"), In("acc"), In("lhs"), In("rhs"), Arg("phase", default=None, kw_only=True)], "M")
+@op("matmul_acc", [Out("dst"), In("acc"), In("lhs"), In("rhs"), Arg("phase", default=None, kw_only=True)], "M",
+    phased=True)
 class MatmulAcc:
     """pl.matmul_acc(dst, acc, lhs, rhs, *, phase=None): dst = acc + lhs @ rhs (usually dst is acc)."""
 

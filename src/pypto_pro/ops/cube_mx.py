@@ -126,7 +126,7 @@ def _run_mx(ctx, a, acc=None):
 _SCALES = [In("scale_a"), In("scale_b"), Arg("phase", default=None, kw_only=True)]
 
 
-@op("matmul_mx", [Out("dst"), In("lhs"), In("rhs")] + _SCALES, "M")
+@op("matmul_mx", [Out("dst"), In("lhs"), In("rhs")] + _SCALES, "M", phased=True)
 class MatmulMx:
     """pl.matmul_mx(dst, lhs, rhs, scale_a, scale_b, *, phase=None): dst = (lhs * 2^(scale_a-127)) @
     (rhs * 2^(scale_b-127)) with one E8M0 scale per 32 K-elements (MXFP8 or MXFP4 operands, FP32 Acc)."""
@@ -140,7 +140,7 @@ class MatmulMx:
         _run_mx(ctx, a)
 
 
-@op("matmul_mx_acc", [Out("dst"), In("acc"), In("lhs"), In("rhs")] + _SCALES, "M")
+@op("matmul_mx_acc", [Out("dst"), In("acc"), In("lhs"), In("rhs")] + _SCALES, "M", phased=True)
 class MatmulMxAcc:
     """pl.matmul_mx_acc(dst, acc, lhs, rhs, scale_a, scale_b, *, phase=None): dst = acc + the MX product."""
 

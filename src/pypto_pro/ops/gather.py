@@ -81,7 +81,7 @@ def is_compare_form(args) -> bool:
 
 
 @op("gather", [Out("dst"), In("src"), In("idx"), Out("tmp"), Out("scratch", default=None),
-               Arg("cmp_mode", default=0, kw_only=True), Arg("offset", "scalar", default=0, kw_only=True)], "V")
+               Arg("cmp_mode", default=0, kw_only=True), Arg("offset", "scalar", default=0, kw_only=True)], "V", cost="permute")
 class Gather:
     """pl.gather(dst, src, idx, tmp, *, cmp_mode=0, offset=0): dst[r, c] = src_flat[idx[r, c] + offset]
     (src's physical elements, row-major) over dst's valid window; tmp is scratch.
@@ -242,7 +242,7 @@ def _row_major(c, a, names):
             c.fail(f"'{n}' must be a row-major (pl.ND) tile, got layout {a[n].layout.name}")
 
 
-@op("gatherb", [Out("out"), In("src"), In("offsets")], "V")
+@op("gatherb", [Out("out"), In("src"), In("offsets")], "V", cost="permute")
 class GatherB:
     """pl.gatherb(out, src, offsets): out's row r, block c (32 bytes) = the 32 bytes of src at byte
     offsets[r, c] (src's physical elements, row-major)."""
@@ -300,7 +300,7 @@ class GatherB:
 HIST_BINS = 256
 
 
-@op("histogram", [Out("dst"), In("src"), In("idx"), Arg("is_msb", kw_only=True)], "V")
+@op("histogram", [Out("dst"), In("src"), In("idx"), Arg("is_msb", kw_only=True)], "V", cost="histogram")
 class Histogram:
     """pl.histogram(dst, src, idx, *, is_msb): dst[r, b] = how many elements of src's row r have their
     selected byte <= b (top byte, or the low byte of the elements whose upper bytes match idx)."""

@@ -93,10 +93,25 @@ def _scaled_offsets(ctx, offsets, tile_shape, ndim, order):
 
 
 # --------------------------------------------------------------------------- load
+def reinterprets(tile_dtype: dt.DataType, tensor_dtype: dt.DataType) -> bool:
+    """Whether a load/store between a tile and a GM tensor of these different dtypes copies the bits
+    unchanged: loads and stores move b8/b16/b32/b64 data (load.md/store.md), so two dtypes of one width
+    reinterpret each other (an INT32 mask tensor loaded into a UINT32 tile).  Packed 4-bit GM formats and
+    4-bit tiles are excluded (their GM bytes hold two elements)."""
+    return (tile_dtype != tensor_dtype and tile_dtype.bits() == tensor_dtype.bits() >= 8
+            and not dt.is_packed_gm(tile_dtype) and not dt.is_packed_gm(tensor_dtype))
+
+
+def _bits_as(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``values`` reinterpreted, element by element, as ``dtype`` of the same width."""
+    return values if values.dtype == dtype else values.view(dtype)
+
+
 def _load_check(c, a, tile_units: bool = False):
     c.space("dst", a["dst"], M.Vec, M.Mat)
-    if a["dst"].dtype != a["src"].dtype:
-        c.fail(f"tile dtype {a['dst'].dtype.name} differs from tensor '{a['src'].name}' dtype {a['src'].dtype.name}")
+    if a["dst"].dtype != a["src"].dtype and not reinterprets(a["dst"].dtype, a["src"].dtype):
+        c.fail(f"tile dtype {a['dst'].dtype.name} differs from tensor '{a['src'].name}' dtype {a['src'].dtype.name} "
+               f"(a load copies bits: only a dtype of the same width reinterprets them)")
     _check_gm_args(c, a["src"], a["dst"], a["offsets"], a["order"], store=False)
     if gm_mx.is_packed(a["src"]):
         gm_mx.check_packed_load(c, a, tile_units)
@@ -119,7 +134,10 @@ def _load_run(ctx, a, tile_units: bool):
                                          "pl.load_tile" if tile_units else "pl.load")
     if rows and cols:
         ctx.note_gm(a["src"], index, write=False)
-        d.write(_gm_read(ctx, arr, index, transposed, one_d), rows, cols)
+        vals = _gm_read(ctx, arr, index, transposed, one_d)
+        if a["dst"].dtype != a["src"].dtype:
+            vals = _bits_as(vals, d.storage_dtype)
+        d.write(vals, rows, cols)
 
 
 _LOAD_PARAMS = [Out("dst"), In("src", "tensor"), Arg("offsets", "index_list"), Arg("order", default=None, kw_only=True)]
@@ -162,8 +180,9 @@ def _store_check(c, a, offsets_name):
     if src.space == M.Acc:
         fixpipe.check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"], phase=a["phase"])
     else:
-        if src.dtype != t.dtype:
-            c.fail(f"tile dtype {src.dtype.name} differs from tensor '{t.name}' dtype {t.dtype.name}; cast first")
+        if src.dtype != t.dtype and not reinterprets(src.dtype, t.dtype):
+            c.fail(f"tile dtype {src.dtype.name} differs from tensor '{t.name}' dtype {t.dtype.name}; cast first "
+                   f"(a store copies bits: only a dtype of the same width reinterprets them)")
         if a["relu_pre_mode"] is not None or a["scale"] is not None:
             c.fail("relu_pre_mode/scale apply only to stores from an Acc tile")
     _check_gm_args(c, t, src, [0] * len(a[offsets_name]) if offsets_name == "tile_offsets" else a[offsets_name],
@@ -189,6 +208,8 @@ def _store_run(ctx, a, tile_units: bool):
     tdt = a["dst"].dtype
     if s.space == M.Acc:
         vals = fixpipe.apply(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
+    elif s.dtype != tdt:
+        vals = _bits_as(vals, arr.dtype)
     if one_d:
         vals = vals[0]
     ctx.note_gm(a["dst"], index, write=True, atomic=AtomicType(a["atomic"]) == AtomicType.AtomicAdd)
@@ -209,7 +230,7 @@ _STORE_KW = [Arg("relu_pre_mode", default=None, kw_only=True), In("scale", "any"
              Arg("phase", default=None, kw_only=True)]
 
 
-@op("store", [Out("dst", "tensor"), In("src"), Arg("offsets", "index_list")] + _STORE_KW, _store_pipe)
+@op("store", [Out("dst", "tensor"), In("src"), Arg("offsets", "index_list")] + _STORE_KW, _store_pipe, phased=True)
 class Store:
     """pl.store(tensor, src, offsets, *, relu_pre_mode=None, scale=None, order=None, atomic=AtomicNone, phase=None):
     tile -> GM; Vec sources on MTE3, Acc sources through the fixpipe (FIX) with dtype conversion, optional ReLU and
@@ -224,7 +245,8 @@ class Store:
         _store_run(ctx, a, tile_units=False)
 
 
-@op("store_tile", [Out("dst", "tensor"), In("src"), Arg("tile_offsets", "index_list")] + _STORE_KW, _store_pipe)
+@op("store_tile", [Out("dst", "tensor"), In("src"), Arg("tile_offsets", "index_list")] + _STORE_KW, _store_pipe,
+    phased=True)
 class StoreTile:
     """pl.store_tile(tensor, src, tile_offsets, ...): store with offsets in units of the tile's physical shape."""
 

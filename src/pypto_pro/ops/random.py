@@ -43,7 +43,7 @@ def philox_words(index: np.ndarray, key: int, counter: int) -> np.ndarray:
     return out.astype(np.uint32)
 
 
-@op("philox", [Out("dst"), In("src"), Arg("key"), Arg("counter")], "V", internal=True)
+@op("philox", [Out("dst"), In("src"), Arg("key"), Arg("counter")], "V", internal=True, cost="random")
 class Philox:
     """philox(dst, src, key, counter): dst (INT32) = word src (INT32/INT64, >= 0) of the Philox4x32-10
     stream of ``key`` and ``counter`` (compile-time 64-bit integers), bit for bit."""

@@ -8,7 +8,8 @@ import re
 import numpy as np
 
 from .. import dtypes as dt
-from ..ir.nodes import DeclRef, Expr, TensorParam, TileGroupDecl, TileRef, describe_value, is_integral
+from ..ir.nodes import (DeclRef, Expr, SubRef, TensorParam, TileGroupDecl, TileRef, Var, describe_value,
+                        is_integral)
 from ..ir.optable import Arg, In, Out, op
 from ..ir.types import MemorySpace
 
@@ -49,7 +50,7 @@ def _access_check(c, a, name):
             c.fail(f"element indices must be integers, got {describe_value(i)}")
 
 
-@op("getval", [In("src", "tile_or_tensor"), Arg("index", "any")], "S")
+@op("getval", [In("src", "tile_or_tensor"), Arg("index", "any")], "S", element_of="src")
 class GetVal:
     """pl.getval(src, index) / src[i, j]: read one element of a Vec tile or GM tensor (row-major linear index)."""
 
@@ -71,7 +72,8 @@ class GetVal:
         return _py(view.read(view.shape[0], view.shape[1])[r, col], view.dtype)
 
 
-@op("setval", [Out("dst", "tile_or_tensor"), Arg("index", "any"), Arg("value", "scalar")], "S")
+@op("setval", [Out("dst", "tile_or_tensor"), Arg("index", "any"), Arg("value", "scalar")], "S",
+    element_of="dst")
 class SetVal:
     """pl.setval(dst, index, value) / dst[i, j] = value: write one element of a Vec tile or GM tensor."""
 
@@ -97,16 +99,20 @@ class SetVal:
         view.write(full, view.shape[0], view.shape[1])
 
 
-@op("set_validshape", [Arg("tile", "tile_or_group"), Arg("shape", "index_list")], "S", descriptor_only=True)
+@op("set_validshape", [Arg("tile", "tile_or_group"), Arg("shape", "index_list")], "S", descriptor_only=True,
+    cost="descriptor")
 class SetValidShape:
     """pl.set_validshape(tile_or_group, [rows, cols]): set the valid window (runtime values allowed, 1..shape);
-    on a group every slot.  Later loads, vector ops, stores and matmuls use it."""
+    on a group every slot, on a named subview that subview (whose window lives in variables, see
+    ``ir.SubRef.valid``).  Later loads, vector ops, stores and matmuls use it."""
 
     @staticmethod
     def check(c, a):
         t, shape = a["tile"], a["shape"]
         if len(shape) != 2:
             c.fail("the valid shape is [rows, cols]")
+        if isinstance(t, SubRef) and not named_subview(t):
+            c.fail("set_validshape of a subview needs the subview bound to a name first (sub = tile[r0:r1, c0:c1])")
         full = t.slots[0].shape if isinstance(t, TileGroupDecl) else t.static_shape
         for v, s, axis in zip(shape, full or (None, None), ("rows", "cols")):
             if isinstance(v, int) and (v < 1 or (s is not None and v > s)):
@@ -116,6 +122,12 @@ class SetValidShape:
     def run(ctx, a):
         t = a["tile"]
         rows, cols = (int(ctx.scalar(v)) for v in a["shape"])
+        if isinstance(t, SubRef):
+            view = ctx.tile(t)
+            if not (1 <= rows <= view.shape[0] and 1 <= cols <= view.shape[1]):
+                raise ctx.error(f"valid shape [{rows}, {cols}] is outside the subview's shape {list(view.shape)}")
+            ctx.core.vars[t.valid[0].uid], ctx.core.vars[t.valid[1].uid] = rows, cols
+            return
         decls = t.slots if isinstance(t, TileGroupDecl) else [ctx.decl_of(t)]
         if decls == [None]:
             raise ctx.error("set_validshape needs a whole tile or a tile group, not a subview")
@@ -125,7 +137,12 @@ class SetValidShape:
             ctx.set_valid(d, rows, cols)
 
 
-@op("discard", [Arg("tile", "tile")], "S", descriptor_only=True, internal=True)
+def named_subview(ref: SubRef) -> bool:
+    """Whether ``ref`` is a subview bound to a name, whose valid window lives in two variables."""
+    return ref.valid is not None and all(isinstance(x, Var) for x in ref.valid)
+
+
+@op("discard", [Arg("tile", "tile")], "S", descriptor_only=True, internal=True, cost="descriptor")
 class Discard:
     """discard(tile): the tile's contents become undefined (internal: the tensor-level lowering emits it
     after a tile's last use in a loop iteration).  Backends may then skip producing values nobody reads
@@ -213,7 +230,8 @@ def _prefix(ctx, loc):
     return f"[{ctx.stmt.loc.filename}:{ctx.stmt.loc.lineno}] " if loc and ctx.stmt.loc else ""
 
 
-@op("printf", [Arg("fmt"), Arg("args", "scalars", var=True), Arg("loc", default=False, kw_only=True)], "S")
+@op("printf", [Arg("fmt"), Arg("args", "scalars", var=True), Arg("loc", default=False, kw_only=True)], "S",
+    cost="debug_io")
 class Printf:
     """pl.printf(fmt, *args, loc=False): device printf (%d %i %u %x %f %p with flags/width/precision)."""
 
@@ -295,7 +313,8 @@ def _trap(ctx, a):
 
 @op("dump_data", [In("data", "tile_or_tensor"), Arg("offsets", "any", default=None),
                   Arg("shapes", "any", default=None), Arg("workspace", "any", default=None, kw_only=True),
-                  Arg("loc", default=False, kw_only=True), Arg("flag", default=None, kw_only=True)], "V")
+                  Arg("loc", default=False, kw_only=True), Arg("flag", default=None, kw_only=True)], "V",
+    cost="debug_io")
 class DumpData:
     """pl.dump_data(data, offsets=None, shapes=None, *, workspace=None, loc=False, flag=None): print a Vec/Acc tile
     or a GM tensor (or a window of it) to the kernel log."""

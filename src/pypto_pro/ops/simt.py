@@ -32,13 +32,13 @@ class TileValidDim:
 # threads run on the vector core, so the accesses belong to the V pipe (a SIMT launch is ordered against
 # loads and stores with the MTE2 -> V / V -> MTE3 syncs the official kernels write), not to the scalar unit.
 @op("simt_getval", [In("src", "tile_or_tensor"), Arg("index", "any")], "V", internal=True,
-    aliases=("simt.getval",))
+    aliases=("simt.getval",), element_of="src")
 class SimtGetVal(GetVal):
     """``src[i, j]`` read by a SIMT thread (V pipe)."""
 
 
 @op("simt_setval", [Out("dst", "tile_or_tensor"), Arg("index", "any"), Arg("value", "scalar")], "V", internal=True,
-    aliases=("simt.setval",))
+    aliases=("simt.setval",), element_of="dst")
 class SimtSetVal(SetVal):
     """``dst[i, j] = value`` written by a SIMT thread (V pipe)."""
 

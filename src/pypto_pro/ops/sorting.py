@@ -144,7 +144,7 @@ def _records_of(ctx, op_name: str, role: str, cols: int, dtype: dt.DataType) -> 
     return cols // rec
 
 
-@op("sort32", [Out("dst"), In("src"), In("idx"), Out("tmp", default=None)], "V")
+@op("sort32", [Out("dst"), In("src"), In("idx"), Out("tmp", default=None)], "V", cost="sort")
 class Sort32:
     """pl.sort32(dst, src, idx, tmp=None): every 32-column group of src's rows sorted descending into
     8-byte (value, idx) records in dst; tmp is required when the valid width is not a multiple of 32."""
@@ -193,7 +193,7 @@ class Sort32:
         d.write(out.reshape(rows, cols * rec).view(s.dtype.require_numpy()), rows, cols * rec)
 
 
-@op("mrgsort", [Out("dst"), In("src"), Arg("block_len", kw_only=True)], "V")
+@op("mrgsort", [Out("dst"), In("src"), Arg("block_len", kw_only=True)], "V", cost="sort")
 class MrgSort:
     """pl.mrgsort(dst, src, *, block_len): each group of 4 sorted blocks of block_len elements (8-byte
     records) of src's one row merged into one sorted list at the same columns of dst."""
@@ -230,7 +230,7 @@ class MrgSort:
 
 
 @op("mrgsort2", [In("src0"), In("src1"), Out("dst"), Out("tmp"), In("extra_srcs", "tile_list", var=True),
-                 Arg("exhausted", default=False, kw_only=True)], "V")
+                 Arg("exhausted", default=False, kw_only=True)], "V", cost="sort")
 class MrgSort2:
     """pl.mrgsort2(src0, src1, dst, tmp, *extra_srcs, exhausted=False): 2..4 sorted one-row record
     lists merged; the first dst.valid_cols / record elements records written to dst."""

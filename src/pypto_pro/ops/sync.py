@@ -52,13 +52,13 @@ def _flag_check(c, a):
 
 
 _FLAG = [Arg("set_pipe", kw_only=True), Arg("wait_pipe", kw_only=True), Arg("event_id", "scalar", kw_only=True)]
-op("sync_src", _FLAG, lambda a: a["set_pipe"].value, aliases=("system.sync_src",), check=_flag_check,
+op("sync_src", _FLAG, lambda a: a["set_pipe"].value, aliases=("system.sync_src",), check=_flag_check, sync="flag",
    doc="pl.system.sync_src(*, set_pipe, wait_pipe, event_id): set the flag once earlier set_pipe work is done.")(_nop)
-op("sync_dst", _FLAG, lambda a: a["wait_pipe"].value, aliases=("system.sync_dst",), check=_flag_check,
+op("sync_dst", _FLAG, lambda a: a["wait_pipe"].value, aliases=("system.sync_dst",), check=_flag_check, sync="flag",
    doc="pl.system.sync_dst(*, set_pipe, wait_pipe, event_id): wait_pipe blocks until the flag is set.")(_nop)
 
 for _p in _BAR_PIPES + ("all",):
-    op(f"bar_{_p}", [], _p.upper(), aliases=(f"system.bar_{_p}",), check=lambda c, a: None,
+    op(f"bar_{_p}", [], _p.upper(), aliases=(f"system.bar_{_p}",), check=lambda c, a: None, sync="barrier",
        doc=f"pl.system.bar_{_p}(): later {_p.upper()} work waits for earlier {_p.upper()} work.")(_nop)
 
 
@@ -72,9 +72,9 @@ def _mutex_check(c, a):
 _MUTEX = [Arg("pipe", kw_only=True), Arg("mutex_id", "scalar", kw_only=True), Arg("mode", default=0, kw_only=True),
           Arg("max_mutex_id", default=2, kw_only=True), Arg("mutex_ids", default=None, kw_only=True)]
 op("mutex_lock", _MUTEX, lambda a: a["pipe"].value, aliases=("system.mutex_lock", "mutex.mutex_lock"),
-   check=_mutex_check, doc="pl.system.mutex_lock(*, pipe, mutex_id, ...): acquire a mutex for pipe.")(_nop)
+   check=_mutex_check, sync="mutex", doc="pl.system.mutex_lock(*, pipe, mutex_id, ...): acquire a mutex for pipe.")(_nop)
 op("mutex_unlock", _MUTEX, lambda a: a["pipe"].value, aliases=("system.mutex_unlock", "mutex.mutex_unlock"),
-   check=_mutex_check, doc="pl.system.mutex_unlock(*, pipe, mutex_id, ...): release a mutex held by pipe.")(_nop)
+   check=_mutex_check, sync="mutex", doc="pl.system.mutex_unlock(*, pipe, mutex_id, ...): release a mutex held by pipe.")(_nop)
 
 
 def _xcore_check(c, a):
@@ -149,8 +149,10 @@ def _wait_cross_core(ctx, a):
 _XCORE = [Arg("pipe", kw_only=True), Arg("event_id", "scalar", kw_only=True),
           Arg("sync_mode", default=CrossCoreSyncMode.INTRA_BLOCK, kw_only=True)]
 op("set_cross_core", _XCORE, lambda a: a["pipe"].value, aliases=("system.set_cross_core",), check=_xcore_check,
+   sync="cross_core",
    doc="pl.system.set_cross_core(*, pipe, event_id, sync_mode=INTRA_BLOCK): signal other cores.")(_set_cross_core)
 op("wait_cross_core", _XCORE, lambda a: a["pipe"].value, aliases=("system.wait_cross_core",), check=_xcore_check,
+   sync="cross_core",
    doc="pl.system.wait_cross_core(*, pipe, event_id, sync_mode=INTRA_BLOCK): block until signalled.")(
     _wait_cross_core)
 
@@ -207,18 +209,18 @@ def _sync_all(ctx, a):
 op("sync_all", [Arg("workspaces", "any", default=None), Arg("core_type", default=SyncCoreType.MIX, kw_only=True),
                 Arg("mode", default=SyncAllMode.HARD, kw_only=True), Arg("used_cores", "any", default=None,
                                                                           kw_only=True)],
-   "ALL", aliases=("system.sync_all",), check=_sync_all_check,
+   "ALL", aliases=("system.sync_all",), check=_sync_all_check, sync="grid", writes_args=("workspaces",),
    doc="pl.system.sync_all(workspaces=None, *, core_type=MIX, mode=HARD, used_cores=None): barrier over the "
        "cores of the launch (the first used_cores of them if given, also as the workspaces' last item).")(
     _sync_all)
 
 op("set_mm_layout_transform", [Arg("enabled", kw_only=True)], "M", aliases=("system.set_mm_layout_transform",),
-   check=lambda c, a: None,
+   check=lambda c, a: None, cost="descriptor",
    doc="pl.system.set_mm_layout_transform(*, enabled): hardware layout transform around phased matmuls "
        "(no effect on values).")(_nop)
 op("dcci", [Arg("target", "any"), Arg("offset", "any", default=None),
             Arg("cache_line", default=CacheLine.ENTIRE_DATA_CACHE, kw_only=True),
             Arg("dst", default=DcciDst.AUTO, kw_only=True)], "S", aliases=("system.dcci",),
-   check=lambda c, a: None,
+   check=lambda c, a: None, cost="cache",
    doc="pl.system.dcci(target, offset=None, *, cache_line=pl.CacheLine.ENTIRE_DATA_CACHE, dst=pl.DcciDst.AUTO): "
        "cache clean/invalidate (no effect on values: the CPU backends keep no stale copies).")(_nop)

@@ -68,6 +68,19 @@ _BINARY = {
 }
 
 
+#: the traits of the binary ops (optable.OpDef): the element function, commutativity, fusability, cost class
+_BINARY_TRAITS = {
+    "add": dict(elementwise="add", commutative=True, fusable=True),
+    "sub": dict(elementwise="sub", fusable=True),
+    "mul": dict(elementwise="mul", commutative=True, fusable=True),
+    "div": dict(elementwise="div", fusable=True, cost="divide"),
+    "and_": dict(elementwise="and", commutative=True),
+    "or_": dict(elementwise="or", commutative=True),
+    "shl": dict(elementwise="shl"),
+    "shr": dict(elementwise="shr"),
+}
+
+
 def binary_values(ctx, name, a, b, dtype):
     fn = _BINARY[name][0] if name in _BINARY else _MINMAX[name]
     with np.errstate(all="ignore"):
@@ -97,7 +110,7 @@ def _register_binary(name, fn, dtypes, scalar_ok):
             y = operand(ctx, a["rhs"], d.dtype, rows, cols)
             write_result(d, binary_values(ctx, name, x, y, d.dtype), rows, cols)
 
-    op(name, [Out("dst"), In("lhs"), In("rhs", kind)], "V")(Binary)
+    op(name, [Out("dst"), In("lhs"), In("rhs", kind)], "V", **_BINARY_TRAITS[name])(Binary)
 
 
 for _name, (_fn, _dtypes, _scalar) in _BINARY.items():
@@ -122,7 +135,7 @@ def _check_scratch_apart(c, a, scratch: str, others) -> None:
             c.fail(f"'{scratch}' ({a[scratch]!r}) overlaps '{n}' ({a[n]!r}); the scratch tile must be a separate tile")
 
 
-@op("xor", [Out("dst"), In("lhs"), In("rhs"), Arg("tmp", "tile")], "V")
+@op("xor", [Out("dst"), In("lhs"), In("rhs"), Arg("tmp", "tile")], "V", elementwise="xor", commutative=True)
 class Xor:
     """pl.xor(dst, lhs, rhs, tmp): bitwise xor; tmp is a scratch tile of the same type that overlaps no
     other operand."""
@@ -265,8 +278,9 @@ def _register_minmax(name: str, kind: str):
             y = operand(ctx, a["rhs"], d.dtype, rows, cols)
             write_result(d, binary_values(ctx, name, x, y, d.dtype), rows, cols)
 
+    # element-wise without dim (its reduction form, dim=0|1, is not fused: the cpu backend fuses row_max)
     op(name, [Out("dst"), In("lhs"), In("rhs", "tile_or_scalar"), Arg("dim", default=None, kw_only=True)],
-       "V")(MinMax)
+       "V", elementwise=kind, commutative=True, fusable=True)(MinMax)
 
 
 _register_minmax("maximum", "max")
@@ -294,7 +308,7 @@ def _register_reduce(name: str, kind: str, fixed_dim=None, tmp_required=True):
         d = a["dim"] if fixed_dim is None else fixed_dim
         return 0 if d == 0 else 1
 
-    op(name, params, "V")(Reduce)
+    op(name, params, "V", reduction=kind, reduce_dim=fixed_dim, cost="reduce")(Reduce)
 
 
 _register_reduce("sum", "sum")
@@ -319,6 +333,18 @@ _UNARY = {
     "recip": (lambda x: np.float32(1) / x, F16_F32),
     "relu": (lambda x: np.where(x > 0, x, np.zeros_like(x)), (dt.DT_FP16, dt.DT_FP32, dt.DT_INT32)),
     "not_": (np.invert, BIT_TYPES),
+}
+#: the traits of the unary ops (optable.OpDef); log and not_ are not fusable (the cpu loop has no log / bit ops)
+_UNARY_TRAITS = {
+    "neg": dict(elementwise="neg", fusable=True),
+    "abs": dict(elementwise="abs", fusable=True),
+    "exp": dict(elementwise="exp", fusable=True, cost="transcendental"),
+    "log": dict(elementwise="log", cost="transcendental"),
+    "sqrt": dict(elementwise="sqrt", fusable=True, cost="transcendental"),
+    "rsqrt": dict(elementwise="rsqrt", fusable=True, cost="transcendental"),
+    "recip": dict(elementwise="recip", fusable=True, cost="reciprocal"),
+    "relu": dict(elementwise="relu", fusable=True),
+    "not_": dict(elementwise="not"),
 }
 
 
@@ -345,14 +371,14 @@ def _register_unary(name, dtypes):
             rows, cols = window(ctx, d, s)
             write_result(d, unary_values(name, s.read_compute(rows, cols)), rows, cols)
 
-    op(name, [Out("dst"), In("src")], "V")(Unary)
+    op(name, [Out("dst"), In("src")], "V", **_UNARY_TRAITS[name])(Unary)
 
 
 for _name, (_fn, _dtypes) in _UNARY.items():
     _register_unary(_name, _dtypes)
 
 
-@op("expands", [Out("dst"), Arg("scalar", "scalar")], "V")
+@op("expands", [Out("dst"), Arg("scalar", "scalar")], "V", elementwise="splat", fusable=True)
 class Expands:
     """pl.expands(dst, scalar): fill dst's valid window with a scalar (Vec or Mat tiles)."""
 
@@ -503,7 +529,10 @@ def _register_expand(name, fn):
                     r = fn(x, v)
             write_result(d, r, rows, cols)
 
-    op(name, [Out("dst"), In("src"), In("v"), Arg("dim", default=0, kw_only=True)], "V")(Expand)
+    # element (r, c) = src[r, c] <fn> v[r, 0] (dim=0) or v[0, c] (dim=1): element-wise with a broadcast operand
+    element_fn = name[len("expand_"):]
+    op(name, [Out("dst"), In("src"), In("v"), Arg("dim", default=0, kw_only=True)], "V", elementwise=element_fn,
+       fusable=True, cost="divide" if element_fn == "div" else "")(Expand)
 
 
 for _name, _fn in _EXPAND.items():
@@ -680,7 +709,7 @@ for _name, _fn in _PART.items():
 
 
 # --------------------------------------------------------------------------- layout / index
-@op("transpose", [Out("dst"), In("src")], "V")
+@op("transpose", [Out("dst"), In("src")], "V", cost="permute")
 class Transpose:
     """pl.transpose(dst, src): dst = src^T over src's valid window (shapes swapped; not in place)."""
 

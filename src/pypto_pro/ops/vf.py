@@ -493,11 +493,12 @@ class Cast:
         ctx.tile(a["dst"]).write(out.reshape(1, -1))
 
 
-@op("vf_permute", [Out("dst0"), Out("dst1"), In("a"), In("b"), Arg("interleave")], "V", internal=True,
-    aliases=("Vf.de_interleave",))
+@op("vf_permute", [Out("dst0"), Out("dst1"), In("a"), In("b"), Arg("interleave"), Arg("width", default=0)], "V",
+    internal=True, aliases=("Vf.de_interleave",))
 class Permute:
     """(dst0, dst1) from the 2*lanes elements a ++ b: de-interleave = (evens, odds); interleave =
-    a[0] b[0] a[1] b[1] ... split in halves."""
+    a[0] b[0] a[1] b[1] ... split in halves.  ``width`` > 0: mask registers, whose predicate bytes move
+    in lanes of ``width`` bytes (the ``dtype`` given to the VF call)."""
 
     @staticmethod
     def check(c, a):
@@ -507,6 +508,9 @@ class Permute:
     def run(ctx, a):
         x = ctx.tile(a["a"]).read().reshape(-1)
         y = ctx.tile(a["b"]).read().reshape(-1)
+        if a["width"]:
+            lane = np.dtype(f"<u{a['width']}")
+            x, y = x.view(lane), y.view(lane)
         if a["interleave"]:
             z = np.empty(2 * len(x), dtype=x.dtype)
             z[0::2], z[1::2] = x, y
@@ -514,6 +518,8 @@ class Permute:
         else:
             z = np.concatenate([x, y])
             lo, hi = z[0::2], z[1::2]
+        if a["width"]:
+            lo, hi = np.ascontiguousarray(lo).view(np.uint8), np.ascontiguousarray(hi).view(np.uint8)
         ctx.tile(a["dst0"]).write(lo.reshape(1, -1))
         ctx.tile(a["dst1"]).write(hi.reshape(1, -1))
 

@@ -21,10 +21,6 @@ from ..ir import nodes as ir
 from ..ir.optable import OPS
 from ..ir.types import MemorySpace, PipeType
 
-#: ops whose Acc operand is synchronised by the phase protocol instead of a mutex
-_PHASE_OPS = ("matmul", "matmul_acc", "matmul_mx", "matmul_mx_acc", "store", "store_tile")
-_SYNC_OPS = ("mutex_lock", "mutex_unlock")
-
 IdValue = Union[int, ir.Expr]
 
 
@@ -68,9 +64,10 @@ def _slot_id_expr(group: ir.TileGroupDecl, index: ir.Expr, pos: int) -> IdValue:
 
 def _locks_for(stmt: ir.OpStmt) -> List[_Lock]:
     opdef = stmt.op
-    if opdef.descriptor_only or opdef.name in _SYNC_OPS or stmt.pipe == PipeType.ALL.value:
+    if opdef.descriptor_only or opdef.sync == "mutex" or stmt.pipe == PipeType.ALL.value:
         return []
-    phased = opdef.name in _PHASE_OPS and stmt.args.get("phase") is not None
+    # a phased op's Acc operand is synchronised by the phase protocol instead of a mutex
+    phased = opdef.phased and stmt.args.get("phase") is not None
     locks: List[_Lock] = []
     seen_exprs: Dict[Tuple[int, int, int], bool] = {}
     for _, ref in opdef.tile_operands(stmt.args):

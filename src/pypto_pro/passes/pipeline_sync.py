@@ -23,14 +23,13 @@ from ..ir.types import CrossCoreSyncMode, PipeType
 
 _SIDE = {"cube": 1, "vector": 2}
 _OTHER = {"cube": "vector", "vector": "cube"}
-_XCORE_OPS = ("set_cross_core", "wait_cross_core")
 
 
 def _free_event(kernel: ir.KernelIR) -> int:
     """The highest INTRA_BLOCK event id the kernel's own cross-core sync does not use."""
     used = set()
     for s in ir.walk(kernel.body):
-        if isinstance(s, ir.OpStmt) and s.op.name in _XCORE_OPS \
+        if isinstance(s, ir.OpStmt) and s.op.sync == "cross_core" \
                 and s.args.get("sync_mode") == CrossCoreSyncMode.INTRA_BLOCK:
             event = s.args["event_id"]
             event = event.value if isinstance(event, ir.Const) else event

@@ -267,8 +267,6 @@ def runtime_scalars(params: Sequence[Any], tensors: Dict[int, np.ndarray], scala
     return values
 
 
-#: arguments without a data-flow role that hardware writes: sync_all's SOFT-mode workspaces hold its counters
-_WRITTEN_ARGS = {"sync_all": "workspaces"}
 _WRITTEN: "weakref.WeakKeyDictionary[ir.KernelIR, FrozenSet[int]]" = weakref.WeakKeyDictionary()
 
 
@@ -284,7 +282,7 @@ def written_params(kernel: ir.KernelIR) -> FrozenSet[int]:
             if not isinstance(s, ir.OpStmt):
                 continue
             names = [p.name for p in s.op.params if p.role in ("out", "inout")]
-            names += [_WRITTEN_ARGS[s.op.name]] if s.op.name in _WRITTEN_ARGS else []
+            names += s.op.writes_args  # e.g. sync_all's SOFT-mode workspaces hold its counters
             for name in names:
                 value = s.args.get(name)
                 for v in value if isinstance(value, (list, tuple)) else [value]:

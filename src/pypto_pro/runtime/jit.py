@@ -17,23 +17,24 @@ import os
 import re
 import time
 import threading
-import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import ops as _ops  # noqa: F401  (registers the op table)
 from ..arch import ArchSpec, resolve_arch
 from ..log import logger
+from .. import backends
 from ..backends import KNOWN as KNOWN_BACKENDS
 from ..backends import get_runner
 from ..errors import KernelLaunchError, KernelLaunchValueError, KernelSyntaxError, SourceLoc
 from ..dtypes import DataType
 from ..ir.nodes import KernelIR
 from ..ir.printer import format_kernel
+from ..ir.verify import verify
 from ..language.annotations import (PtrAnnotation, TensorAnnotation, is_tiling_annotation, parameter_annotations,
                                     scalar_annotation_dtype)
 from .args import ParamSpec, bind_arguments, check_writeable, runtime_scalars
 from .datatype import DatatypeSchema, DtypeBinding, split_launch_key
-from .fastpath import arg_key, frozen_launcher, launch_environment
+from .fastpath import arg_key, launch_environment
 from ..passes.pipeline_sync import insert_pipeline_sync
 from .pipeline import PipelineConfig, check_pipeline_config
 from .tilingkey import TilingKeySchema
@@ -42,51 +43,13 @@ from .tilingkey import TilingKeySchema
 #: rejected; the runtime would otherwise try to create that many blocks)
 MAX_BLOCK_DIM = 65535
 
-_warned_no_compiler = False
-
-
-def _default_backend() -> str:
-    """"cpu" where a C++ compiler is found, else "interp" (with a one-time warning)."""
-    global _warned_no_compiler
-    from ..backends import cpu
-
-    if cpu.available():
-        return "cpu"
-    if not _warned_no_compiler:
-        _warned_no_compiler = True
-        warnings.warn("no C++ compiler found ($CXX, g++, clang++): kernels run on the slow numpy interpreter",
-                      RuntimeWarning, stacklevel=3)
-    return "interp"
-
-
 def select_backend(requested: Optional[str]) -> str:
-    """``backend=`` argument, else ``$PYPTO_BACKEND``, else "cpu" if a compiler exists, else "interp" (docs/contract.md)."""
-    name = requested or os.environ.get("PYPTO_BACKEND") or _default_backend()
+    """``backend=`` argument, else ``$PYPTO_BACKEND``, else the first available of backends.PREFERENCE ("cpu" if a
+    compiler exists, else "interp"; docs/contract.md)."""
+    name = requested or os.environ.get("PYPTO_BACKEND") or backends.default_backend()
     if name not in KNOWN_BACKENDS:
         raise KernelLaunchError(f"unknown backend {name!r}; expected one of {', '.join(KNOWN_BACKENDS)}")
     return name
-
-
-def resolve_cpu(kernel: KernelIR, strict: bool):
-    """The compiled cpu library of ``kernel``, or ``None`` to fall back to the interpreter.
-
-    An op the cpu backend cannot emit raises ``NotImplementedError`` when cpu was requested with
-    ``backend="cpu"`` (``strict``); when cpu is only the default or comes from ``$PYPTO_BACKEND`` the
-    kernel falls back to the interpreter with a warning naming the op."""
-    from ..backends import cpu
-
-    try:
-        if not cpu.available():
-            raise NotImplementedError("the cpu backend without a C++ compiler (set $CXX or install g++/clang++)")
-        return cpu.prepare(kernel)
-    except NotImplementedError as e:
-        if strict:
-            raise
-        loc = getattr(e, "loc", None)  # codegen.CpuNotImplemented: the feature and its kernel line
-        warnings.warn(f"kernel '{kernel.name}': {getattr(e, 'feature', e)} is not supported by the cpu backend; "
-                      f"running it on the interpreter" + (f"\n  at {loc}" if loc is not None else ""),
-                      RuntimeWarning, stacklevel=3)
-        return None
 
 
 def execute(kernel: KernelIR, tensors, scalars, block_dim: int, backend: Optional[str] = None, jit=None):
@@ -95,10 +58,10 @@ def execute(kernel: KernelIR, tensors, scalars, block_dim: int, backend: Optiona
     The tensor-level frontend launches its lowered programs through this function too."""
     check_writeable(kernel, tensors)
     name = select_backend(backend)
-    if name == "cpu":
-        compiled = resolve_cpu(kernel, strict=backend == "cpu")
-        if compiled is None:
-            name = "interp"
+    name, prepared = backends.prepare(name, kernel, strict=backend == name)
+    if prepared is not None:
+        backends.get_backend(name).launch(prepared, tensors, scalars, block_dim)
+        return None
     return get_runner(name)(kernel, tensors, scalars, block_dim, jit=jit)
 
 
@@ -349,7 +312,7 @@ class JitKernel:
                 kir = parse_kernel(self.fn, name=self.name, arch=arch, auto_mutex=self.auto_mutex,
                                    static_dims=static_shapes, key_fields=tiling[1] if tiling else None,
                                    type_names=dict(dtypes) if dtypes else None)
-                kir = insert_pipeline_sync(kir, self.pipeline)
+                kir = verify(insert_pipeline_sync(kir, self.pipeline))
                 self._variants[cache_key] = kir
                 static = ", ".join(f"{name}={list(dims)}" for name, dims in key if dims) or "none"
                 logger.info("parsed kernel %s for arch %s (STATIC dims: %s): %s kernel in %.1f ms",
@@ -388,24 +351,22 @@ class JitKernel:
         kir = self.compile(shapes, static_key, tiling, dtypes)
         check_writeable(kir, tensors)
         values = runtime_scalars(kir.params, tensors, scalars)
-        backend = self.selected_backend()
-        if backend == "cpu":
-            compiled = resolve_cpu(kir, strict=self._backend_request == "cpu")
-            if compiled is not None:
-                args_buf, err = compiled.pack(tensors, values)
-                compiled.call(args_buf, err, block_dim)
-                if key is not None and not any(p.pointer is not None for p in specs):
-                    with self._lock:
-                        if len(self._fast) > 256:
-                            self._fast.clear()
-                        fast = self._fast[key] = frozen_launcher(self.name, compiled, specs)
-                        fast.c_frozen = self._freeze_in_c(compiled, specs, args, key[0])
-                        # retried on later launches only while the extension is still being built
-                        fast.c_pending = (compiled, specs) if fast.c_frozen is None and \
-                            _c_launcher_state() == "building" else None
-                self.last_report = None
-                return
-            backend = "interp"
+        selected = self.selected_backend()
+        backend, prepared = backends.prepare(selected, kir, strict=self._backend_request == selected)
+        if prepared is not None:  # a backend that builds kernels (cpu): launch, then keep a frozen relauncher
+            module = backends.get_backend(backend)
+            module.launch(prepared, tensors, values, block_dim)
+            if key is not None and not any(p.pointer is not None for p in specs):
+                with self._lock:
+                    if len(self._fast) > 256:
+                        self._fast.clear()
+                    fast = self._fast[key] = module.frozen_launcher(self.name, prepared, specs)
+                    fast.c_frozen = self._freeze_in_c(prepared, specs, args, key[0])
+                    # retried on later launches only while the extension is still being built
+                    fast.c_pending = (prepared, specs) if fast.c_frozen is None and \
+                        _c_launcher_state() == "building" else None
+            self.last_report = None
+            return
         self.last_report = get_runner(backend)(kir, tensors, values, block_dim, jit=self)
 
     def _freeze_in_c(self, compiled, specs, args, env):

@@ -43,10 +43,21 @@ def prepare(kernel: KernelIR) -> CompiledKernel:
     return ck
 
 
+def launch(ck: CompiledKernel, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int) -> None:
+    """One launch of a prepared kernel (the backend protocol, :class:`pypto_pro.backends.Backend`)."""
+    run_compiled(ck, tensors, scalars, block_dim)
+
+
+def frozen_launcher(kernel_name: str, ck: CompiledKernel, specs):
+    """A relauncher of ``ck`` for one argument signature (``runtime/fastpath.py`` binds the arguments)."""
+    from ...runtime.fastpath import frozen_launcher as freeze
+    return freeze(kernel_name, ck, specs)
+
+
 def run(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int, *, jit=None):
     """Backend entry point: compile if needed, then launch ``block_dim`` blocks synchronously."""
     run_compiled(prepare(kernel), tensors, scalars, block_dim)
     return None
 
 
-__all__ = ["available", "prepare", "run"]
+__all__ = ["available", "frozen_launcher", "launch", "prepare", "run"]

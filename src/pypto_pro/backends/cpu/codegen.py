@@ -1,6 +1,6 @@
 """Tile IR -> readable C++17 (``kernel.cpp``) against the header-only tile library in ``include/pto``.
 
-One C++ statement per tile op (the op's ``OPS[name].extras["cpp"]`` emitter, see :mod:`.emit`) except
+One C++ statement per tile op (the op's emitter in the cpu registry, see :mod:`.registry`) except
 runs of element-wise ops, which become one fused loop (:mod:`.fusion`); C++ loops and ifs for control
 flow, kernel scalars as C++ locals.  Every core runs the same ``core_main``; sections test the core kind.  Scalars that another core must read (the slot index
 of a cross-core move destination) live in the core's shared-variable array instead of a local.
@@ -18,7 +18,7 @@ from ...errors import KernelMemoryError, SourceLoc
 from ...ir import nodes as ir
 from ...ir.layout import footprint_elems, fractal_bytes
 from ...ir.types import CrossCoreSyncMode, Layout, MemorySpace
-from . import fusion
+from . import fusion, registry
 
 SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight", "Reg"]
 LAYOUTS = {Layout.ND: "pto::ND", Layout.DN: "pto::DN", Layout.NZ: "pto::NZ", Layout.ZN: "pto::ZN",
@@ -279,7 +279,8 @@ class KernelCodegen:
             return f"T_<{ct}>({core}, {self.slot_index(ref)})"
         if t is ir.SubRef:
             base = self.tile(ref.base, core)
-            bounds = ", ".join(self.scalar(x) for x in (ref.r0, ref.r1, ref.c0, ref.c1))
+            bounds = ", ".join(self.scalar(x) for x in (ref.r0, ref.r1, ref.c0, ref.c1)
+                               + (ref.valid or ()))
             return f"pto::sub(C, {base}, {bounds})"
         raise NotImplementedError(f"tile reference {ref!r}")
 
@@ -351,9 +352,7 @@ class KernelCodegen:
     def _stmt(self, s: ir.Stmt) -> None:
         t = type(s)
         if t is ir.OpStmt:
-            emitter = s.op.extras.get("cpp")
-            if emitter is None:
-                raise NotImplementedError(f"pl.{s.op.aliases[0]}")
+            emitter = registry.lookup(s.op).emit
             site = self.site(s)
             src = s.loc.source_line.strip() if s.loc and s.loc.source_line else s.op.name
             line = f"  // line {s.loc.lineno}: {src}" if s.loc else ""
@@ -446,15 +445,15 @@ class KernelCodegen:
         for s in ir.walk(self.k.body):
             if not isinstance(s, ir.OpStmt):
                 continue
-            name = s.op.name
-            if name in ("wait_cross_core", "set_cross_core"):
+            if s.op.sync == "cross_core":
                 if CrossCoreSyncMode(s.args["sync_mode"]) == CrossCoreSyncMode.INTER_BLOCK:
                     mode = 2
-                elif name == "wait_cross_core":
+                elif s.op.name == "wait_cross_core":
                     mode = max(mode, 1)
-            elif name == "sync_all":
+            elif s.op.sync == "grid":
                 mode = 2
-            peer_dst = s.op.extras.get("cpp_peer_dst")
+            entry = registry.table().get(s.op.name)  # (an op without one fails at its line when emitted)
+            peer_dst = entry.peer_dst if entry is not None else None
             if peer_dst is not None:
                 ref = peer_dst(s)
                 if ref is not None:
@@ -462,11 +461,10 @@ class KernelCodegen:
                         self.shared.setdefault(v.uid, len(self.shared))
         return mode
 
-    SIMD_MATH_OPS = frozenset({"exp", "maximum", "minimum", "row_max", "row_min"})
-
     def uses_simd_math(self) -> bool:
         """Whether the kernel has ops or fused groups with AVX2 code paths (they need <immintrin.h>)."""
-        return self.fused_groups > 0 or any(isinstance(s, ir.OpStmt) and s.op.name in self.SIMD_MATH_OPS for s in ir.walk(self.k.body))
+        return self.fused_groups > 0 or any(isinstance(s, ir.OpStmt) and registry.lookup(s.op).simd_math
+                                            for s in ir.walk(self.k.body))
 
     def extents(self) -> Dict[str, int]:
         ext = {sp: 0 for sp in SPACES}
@@ -621,7 +619,7 @@ def _vars_in_ref(ref) -> List[ir.Var]:
         return _vars_in_expr(ref.index)
     if isinstance(ref, ir.SubRef):
         out = _vars_in_ref(ref.base)
-        for x in (ref.r0, ref.r1, ref.c0, ref.c1):
+        for x in (ref.r0, ref.r1, ref.c0, ref.c1) + (ref.valid or ()):
             out += _vars_in_expr(x)
         return out
     return []
@@ -629,6 +627,4 @@ def _vars_in_ref(ref) -> List[ir.Var]:
 
 def generate(kernel: ir.KernelIR) -> Generated:
     """Generate kernel.cpp for a parsed kernel; raises NotImplementedError naming an unsupported op."""
-    from . import emit  # noqa: F401  (attaches the C++ emitters to the op table)
-
     return KernelCodegen(kernel).generate()

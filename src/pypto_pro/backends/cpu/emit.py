@@ -1,9 +1,9 @@
-"""C++ emission of each tile op, attached to the op table as ``OPS[name].extras["cpp"]``.
+"""C++ emission of the core tile ops, registered in the cpu backend's registry (:mod:`.registry`).
 
 An emitter takes the :class:`~.codegen.KernelCodegen` and the op statement and returns C++ text
 (usually one call into the tile library).  Ops that write into another core's memory (Vec->Mat,
-Acc->Vec) also register ``extras["cpp_peer_dst"]`` so the code generator can share the scalars
-that select the destination slot.
+Acc->Vec) also register a ``peer_dst`` so the code generator can share the scalars that select the
+destination slot.  The other ``emit_*`` modules cover the remaining op families.
 """
 from __future__ import annotations
 
@@ -11,21 +11,16 @@ from typing import Callable
 
 import numpy as np
 
-from ... import ops as _ops  # noqa: F401  (fills the op table this module attaches emitters to)
 from ...ir import nodes as ir
-from ...ir.optable import OPS
 from ...ops.movement import is_insert, insert_transposes
 from ...ir.types import AccToVecMode, AtomicType, MemorySpace, ReluPreMode, RoundMode
 from ...ops import fixpipe
 from .codegen import KernelCodegen, c_type
 from .fusion import gm_axes
+from .registry import not_implemented, register as _register
 
 M = MemorySpace
 Emitter = Callable[[KernelCodegen, ir.OpStmt], str]
-
-
-def _register(name: str, fn: Emitter) -> None:
-    OPS[name].extras["cpp"] = fn
 
 
 def _rhs(g: KernelCodegen, value) -> str:
@@ -58,17 +53,20 @@ def _minmax(fn: str, kind: str) -> Emitter:
     return emit
 
 
-_register("maximum", _minmax("maximum", "max"))
-_register("minimum", _minmax("minimum", "min"))
+# exp, maximum/minimum and row max/min have AVX2 paths in the tile library (simd_math)
+_register("maximum", _minmax("maximum", "max"), simd_math=True)
+_register("minimum", _minmax("minimum", "min"), simd_math=True)
 for _kind in ("sum", "argmax", "argmin"):
     _register(_kind, lambda g, s, k=_kind: _reduce_call(g, s.args["dst"], s.args["src"], k, s.args["dim"]))
 for _prefix, _dim in (("row", 0), ("col", 1)):
     for _kind in ("sum", "max", "min", "argmax", "argmin"):
         _register(f"{_prefix}_{_kind}",
-                  lambda g, s, k=_kind, d=_dim: _reduce_call(g, s.args["dst"], s.args["src"], k, d))
+                  lambda g, s, k=_kind, d=_dim: _reduce_call(g, s.args["dst"], s.args["src"], k, d),
+                  simd_math=f"{_prefix}_{_kind}" in ("row_max", "row_min"))
 
 for _op in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not_"):
-    _register(_op, lambda g, s, fn=_op: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});")
+    _register(_op, lambda g, s, fn=_op: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});",
+              simd_math=_op == "exp")
 
 _register("expands", lambda g, s: f"pto::expands(C, {g.tile(s.args['dst'])}, {g.scalar(s.args['scalar'])});")
 _register("cast", lambda g, s: f"pto::cast(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
@@ -104,6 +102,14 @@ def _offsets(g, offsets) -> str:
     return "{" + ", ".join(g.scalar(o) for o in offsets) + "}"
 
 
+def _gm_as(g, t: ir.TensorParam, tile_dtype) -> str:
+    """The GM tensor ``t`` as seen by a load/store of a ``tile_dtype`` tile: itself, or its bits reinterpreted
+    as ``tile_dtype`` (same width, ops/movement.reinterprets)."""
+    if t.dtype == tile_dtype:
+        return g.tensor(t)
+    return f"pto::gm_as<{c_type(tile_dtype)}>({g.tensor(t)})"
+
+
 def _load(tile_units: bool) -> Emitter:
     def emit(g, s):
         a = s.args
@@ -114,7 +120,7 @@ def _load(tile_units: bool) -> Emitter:
         lines = ["{", f"  const auto d_ = {g.tile(a['dst'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
         if tile_units:
             lines.append(f"  pto::tile_units(o_, {a0}, {a1}, d_.rows, d_.cols);")
-        lines.append(f"  pto::load(C, d_, {g.tensor(t)}, o_, {a0}, {a1}, \"{what}\");")
+        lines.append(f"  pto::load(C, d_, {_gm_as(g, t, a['dst'].dtype)}, o_, {a0}, {a1}, \"{what}\");")
         lines.append("}")
         return "\n".join(lines)
     return emit
@@ -150,7 +156,8 @@ def _store(tile_units: bool) -> Emitter:
         lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};", *prelude]
         if tile_units:
             lines.append(f"  pto::tile_units(o_, {a0}, {a1}, s_.rows, s_.cols);")
-        lines.append(f"  pto::store(C, {g.tensor(t)}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
+        gm = g.tensor(t) if a["src"].space == MemorySpace.Acc else _gm_as(g, t, a["src"].dtype)
+        lines.append(f"  pto::store(C, {gm}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
         lines.append("}")
         return "\n".join(lines)
     return emit
@@ -210,10 +217,9 @@ def _move_peer(s):
     return None
 
 
-_register("move", _move)
-OPS["move"].extras["cpp_peer_dst"] = _move_peer
-_register("insert", lambda g, s: _insert_code(g, s.args["dst"], s.args["src"], s.args["offset"]))
-OPS["insert"].extras["cpp_peer_dst"] = lambda s: s.args["dst"] if _peer_cube(s.args) else None
+_register("move", _move, peer_dst=_move_peer)
+_register("insert", lambda g, s: _insert_code(g, s.args["dst"], s.args["src"], s.args["offset"]),
+          peer_dst=lambda s: s.args["dst"] if _peer_cube(s.args) else None)
 
 
 # ------------------------------------------------------------------ cube
@@ -238,6 +244,8 @@ def _matmul(g, s):
 
 _register("matmul", _matmul)
 _register("matmul_acc", _matmul)
+for _op in ("matmul_mx", "matmul_mx_acc"):
+    not_implemented(_op, "MX operands (FP8/FP4/E8M0) have no C++ storage type; such kernels run on the interpreter")
 
 
 # ------------------------------------------------------------------ scalar pipe
@@ -290,8 +298,13 @@ def _set_validshape(g, s):
         lines.append(f"  pto::set_valid(C, kTiles, {g.decl_index[t.tile.uid]}, r_, c_);")
     elif isinstance(t, ir.SlotRef):
         lines.append(f"  pto::set_valid(C, kTiles, {g.slot_index(t)}, r_, c_);")
-    else:
-        lines.append('  pto::fail(C, "set_validshape needs a whole tile or a tile group, not a subview");')
+    else:  # a named subview: check against its shape, then set its window variables
+        view, (vr, vc) = g.tile(t), t.valid
+        lines += [f"  const auto s_ = {view};",
+                  "  if (r_ < 1 || r_ > s_.rows || c_ < 1 || c_ > s_.cols)",
+                  '    pto::fail(C, "valid shape [%lld, %lld] is outside the subview\'s shape [%d, %d]", '
+                  "(long long)r_, (long long)c_, s_.rows, s_.cols);",
+                  f"  {g.var(vr)} = r_;", f"  {g.var(vc)} = c_;"]
     lines.append("}")
     return "\n".join(lines)
 
@@ -333,9 +346,3 @@ _register("set_cross_core", lambda g, s: f"pto::set_cross_core(C, {int(s.args['s
 _register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args['sync_mode'])}, "
                                           f"{g.scalar(s.args['event_id'])});")
 
-
-from . import emit_extra  # noqa: E402,F401  (fillpad, transpose, part ops, printf, ... and their log)
-from . import emit_vf  # noqa: E402,F401  (Reg/VF API ops)
-from . import emit_simt  # noqa: E402,F401  (SIMT API ops)
-from . import emit_quant  # noqa: E402,F401  (quant, dequant, gather's compare form)
-from . import emit_ssbuf  # noqa: E402,F401  (ssbuf_put / ssbuf_get)

@@ -1,6 +1,6 @@
 """C++ emission of the less common tile ops (``include/pto/extra.h``) and the kernel log.
 
-Registered on the op table by :mod:`.emit` (``OPS[name].extras["cpp"]``): ``fillpad`` (every mode and
+Registered in the cpu registry (:mod:`.registry`): ``fillpad`` (every mode and
 pad), ``transpose``, ``fill_index``, ``gather``, ``scatter``, ``gathermask``, ``gatherb``, ``histogram``,
 ``sort32``, ``mrgsort``, ``mrgsort2`` (``include/pto/sort.h``), ``philox`` (``include/pto/random.h``),
 ``partadd/partmax/partmin/partmul``, ``add_relu_cast``, ``sub_relu_cast``, ``mul_cast``, ``printf``,
@@ -23,18 +23,18 @@ from typing import Any, Callable, List, Optional
 import numpy as np
 
 from ...ir import nodes as ir
-from ...ir.optable import OPS
 from ...ir.types import MemorySpace, RoundMode, TilePad
 from ...ops.scalar import _FMT, _condition_source, _format, printf_int_bits
 from ...ops.gather import CMP_MODES, PATTERNS, is_compare_form
 from ...ops.sync import used_cores_of
 from .codegen import KernelCodegen, c_type
+from .registry import register
 
 M = MemorySpace
 
 
 def _register(name: str, fn: Callable[[KernelCodegen, ir.OpStmt], str]) -> None:
-    OPS[name].extras["cpp"] = fn
+    register(name, fn)
 
 
 # ------------------------------------------------------------------ vector ops

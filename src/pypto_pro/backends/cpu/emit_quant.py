@@ -1,11 +1,11 @@
 """C++ emission of ``pl.quant`` and ``pl.dequant`` (``include/pto/quant.h``), attached to the op table
-as ``OPS[name].extras["cpp"]``."""
+in the cpu registry (:mod:`.registry`)."""
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...ir.optable import OPS
 from ...ir.types import QuantMode
 from .codegen import KernelCodegen
+from .registry import register
 
 
 def _quant(g: KernelCodegen, s: ir.OpStmt) -> str:
@@ -22,5 +22,5 @@ def _dequant(g: KernelCodegen, s: ir.OpStmt) -> str:
             f"{g.tile(a['offset'])});")
 
 
-OPS["quant"].extras["cpp"] = _quant
-OPS["dequant"].extras["cpp"] = _dequant
+register("quant", _quant)
+register("dequant", _dequant)

@@ -2,7 +2,8 @@
 nest of ordinary statements; its element accesses are emitted exactly like ``getval``/``setval``."""
 from __future__ import annotations
 
-from ...ir.optable import OPS
+from .emit import _getval, _setval
+from .registry import register
 
 
 def _tile_valid_dim(g, s):
@@ -12,6 +13,6 @@ def _tile_valid_dim(g, s):
     return f"{g.var(s.result)} = (int64_t){g.tile(s.args['tile'])}.{'vr' if s.args['axis'] == 0 else 'vc'};"
 
 
-OPS["tile_valid_dim"].extras["cpp"] = _tile_valid_dim
-OPS["simt_getval"].extras["cpp"] = OPS["getval"].extras["cpp"]
-OPS["simt_setval"].extras["cpp"] = OPS["setval"].extras["cpp"]
+register("tile_valid_dim", _tile_valid_dim)
+register("simt_getval", _getval)  # a SIMT thread's element access: the same C++ as getval / setval
+register("simt_setval", _setval)

@@ -5,9 +5,9 @@ block's SSBUF; a load reads one field from it in the field's dtype."""
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...ir.optable import OPS
 from ...ops.ssbuf import capacity
 from .codegen import KernelCodegen, SCALAR_CTYPES, c_type
+from .registry import register
 
 
 def _put(g: KernelCodegen, s: ir.OpStmt) -> str:
@@ -30,5 +30,5 @@ def _get(g: KernelCodegen, s: ir.OpStmt) -> str:
     return f"{target} = ({SCALAR_CTYPES[g.var_kinds[s.result.uid]]}){call};"
 
 
-OPS["ssbuf_put"].extras["cpp"] = _put
-OPS["ssbuf_get"].extras["cpp"] = _get
+register("ssbuf_put", _put)
+register("ssbuf_get", _get)

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...ir.optable import OPS
 from ...ops.vf import lanes, lanes_to_bits, pattern_lanes
 from ... import dtypes as dt
 from .codegen import KernelCodegen, c_type
+from .registry import register
 
 _BINARY = {"add": "OpAdd", "sub": "OpSub", "mul": "OpMul", "div": "OpDiv", "max": "OpMax", "min": "OpMin",
            "and_": "OpAnd", "or_": "OpOr", "xor": "OpXor", "exp_sub": "OpExpSub", "abs_sub": "OpAbsSub",
@@ -43,7 +43,7 @@ def _b(v) -> str:
 
 
 def _register(name: str, fn) -> None:
-    OPS[name].extras["cpp"] = fn
+    register(name, fn)
 
 
 def _create_mask(g, s):
@@ -171,9 +171,14 @@ _register("vf_select", lambda g, s: f"pto::vf_select<{c_type(s.args['dst'].dtype
 _register("vf_cast", lambda g, s: f"pto::vf_cast<{c_type(s.args['dst'].dtype)}, {c_type(s.args['a'].dtype)}>("
                                   f"{_reg(g, s.args['dst'])}, {_reg(g, s.args['a'])}, {_mask(g, s.args['mask'])}, "
                                   f"{s.args['part']}, {int(s.args['mode'])});")
-_register("vf_permute", lambda g, s: f"pto::vf_permute<{c_type(s.args['dst0'].dtype)}>({_reg(g, s.args['dst0'])}, "
-                                     f"{_reg(g, s.args['dst1'])}, {_reg(g, s.args['a'])}, {_reg(g, s.args['b'])}, "
-                                     f"{_b(s.args['interleave'])});")
+def _permute(g, s):
+    a = s.args
+    t = f"uint{8 * a['width']}_t" if a["width"] else c_type(a["dst0"].dtype)  # width: mask lanes as unsigned ints
+    regs = ", ".join(f"({'const ' if k in 'ab' else ''}{t}*){_reg(g, a[k])}" for k in ("dst0", "dst1", "a", "b"))
+    return f"pto::vf_permute<{t}>({regs}, {_b(a['interleave'])});"
+
+
+_register("vf_permute", _permute)
 _register("vf_load", _load)
 _register("vf_load2", lambda g, s: f"pto::vf_load2<{c_type(s.args['dst0'].dtype)}>(C, {_reg(g, s.args['dst0'])}, "
                                    f"{_reg(g, s.args['dst1'])}, {_ub(g, s.args['src'], s.args['offset'])}, {_cap(g)});")

@@ -5,11 +5,13 @@ finds maximal runs of consecutive fusable statements in a statement list and emi
 each element's values flow through registers (``include/pto/fuse.h``: a generic lambda instantiated
 for 8 AVX2 fp32 lanes and for a scalar tail).  Semantics are identical to the unfused code:
 
-* fusable ops: ``add sub mul div maximum minimum`` (tile or scalar rhs), ``neg abs exp sqrt rsqrt recip
-  relu``, ``expands`` and the row/column broadcasts ``expand_{sub,div,mul,max,min}``; fp32, fp16,
-  bf16 (computed in fp32, rounded to the dtype after every op, as the unfused ops do);
-  ``sync_src``/``sync_dst``/``bar_*`` (no-ops here) and ``set_validshape`` of a declared tile may be
-  interleaved; a row sum (``row_sum``, ``sum(dim=0)``) of a tile the group wrote, right after it, is
+* fusable ops: those the op table marks ``fusable`` (trait of ``OpDef``; today ``add sub mul div
+  maximum minimum`` with a tile or scalar rhs, ``neg abs exp sqrt rsqrt recip relu``, ``expands`` and the
+  row/column broadcasts ``expand_{sub,div,mul,max,min}``), each computing its ``elementwise`` function
+  (an ``fz::`` function of ``include/pto/fuse.h``); fp32, fp16, bf16 (computed in fp32, rounded to the
+  dtype after every op, as the unfused ops do); flag and barrier syncs (``sync`` trait "flag"/"barrier":
+  no-ops here) and ``set_validshape`` of a declared tile may be interleaved; a row reduction (``reduction``
+  trait on rows: ``row_sum``, ``sum(dim=0)``) of a tile the group wrote, right after it, is
   accumulated in the same loop (8 lanes, pto::row_sum's order), and so is a ``row_max``/``row_min``
   (lane-wise, exact since the order does not matter; a row holding a NaN or reducing to a zero, where
   the sequential order decides, is reduced again from the tile, which the loop then always stores);
@@ -52,20 +54,18 @@ from ...ir.types import AtomicType, Layout, MemorySpace
 if TYPE_CHECKING:
     from .codegen import KernelCodegen
 
-BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum": "max", "minimum": "min"}
-UNARY = {"neg": "neg", "abs": "abs", "exp": "exp", "sqrt": "sqrt", "rsqrt": "rsqrt", "recip": "recip",
-         "relu": "relu"}
-EXPAND = {"expand_sub": "sub", "expand_div": "div", "expand_mul": "mul", "expand_max": "max",
-          "expand_min": "min"}
-#: statements without run-time effect on the cpu (a discard only tells the fusion that a tile is dead)
-NOPS = frozenset({"sync_src", "sync_dst", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix", "bar_all",
-                  "bar_v", "discard"})
 DTYPES = {"FP32": "float", "FP16": "pto::half", "BF16": "pto::bf16"}
 FAILING_SCALAR_OPS = frozenset({"/", "//", "%"})
 
 #: operand kinds: a tile element (r, c), a row-broadcast value v[r, 0], a column-broadcast v[0, c], a scalar,
 #: element (r, c) of a load's GM window
 TILE, ROW, COL, SCALAR, GM = "tile", "row", "col", "scalar", "gm"
+
+
+def is_nop(s: ir.OpStmt) -> bool:
+    """Statements without run-time effect on the cpu: flags and barriers (program order already holds) and
+    a discard (it only tells the fusion that a tile is dead)."""
+    return s.op.sync in ("flag", "barrier") or s.op.name == "discard"
 
 
 def enabled() -> bool:
@@ -152,25 +152,24 @@ def _rhs_operand(value) -> Optional[Tuple[str, Any]]:
 
 def as_fused(s: ir.OpStmt) -> Optional[FusedOp]:
     """The statement as a fusable op, or None (unsupported op, operand form or dtype)."""
-    name, a = s.op.name, s.args
-    if name not in BINARY and name not in UNARY and name not in EXPAND and name != "expands":
+    op, a = s.op, s.args
+    if not op.fusable:
         return None
     dst = _decl(a["dst"])
     if dst is None or dst.dtype.name not in DTYPES:
         return None
-    if name in BINARY:
+    fn = op.elementwise
+    if "lhs" in op.param_map:  # dst = lhs <fn> rhs (tile or scalar); with dim= it is a reduction, not fused
         if a.get("dim") is not None:
             return None
         ops = [_tile_operand(a["lhs"]), _rhs_operand(a["rhs"])]
-        fn = BINARY[name]
-    elif name in UNARY:
-        ops, fn = [_tile_operand(a["src"])], UNARY[name]
-    elif name == "expands":
-        ops, fn = [_rhs_operand(a["scalar"])], "splat"
-    else:
+    elif "v" in op.param_map:  # dst = src <fn> v[r, 0] (dim=0) or v[0, c] (dim=1)
         v = _decl(a["v"])
         ops = [_tile_operand(a["src"]), (ROW if a["dim"] == 0 else COL, v) if v is not None else None]
-        fn = EXPAND[name]
+    elif "scalar" in op.param_map:  # dst = the scalar
+        ops = [_rhs_operand(a["scalar"])]
+    else:  # dst = <fn>(src)
+        ops = [_tile_operand(a["src"])]
     if any(o is None for o in ops):
         return None
     return FusedOp(s, fn, dst, ops)
@@ -283,11 +282,10 @@ class _Builder:
 
 
 def _row_reduce_kind(s: ir.OpStmt) -> Optional[str]:
-    """"sum", "max" or "min" for a fusable row reduction, else None."""
-    name = s.op.name
-    if name in ("row_sum", "row_max", "row_min"):
-        return name[4:]
-    return "sum" if name == "sum" and s.args.get("dim") == 0 else None
+    """"sum", "max" or "min" for a fusable row reduction (each row to one value), else None."""
+    op = s.op
+    dim = op.reduce_dim if op.reduce_dim is not None else s.args.get("dim")
+    return op.reduction if op.reduction in ("sum", "max", "min") and dim == 0 else None
 
 
 def _disjoint_or_same(tiles: Dict[tuple, ir.TileDecl], t: ir.TileDecl) -> bool:
@@ -306,7 +304,7 @@ def _interleavable(s: ir.Stmt) -> bool:
     """No-op syncs and set_validshape of a declared tile with expressions that cannot fail."""
     if type(s) is not ir.OpStmt:
         return False
-    if s.op.name in NOPS:
+    if is_nop(s):
         return True
     if s.op.name == "set_validshape":
         return type(s.args["tile"]) is ir.DeclRef and all(_cannot_fail(x) for x in s.args["shape"])
@@ -350,16 +348,16 @@ def find_group(body: List[ir.Stmt], start: int, end: Optional[int] = None, stric
                 stmts.append(s)
                 continue
             # only no-ops and set_validshapes of other tiles (the row sum's destination) in between
-            if ops and all(t.op.name in NOPS or t.op.name == "set_validshape" for t in stmts[n_fused:]):
+            if ops and all(is_nop(t) or t.op.name == "set_validshape" for t in stmts[n_fused:]):
                 row_reduce = b.admit_row_reduce(s)
                 if row_reduce is not None:
                     stmts.append(s)
                     n_fused = len(stmts)
                     continue
-        if s.op.name in NOPS:
+        if is_nop(s):
             stmts.append(s)
             continue
-        store = as_store(s) if ops and all(t.op.name in NOPS for t in stmts[n_fused:]) else None
+        store = as_store(s) if ops and all(is_nop(t) for t in stmts[n_fused:]) else None
         if store is None or store.src.uid not in dsts:
             break
         stores.append(store)

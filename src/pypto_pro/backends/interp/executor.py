@@ -110,8 +110,9 @@ class ExecCtx:
         if isinstance(ref, ir.SlotRef):
             return ir.DeclRef(ref.group.slots[self.scalar(ref.index) % ref.group.depth])
         if isinstance(ref, ir.SubRef):
+            valid = None if ref.valid is None else tuple(ir.const(int(self.scalar(x))) for x in ref.valid)
             return ir.SubRef(self._pinned(ref.base), *(ir.const(int(self.scalar(x)))
-                                                         for x in (ref.r0, ref.r1, ref.c0, ref.c1)))
+                                                         for x in (ref.r0, ref.r1, ref.c0, ref.c1)), valid)
         return ref
 
     def decl_of(self, ref: ir.TileRef) -> Optional[ir.TileDecl]:
@@ -380,8 +381,11 @@ class Interpreter:
                 raise KernelRuntimeError(
                     f"subview [{r0}:{r1}, {c0}:{c1}] is outside tile {base.name} of shape [{rows}, {cols}]",
                     loc=stmt.loc if stmt else None, kernel=self.kernel.name)
-            vr, vc = base.valid
-            valid = (max(0, min(r1, vr) - r0), max(0, min(c1, vc) - c0))
+            if ref.valid is None:
+                vr, vc = base.valid
+                valid = (max(0, min(r1, vr) - r0), max(0, min(c1, vc) - c0))
+            else:
+                valid = tuple(int(self.eval(x, core)) for x in ref.valid)
             return base.sub(r0, r1, c0, c1, valid)
         raise TypeError(f"not a tile reference: {ref!r}")
 

@@ -116,6 +116,11 @@ class TileView:
             return self.grid[:r, :c].copy()
         return self._typed[self.offsets[:r, :c]]
 
+    @property
+    def storage_dtype(self) -> np.dtype:
+        """The numpy dtype the elements are stored in (codes for formats numpy has no type for)."""
+        return self._typed.dtype
+
     def write(self, values, rows: Optional[int] = None, cols: Optional[int] = None) -> None:
         """Store ``values`` (broadcast, cast to the tile dtype) into the top-left window."""
         r, c = self._window(rows, cols)

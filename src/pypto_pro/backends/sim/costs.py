@@ -3,12 +3,14 @@
 Every number here is an *estimate* (see docs/simulator.md for sources and assumptions), chosen
 so that relative costs are plausible: GM traffic is expensive and latency-bound, on-chip moves
 are cheap, vector work scales with bytes, cube work with MACs.  They do not promise hardware
-timing.  The per-op rules live in :data:`OP_COST`, a table keyed by op name.
+timing.  The simulator's per-op cost rules live in its own table keyed by op name (:func:`op_costs`),
+built from each op's ``cost`` class trait (``OpDef.cost``) through :data:`CLASS_COST`; an op without a
+class costs the work of its pipe (:data:`_BY_PIPE`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Sequence
+from typing import Callable, Dict, Optional, Sequence
 
 from .instr import Access, Instr
 
@@ -56,10 +58,9 @@ PARAMS: Dict[str, CostParams] = {
                      fix_latency=48, vec_bytes_per_cycle=256, vec_latency=14, cube_macs_per_cycle=_CUBE_A5),
 }
 
-#: vector ops that take several passes per element (transcendentals, division, reductions)
-_VEC_FACTOR = {"exp": 4, "log": 4, "sqrt": 4, "rsqrt": 4, "recip": 2, "div": 4, "sum": 2, "argmax": 2,
-               "argmin": 2, "transpose": 2, "sort32": 8, "mrgsort": 8, "mrgsort2": 8, "philox": 10, "gather": 2,
-               "gatherb": 2, "histogram": 4}
+
+
+Rule = Callable[[CostParams, Instr], int]
 
 
 def _bytes(accs: Sequence[Access], *, write=None, gm=None) -> int:
@@ -94,9 +95,13 @@ def _mte1(p: CostParams, ins: Instr) -> int:
     return p.mte1_latency + int(_bytes(ins.accesses, write=True) / p.mte1_bytes_per_cycle)
 
 
-def _vec(p: CostParams, ins: Instr) -> int:
-    factor = _VEC_FACTOR.get(ins.op, 1)
+def _vec(p: CostParams, ins: Instr, factor: int = 1) -> int:
     return p.vec_latency + int(factor * _bytes(ins.accesses) / p.vec_bytes_per_cycle)
+
+
+def _passes(factor: int) -> Rule:
+    """Vector work taking ``factor`` passes per element (transcendentals, division, reductions, ...)."""
+    return lambda p, ins: _vec(p, ins, factor)
 
 
 def _cube(p: CostParams, ins: Instr) -> int:
@@ -114,19 +119,55 @@ def _scalar(p: CostParams, ins: Instr) -> int:
     return p.scalar_op
 
 
-_BY_PIPE: Dict[str, Callable[[CostParams, Instr], int]] = {
+#: the COMM pipe (pypto.distributed): a fixed latency per transfer or signal (a round trip to another
+#: device) plus the bytes moved at the inter-device link's rate (estimates: ~2 us, ~25 GB/s at 1.65 GHz)
+COMM_LATENCY = 3000
+COMM_BYTES_PER_CYCLE = 16
+
+
+def _comm(p: CostParams, ins: Instr) -> int:
+    return COMM_LATENCY + int(_bytes(ins.accesses) / COMM_BYTES_PER_CYCLE)
+
+
+_BY_PIPE: Dict[str, Rule] = {
     "MTE2": _mte2, "MTE3": _mte3, "FIX": _fix, "MTE1": _mte1, "V": _vec, "M": _cube, "S": _scalar,
+    "COMM": _comm,
 }
 
-#: per-op overrides, keyed by op name
-OP_COST: Dict[str, Callable[[CostParams, Instr], int]] = {
-    "set_validshape": lambda p, ins: 1,
-    "discard": lambda p, ins: 1,
-    "printf": lambda p, ins: 200,
-    "dump_data": lambda p, ins: 200,
-    "set_mm_layout_transform": lambda p, ins: 1,
-    "dcci": lambda p, ins: 8,
+
+def _by_pipe(p: CostParams, ins: Instr) -> int:
+    """The work of the instruction's pipe (an op's pipe may depend on its arguments, e.g. store)."""
+    rule = _BY_PIPE.get(ins.pipe)
+    return rule(p, ins) if rule is not None else 1
+
+
+#: the rule of each cost class of the op table (``OpDef.cost``); "" is the work of the op's pipe
+CLASS_COST: Dict[str, Rule] = {
+    "": _by_pipe,
+    "transcendental": _passes(4),
+    "divide": _passes(4),
+    "reciprocal": _passes(2),
+    "reduce": _passes(2),
+    "permute": _passes(2),
+    "sort": _passes(8),
+    "random": _passes(10),
+    "histogram": _passes(4),
+    "descriptor": lambda p, ins: 1,     # no data work (set_validshape, discard, layout switches)
+    "debug_io": lambda p, ins: 200,     # host output (printf, dump_data)
+    "cache": lambda p, ins: 8,          # cache maintenance (dcci)
 }
+
+_OP_COSTS: Optional[Dict[str, Rule]] = None
+
+
+def op_costs() -> Dict[str, Rule]:
+    """The simulator's cost table: op name -> rule, one entry per op of the op table (built once)."""
+    global _OP_COSTS
+    if _OP_COSTS is None:
+        from ... import ops as _ops  # noqa: F401  (fills the op table)
+        from ...ir.optable import OPS
+        _OP_COSTS = {name: CLASS_COST[op.cost] for name, op in OPS.items()}
+    return _OP_COSTS
 
 
 def cost_of(params: CostParams, ins: Instr) -> int:
@@ -135,8 +176,8 @@ def cost_of(params: CostParams, ins: Instr) -> int:
         if ins.sync[0] == "sync_all":
             return params.sync_all_latency
         return params.sync_cost
-    rule = OP_COST.get(ins.op) or _BY_PIPE.get(ins.pipe)
-    return max(1, rule(params, ins)) if rule is not None else 1
+    rule = (_OP_COSTS or op_costs()).get(ins.op, _by_pipe)
+    return max(1, rule(params, ins))
 
 
 def params_for(arch) -> CostParams:

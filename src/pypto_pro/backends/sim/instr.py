@@ -7,7 +7,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 from ...errors import (KernelDeadlockError, KernelError, KernelRaceError, KernelUninitError, SourceLoc)
 
 #: the pipes of one AI core, in the order of trace tracks
-PIPES: Tuple[str, ...] = ("S", "MTE2", "MTE1", "M", "V", "MTE3", "FIX")
+#: (COMM: the one-sided transfers, signals and barriers of pypto.distributed, see ops/comm.py)
+PIPES: Tuple[str, ...] = ("S", "MTE2", "MTE1", "M", "V", "MTE3", "FIX", "COMM")
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 #: pipes whose transfers may complete out of order: two writes to the same bytes need a barrier
 DMA_PIPES = frozenset(("MTE1", "MTE2", "MTE3", "FIX"))

@@ -101,6 +101,7 @@ class Recorder:
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
         self._element: Optional[Tuple[int, int]] = None  # getval/setval: the one element touched
+        self._element_written = False  # ... and whether the op writes it (setval)
         interp.launch.hook = self.on_tile
         interp.observer = self
 
@@ -118,6 +119,7 @@ class Recorder:
         self._pending[ci] = ins
         self._element = None
         if plan.element_of is not None:
+            self._element_written = stmt.op.param_map[plan.element_of].role != "in"
             ctx = ExecCtx(self.interp, core, stmt)
             view = ctx.tile(stmt.args[plan.element_of])
             self._element = tuple(int(x) for x in _element_index(ctx, view.name, view.shape, stmt.args["index"]))
@@ -164,10 +166,10 @@ class Recorder:
         cost = None
         if sync is not None and sync != self._phase:  # sync ops cost a fixed time (see costs.cost_of);
             # a phased matmul/store still moves its data at the op's cost
-            cost = self.params.sync_all_latency if name == "sync_all" else self.params.sync_cost
+            cost = self.params.sync_all_latency if stmt.op.sync == "grid" else self.params.sync_cost
         element_of = None
-        if name in ("getval", "setval", "simt_getval", "simt_setval"):  # one element (SIMT threads: simt_*)
-            arg = "src" if name.endswith("getval") else "dst"
+        arg = stmt.op.element_of  # getval/setval and the SIMT threads' forms access one element
+        if arg:
             element_of = arg if isinstance(args[arg], ir.TileRef) else None
         return _OpPlan(name, stmt.pipe, stmt.loc, sync, cost, element_of, scratch_operands(stmt))
 
@@ -185,24 +187,24 @@ class Recorder:
         The meanings: ("set"|"wait", (set_pipe, wait_pipe, event)), ("bar",), ("bar_all",),
         ("lock"|"unlock", id), ("xset"|"xwait", counter keys), ("phase_mm"|"phase_st", tile, final),
         ("sync_all", (core_type, generation), members)."""
-        name, a = stmt.op.name, stmt.args
-        if name in ("sync_src", "sync_dst"):
+        op, a = stmt.op, stmt.args
+        name = op.name
+        if op.sync == "flag":
             kind = "set" if name == "sync_src" else "wait"
             pipes, event = (a["set_pipe"].value, a["wait_pipe"].value), self._int_of(a["event_id"])
             return lambda core, stmt: self._shared((kind, pipes + (event(core),)))
-        if name == "bar_all" or name.startswith("bar_"):
+        if op.sync == "barrier":
             meaning = ("bar_all",) if name == "bar_all" else ("bar",)
             return lambda core, stmt: meaning
-        if name in ("mutex_lock", "mutex_unlock"):
+        if op.sync == "mutex":
             return self._mutex_rule("lock" if name == "mutex_lock" else "unlock", a["mutex_id"])
-        if name in ("set_cross_core", "wait_cross_core"):
+        if op.sync == "cross_core":
             return self._cross_core
-        if name in ("matmul", "matmul_acc", "matmul_mx", "matmul_mx_acc", "store", "store_tile") \
-                and a.get("phase") is not None:
+        if op.phased and a.get("phase") is not None:
             ref = a["dst"] if name.startswith("matmul") else a["src"]
             if ref.space == MemorySpace.Acc:
                 return self._phase
-        if name == "sync_all":
+        if op.sync == "grid":
             return self._sync_all
         return None
 
@@ -288,7 +290,7 @@ class Recorder:
         es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
         if self._element is not None:
-            if not write and ins.op in ("setval", "simt_setval"):
+            if not write and self._element_written:  # setval: the element is written, not read
                 return
             er, ec = self._element
             lo = view.addr + offs.item(er, ec) * es

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import enum
 import inspect
 import textwrap
@@ -23,13 +24,14 @@ import numpy as np
 from ... import dtypes as dt
 from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, KernelTypeError, KernelValueError,
                       SourceLoc)
-from ...ir import nodes as ir
-from ...ir.layout import footprint_elems, fractal_bytes
+from ...ir import nodes as ir, verify
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
+from .packed_alias import check_packed_alias
+from ..vf import Vf
 from ..vf.frontend import VfPtr, vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
@@ -389,24 +391,8 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         return params
 
     def _kernel_kind(self, fdef) -> str:
-        if self.sections_seen:
-            if self.sections_seen == {"vector"}:
-                kind = "vector"
-            elif self.sections_seen == {"cube"}:
-                kind = "cube"
-            else:
-                kind = "mix"
-            for side, stmt in self.sides_outside.items():
-                if kind == "mix" or side != kind:
-                    raise KernelTypeError(
-                        f"pl.{stmt.op.aliases[0]} runs on the {side} core but stands outside every section of a "
-                        f"{kind} kernel; wrap it in pl.section_{side}()", loc=stmt.loc, kernel=self.name)
-            return kind
-        sides = set(self.sides_outside)
-        if sides == {"vector", "cube"}:
-            raise self.err(KernelSyntaxError, "the kernel uses both cube and vector tiles without sections; wrap "
-                           "cube code in pl.section_cube() and vector code in pl.section_vector()", fdef)
-        return sides.pop() if sides else "vector"
+        """The kernel's kind from its sections and the sides of its ops outside them (ir/verify.py's rule)."""
+        return verify.kernel_kind(self.sections_seen, self.sides_outside, self.name, self.loc(fdef))
 
     # ------------------------------------------------------------------ emission helpers
     def emit(self, stmt: ir.Stmt) -> None:
@@ -445,10 +431,16 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             return scope.globals[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
+        if name == "vf":  # officially `vf.<op>` names the VF namespace by its spelling, imported or not
+            return Vf
         raise self.err(KernelSyntaxError, f"name '{name}' is not defined", node)
 
     def assign_name(self, name: str, value, node) -> None:
         value = vf_rebind(self, name, value, node)  # a register another name refers to is copied
+        if isinstance(value, ir.SubRef) and value.valid is None:
+            # a named subview is a tile of its own: its valid window is fixed now (official semantics) and
+            # lives in two variables that pl.set_validshape of the name sets
+            value = dataclasses.replace(value, valid=tuple(tile_valid_shape(self, value, node)))
         cur = self.scope.vars.get(name)
         if isinstance(cur, PendingVar):
             if not is_scalar(value):  # a tile or compile-time object: local to this branch (merge checks it)
@@ -1117,11 +1109,11 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         except KernelError as e:
             raise e.attach(loc=self.loc(node), kernel=self.name)
         side = opdef.side(bound)
-        if side is not None:
-            if self.section is not None and side != self.section:
-                raise self.err(KernelTypeError, f"pl.{opdef.aliases[0]} runs on the {side} core; it cannot stand in "
-                               f"pl.section_{self.section}()", node)
         stmt = ir.OpStmt(self.loc(node), opdef, bound)
+        try:
+            verify.check_side(stmt, side, self.section)
+        except KernelError as e:
+            raise e.attach(kernel=self.name)
         if side is not None and self.section is None:
             self.sides_outside.setdefault(side, stmt)
         if result_dtype is not None:
@@ -1356,51 +1348,21 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         self.assign_name(target.id, TensorHandle(view), node)
 
     def _check_placement(self, ttype: TileType, addr, size: int, what: str, node) -> int:
+        """The layout of a tile declared at ``addr``; placement rules of ir/verify.py, located at ``node``."""
         if is_runtime(addr) or not isinstance(addr, int) or isinstance(addr, bool):
             raise self.err(KernelTypeError, f"{what}: addr must be a compile-time int", node)
-        space = ttype.target_memory.name
-        cap = self.arch.capacity.get(space)
-        if cap is None:
-            raise self.err(KernelMemoryError, f"{what}: memory {space} does not exist on arch {self.arch.name}", node)
-        align = self.arch.addr_align.get(space, 1)
-        if addr < 0 or addr % align:
-            raise self.err(KernelMemoryError, f"{what}: address {addr:#x} of a {space} tile must be a non-negative "
-                           f"multiple of {align} bytes", node)
         layout = ttype.layout or default_layout(ttype.target_memory, ttype.dtype, self.arch.name)
-        if (self.arch.name == "a5" and layout in (Layout.ZZ, Layout.NN)
-                and ttype.target_memory in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)):
-            raise self.err(KernelTypeError, f"{what}: layout {layout.name} is not legal for a {space} tile on arch a5 "
-                           f"(a5's Left tiles are NZ; ZZ/NN are the a2/a3 fractals: @pl.jit(arch=\"a3\"))", node)
-        packed = -(-ttype.shape[0] * ttype.shape[1] * ttype.dtype.bits() // 8)  # 4-bit types: two per byte
-        if isinstance(size, bool) or not isinstance(size, int) or size < packed:
-            raise self.err(KernelMemoryError, f"{what}: size={size!r} is smaller than the tile: a {ttype.shape[0]}x"
-                           f"{ttype.shape[1]} {ttype.dtype.name} tile needs {packed} bytes", node)
-        span = footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc,
-                               fractal_bytes(ttype.dtype, layout)) * ttype.dtype.nbytes
-        end = addr + builtins.max(size, span)
-        if end > cap:
-            raise self.err(KernelMemoryError, f"{what}: a {ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} tile "
-                           f"at {addr:#x} ends at byte {end}, beyond the {cap}-byte {space} of arch "
-                           f"{self.arch.name}", node)
+        try:
+            verify.check_tile_placement(ttype, layout, addr, size, self.arch, what)
+        except KernelError as e:
+            raise e.attach(loc=self.loc(node), kernel=self.name)
         return layout
 
     def _check_slots_apart(self, ttype: TileType, slots: List[ir.TileDecl], what: str, node) -> None:
-        """Slots of one group must not share bytes.  Slot i of a base address sits at ``base + i x
-        prod(shape) x element bytes`` (docs/language.md "Tiles", no rounding), but a fractal tile whose 32-byte runs
-        (or ZZ/NN blocks) are padded occupies more than that (ir/layout.py), so its slots would
-        overlap and corrupt each other: rejected here instead of computing wrong numbers."""
-        span = footprint_elems(ttype.shape[0], ttype.shape[1], slots[0].layout, ttype.dtype.nbytes,
-                               ttype.target_memory == MemorySpace.Acc,
-                               fractal_bytes(ttype.dtype, slots[0].layout)) * ttype.dtype.nbytes
-        ordered = sorted(slots, key=lambda d: d.addr)
-        for lo, hi in zip(ordered, ordered[1:]):
-            if lo.addr + span > hi.addr:
-                raise self.err(KernelMemoryError, f"{what}: slots {lo.name} and {hi.name} overlap: a "
-                               f"{ttype.shape[0]}x{ttype.shape[1]} {ttype.dtype.name} {ttype.target_memory.name} "
-                               f"tile in layout {lo.layout.name} occupies {span} bytes (its fractal runs are padded to "
-                               f"32 bytes), but the slots are {hi.addr - lo.addr} bytes apart; use a shape of whole "
-                               f"32-byte runs or pass addrs=[...] at least {span} bytes apart", node)
+        try:
+            verify.check_slots_apart(ttype, slots, what)
+        except KernelError as e:
+            raise e.attach(loc=self.loc(node), kernel=self.name)
 
     def _check_vec_extent(self, decl: ir.TileDecl, what: str, node) -> None:
         """The 32-byte rule of Vec tiles (docs/language.md): the contiguous extent — an ND row, a DN
@@ -1447,6 +1409,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         layout = self._check_placement(tile_type, addr, size, "pl.make_tile", node)
         decl = ir.TileDecl(self._tile_name(f"tile{len(self.tiles)}"), tile_type, layout, addr, size, self.loc(node))
         self._check_vec_extent(decl, "pl.make_tile", node)
+        check_packed_alias(self, [decl], node)
         self.tiles.append(decl)
         return ir.DeclRef(decl)
 
@@ -1496,8 +1459,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
         if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
             self._check_slots_apart(type, slots, where, node)
+        check_packed_alias(self, slots, node)
         self.tiles.extend(slots)
-        group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node))
+        group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node),
+                                 may_alias=isinstance(addrs, (list, tuple)))
         for s in slots:
             s.group = group
         self.groups.append(group)

@@ -69,7 +69,8 @@ class TileUnion:
         if len(self.sources) == 1:
             return ir.SlotRef(self.sources[0], index)
         group = ir.TileGroupDecl(f"{self.name}_choice", list(self.slots), self.ids,
-                                 ir.Var(f"{self.name}_choice_cursor", dt.DT_INT64))
+                                 ir.Var(f"{self.name}_choice_cursor", dt.DT_INT64),
+                                 may_alias=True)  # a choice among tiles declared elsewhere
         parser.groups.append(group)
         return ir.SlotRef(group, index)
 

@@ -313,6 +313,14 @@ def astype(c, src, preg=None, dtype=None, layout=None, round_mode=None, saturate
 
 def _permute(name: str, interleave: bool):
     def op(c, src0, src1, dtype=None):
+        if isinstance(src0, Mask):  # mask registers: lanes of dtype's width (whole predicate bytes) move
+            m0, m1 = c.want_mask(src0, "src0", optional=False), c.want_mask(src1, "src1", optional=False)
+            width = (dtype or dt.DT_UINT8).nbytes
+            if width > 4:
+                raise c.error(f"{name} of mask registers takes 8-, 16- or 32-bit lanes, not {dtype.name}")
+            d0, d1 = c._alloc(dt.DT_UINT8, Mask, False), c._alloc(dt.DT_UINT8, Mask, False)
+            c.emit("vf_permute", dst0=d0.ref, dst1=d1.ref, a=m0, b=m1, interleave=interleave, width=width)
+            return d0, d1
         a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
         t = dtype or a.dtype
         if t.nbytes != a.dtype.nbytes or b.dtype.nbytes != a.dtype.nbytes:

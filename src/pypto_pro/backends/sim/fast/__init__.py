@@ -31,7 +31,11 @@ from ....runtime.args import element_strides, pointer_address
 from ..costs import params_for
 from ..recorder import gm_memories
 from .lazy import LazyStreams
+from ..instr import PIPES
 from .plan import MAXDIM, W, KernelPlan, NotCovered, build_plan
+
+#: the pipes the compiled simulator models (simfast.h NP), in instr.PIPES order
+FAST_PIPES = PIPES[:7]
 
 _STATUS = {1: "a race", 2: "an uninitialised read", 3: "a GM access out of bounds", 4: "a deadlock",
            5: "a failing scalar operation", 6: "a mutex never released", 7: "an unlock of a mutex not held"}
@@ -101,6 +105,8 @@ def _build(kernel: ir.KernelIR, locked: ir.KernelIR) -> _Prepared:
     tc = find_toolchain()
     if tc is None:
         raise NotImplementedError("no C++ compiler")
+    if any(isinstance(s, ir.OpStmt) and s.pipe not in FAST_PIPES for s in ir.walk(locked.body)):
+        raise NotCovered("communication ops (the COMM pipe of pypto.distributed)")
     plan = build_plan(locked, params_for(locked.arch))
     values = None
     if plan.cpu_values:
@@ -197,12 +203,12 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
     _values(prepared, kernel, tensors, scalars, block_dim)
     labels = [f"block {b} AIV0" for b in range(block_dim)]
     core_start = cores[:ncores, 9].tolist() + [n]
-    from ..instr import PIPES
-
     summaries = []
     for c in range(ncores):
         row = cores[c].tolist()
-        summaries.append(({p: row[i] for i, p in enumerate(PIPES)}, row[7], row[8]))
+        busy = {p: row[i] for i, p in enumerate(FAST_PIPES)}
+        busy.update({p: 0 for p in PIPES if p not in busy})  # COMM: kernels with it run on the engine
+        summaries.append((busy, row[7], row[8]))
     streams = LazyStreams(plan, locked, out[:n], core_start, labels, tensors)
     return streams, int(misc[0]), summaries, labels
 

@@ -30,6 +30,18 @@ template <class T> inline Gm<T> gm(const Core& C, int64_t off, int32_t nd, const
   return g;
 }
 
+// A GM tensor's bits seen as another element type of the same width (a load/store that reinterprets).
+template <class U, class T> inline Gm<U> gm_as(const Gm<T>& g) {
+  static_assert(sizeof(U) == sizeof(T), "a load/store reinterprets only dtypes of the same width");
+  Gm<U> r;
+  r.p = (U*)g.p;
+  r.nd = g.nd;
+  r.shape = g.shape;
+  r.stride = g.stride;
+  r.name = g.name;
+  return r;
+}
+
 inline void shape_str(char* buf, size_t n, int nd, const int64_t* shape) {
   size_t k = (size_t)std::snprintf(buf, n, "[");
   for (int i = 0; i < nd && k < n; ++i) k += (size_t)std::snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)shape[i]);

@@ -264,6 +264,15 @@ template <class T> inline Tile<T> sub(Core& C, Tile<T> b, int64_t r0, int64_t r1
   return t;
 }
 
+// A named subview: its own valid window (vr, vc) is kept in variables (see ir.SubRef.valid).
+template <class T>
+inline Tile<T> sub(Core& C, Tile<T> b, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t vr, int64_t vc) {
+  Tile<T> t = sub(C, b, r0, r1, c0, c1);
+  t.vr = (int32_t)vr;
+  t.vc = (int32_t)vc;
+  return t;
+}
+
 inline int64_t slot(int64_t index, int64_t depth) {
   int64_t s = index % depth;
   return s < 0 ? s + depth : s;

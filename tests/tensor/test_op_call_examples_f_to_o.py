@@ -5,7 +5,7 @@ no result, against torch).  The documented parameter variants (scalar operands, 
 flags and extend_params) are checked too.
 
 Pages with tests elsewhere: fillpad, gathermask, normal (test_random_and_fillpad.py,
-test_acceptance_shape.py), index_add_ub and index_add__ub (test_official_pages_more.py); indexput_ is the
+test_acceptance_shape.py), index_add_ub and index_add__ub (test_quant_conv_and_experimental_ops.py); indexput_ is the
 index_put_ page under an older file name.
 """
 import math

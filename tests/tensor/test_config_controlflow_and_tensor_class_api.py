@@ -1,7 +1,7 @@
 """The official tensor-level API pages other than the operation pages (hicann/pypto ``docs/zh/api/``, current
 layout ``docs/zh/api/tensor_api/<folder>/``): ``config/``, ``controlflow/``, ``datatype/``, ``element/``,
 ``others/``, ``symbolic/`` and the ``tensor/`` pages about the Tensor class itself and its method forms (the
-pages not already covered by ``test_official_pages_p_z.py``).  Each test runs a page's example or checks a
+pages not already covered by ``test_op_call_examples_p_to_z.py``).  Each test runs a page's example or checks a
 statement of the page (signature, defaults, enum members, accepted / rejected values, printed results) on our
 implementation.  Where the page shows an example's data with no printed result, the expected value is the
 page's described semantics.
@@ -1179,7 +1179,7 @@ def test_tensor_setitem_page_single_element():
     exact(a, [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 5], [0, 0, 0, 0]])
 
 
-# pypto-Tensor-<method>.md pages not covered by test_official_pages_p_z.py: each page gives the method's
+# pypto-Tensor-<method>.md pages not covered by test_op_call_examples_p_to_z.py: each page gives the method's
 # signature and refers to its op page, whose example data the method form runs here
 P = pypto.PrecisionType
 I32 = torch.int32

@@ -1,0 +1,1 @@
+"""Communication between processes: groups (torch.distributed) and the symmetric heap (shared memory)."""

@@ -1,0 +1,179 @@
+"""What each rank runs in the distributed tests (module-level functions: spawned processes import them)."""
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def _subgroup(rank, k, backend):
+    os.environ["PYPTO_BACKEND"] = backend
+    g = dist.new_group(list(range(k)))
+    return g if rank < k else None
+
+
+def allgather_matmul(rank, n, k, backend):
+    from kernels import allgather_matmul as kernel
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    torch.manual_seed(100 + rank)
+    x = torch.randn(8, 32)
+    w = torch.randn(32, 48)
+    dist.broadcast(w, 0, group=g)
+    out = torch.zeros(8 * k, 48)
+    kernel(x, w, out, g.group_name, k)
+    parts = [torch.zeros_like(x) for _ in range(k)]
+    dist.all_gather(parts, x, group=g)
+    torch.testing.assert_close(out, torch.cat(parts) @ w, rtol=1e-5, atol=1e-4)
+    return float(out.abs().sum())
+
+
+def matmul_allreduce_add_rmsnorm(rank, n, k, backend):
+    from kernels import matmul_allreduce_add_rmsnorm as kernel
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    torch.manual_seed(200 + rank)
+    x, w = torch.randn(16, 32), torch.randn(32, 64)
+    residual, gamma = torch.randn(16, 64), torch.rand(64) + 0.5
+    dist.broadcast(residual, 0, group=g)
+    dist.broadcast(gamma, 0, group=g)
+    out = torch.zeros(16, 64)
+    for _ in range(2):  # twice: the shmem buffer and barrier counters are reused
+        kernel(x, w, residual, gamma, out, g.group_name, k)
+        total = x @ w
+        dist.all_reduce(total, group=g)
+        h = total + residual
+        ref = h / torch.sqrt((h * h).mean(-1, keepdim=True) + 1e-6) * gamma
+        torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-4)
+    return True
+
+
+COUNTS = {2: ((3, 0), (5, 2)), 4: ((2, 0, 5, 1), (0, 0, 3, 0), (4, 1, 0, 2), (1, 6, 0, 3))}
+
+
+def moe_dispatch_combine(rank, n, k, backend):
+    from kernels import moe_dispatch_combine as kernel
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    counts = COUNTS[k]
+    torch.manual_seed(300 + rank)
+    total = sum(counts[rank])
+    x = torch.randn(max(total, 1), 32)[:total].contiguous()
+    w = torch.randn(32, 32)
+    out = torch.zeros(total, 32)
+    kernel(x if total else torch.zeros(1, 32), w, out if total else torch.zeros(1, 32), g.group_name, counts, rank)
+    # reference: every rank's tokens and expert through torch.distributed
+    rows = max(sum(r) for r in counts)
+    padded = torch.zeros(rows, 32)
+    padded[:total] = x
+    xs = [torch.zeros(rows, 32) for _ in range(k)]
+    ws = [torch.zeros(32, 32) for _ in range(k)]
+    dist.all_gather(xs, padded, group=g)
+    dist.all_gather(ws, w, group=g)
+    ref, start = [], 0
+    for d in range(k):
+        ref.append(xs[rank][start:start + counts[rank][d]] @ ws[d])
+        start += counts[rank][d]
+    torch.testing.assert_close(out, torch.cat(ref), rtol=1e-5, atol=1e-4)
+    return total
+
+
+def two_groups(rank, n, backend):
+    from kernels import cascaded_allreduce as kernel
+
+    os.environ["PYPTO_BACKEND"] = backend
+    halves = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+    parity = [dist.new_group([0, 2]), dist.new_group([1, 3])]
+    a, b = halves[rank // 2], parity[rank % 2]
+    torch.manual_seed(400 + rank)
+    x = torch.randn(8, 32)
+    out = torch.zeros(8, 32)
+    kernel(x, out, a.group_name, 2, b.group_name, 2)
+    ref = x.clone()
+    dist.all_reduce(ref)
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    return True
+
+
+def never_signalled(rank, n, k, backend):
+    from kernels import wait_forever
+
+    import pypto
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    os.environ["PYPTO_SHMEM_TIMEOUT"] = "1.5"
+    start = time.monotonic()
+    try:
+        wait_forever(torch.zeros(8, 32), g.group_name, k)
+    except pypto.KernelDeadlockError as e:
+        return str(e), time.monotonic() - start
+    finally:
+        os.environ["PYPTO_SHMEM_TIMEOUT"] = "20"
+    raise AssertionError("a wait that is never signalled returned")
+
+
+def dies_after_attach(rank, n, backend):
+    """PEs 0 and 1 of the subgroup of ranks 2 and 3: PE 1 exits after the heap is mapped, PE 0 then waits."""
+    from kernels import barrier_only, wait_forever
+
+    os.environ["PYPTO_BACKEND"] = backend
+    pair = dist.new_group([2, 3])
+    if rank < 2:
+        return None
+    barrier_only(torch.zeros(8, 32), pair.group_name, 2)  # both PEs map the heap
+    if rank == 3:
+        os._exit(7)
+    wait_forever(torch.zeros(8, 32), pair.group_name, 2)
+
+
+def looped_allreduce(rank, n, k, backend):
+    from kernels import looped_allreduce as kernel
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    for rows in (21, 13, 13):  # 3 and 2 iterations, launched again: every generation starts at zero
+        torch.manual_seed(500 + rank + rows)
+        x = torch.randn(rows, 32)
+        out = torch.zeros(rows, 32)
+        kernel(x, out, g.group_name, k)
+        ref = x.clone()
+        dist.all_reduce(ref, group=g)
+        torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    return True
+
+
+def unordered_get(rank, n, k, backend):
+    """On sim, a get that nothing orders after the remote put is a race naming both lines; a barrier
+    between them orders it (the host-side dist.barrier between launches is outside the kernels' model)."""
+    from kernels import race_probe
+
+    import pypto
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    x = torch.full((8, 32), float(rank + 1))
+    out = torch.zeros(8, 32)
+    race_probe(x, out, g.group_name, k, 0, False)
+    dist.barrier(group=g)
+    try:
+        race_probe(x, out, g.group_name, k, 1, False)
+        message = None
+    except pypto.KernelRaceError as e:
+        message = str(e)
+    dist.barrier(group=g)
+    race_probe(x, out, g.group_name, k, 0, False)
+    race_probe(x, out, g.group_name, k, 1, True)
+    assert torch.equal(out, torch.full((8, 32), float((rank - 1) % k + 1)))
+    return message
