@@ -23,6 +23,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelRuntimeError
 from pypto_pro.ir.types import RoundMode
 from pypto_pro.ops.casting import cast_values
+from pypto_pro.ops.fp32math import exp32
 from pypto_pro.ops.random import philox_words
 
 Reference = Callable[[Any, Any, List[np.ndarray], List[int]], np.ndarray]
@@ -67,7 +68,7 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div, "maximum": np.maximum,
         "minimum": np.minimum, "and_": np.bitwise_and, "or_": np.bitwise_or, "xor": np.bitwise_xor,
         "shl": np.left_shift, "shr": np.right_shift}
-_UN = {"neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+_UN = {"neg": np.negative, "abs": np.abs, "exp": exp32, "log": np.log, "sqrt": np.sqrt,
        "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x, "relu": lambda x: np.maximum(x, 0),
        "not_": np.invert}
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,

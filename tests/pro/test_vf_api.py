@@ -129,9 +129,8 @@ def test_cpu_matches_interp_bitwise():
     for be in ("interp", "cpu"):
         outs[be] = np.zeros((4, 64), np.float32)
         _run(_lanes_kernel, be, a, b, outs[be])
-    exact = [0, 2, 3]  # row 1 holds exp: numpy's exp vs the cpu polynomial (docs/performance.md, "exp")
-    np.testing.assert_array_equal(outs["interp"][exact].view(np.uint32), outs["cpu"][exact].view(np.uint32))
-    np.testing.assert_allclose(outs["interp"][1], outs["cpu"][1], rtol=3e-7)
+    # row 1 holds exp: the same fp32 sequence on both (docs/performance.md, "Decision: exp")
+    np.testing.assert_array_equal(outs["interp"].view(np.uint32), outs["cpu"].view(np.uint32))
 
 
 def test_vf_outside_kernel_and_unimplemented():

@@ -1,8 +1,10 @@
 """Cube ops (pipe M, inside ``section_cube``; docs/language.md "Semantics of ops").
 
 ``dst[M,N] = lhs[M,K] @ rhs[K,N] (+ bias)`` with M/K/N taken from the operands' valid windows.
-The reference accumulates exactly (float64 for float inputs, int64 for int8) and rounds once to the
-FP32/INT32 accumulator; narrowing happens only when the result leaves Acc (store/move fixpipe).
+Float operands (read as fp32, which holds every FP16/BF16/FP8/HF8 value exactly): each result element
+is one fp32 FMA chain over k = 0..K-1 starting from the bias/accumulator value or +0
+(``fp32math.matmul32``, the cpu backend's sequence, bit for bit). INT8 accumulates exactly in int64 and
+wraps to the INT32 accumulator. Narrowing happens only when the result leaves Acc (store/move fixpipe).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..ir.optable import Arg, In, Out, op
 from ..ir.types import AccPhase, MemorySpace
+from .fp32math import matmul32
 
 FP8 = (dt.DT_FP8E4M3FN, dt.DT_FP8E5M2)
 
@@ -53,7 +56,8 @@ def _check_mm(c, a, acc=None):
         a["phase"] = AccPhase(a["phase"])
 
 
-def _product(ctx, a):
+def _operands(ctx, a):
+    """lhs [M, K] and rhs [K, N] windows (int64 for INT8, fp32 otherwise) and M, N."""
     lhs, rhs = ctx.tile(a["lhs"]), ctx.tile(a["rhs"])
     m, k = lhs.valid
     k2, n = rhs.valid
@@ -62,21 +66,20 @@ def _product(ctx, a):
     for name, v in (("M", m), ("K", k), ("N", n)):
         if not 1 <= v <= 4095:
             raise ctx.error(f"matmul: {name}={v} is outside [1, 4095]")
-    exact = np.int64 if lhs.dtype == dt.DT_INT8 else np.float64
-    x = lhs.read_compute(m, k).astype(exact)
-    y = rhs.read_compute(k, n).astype(exact)
-    return x @ y, m, n
+    kind = np.int64 if lhs.dtype == dt.DT_INT8 else np.float32
+    return lhs.read_compute(m, k).astype(kind), rhs.read_compute(k, n).astype(kind), m, n
 
 
-def _finish(ctx, a, prod, m, n, base):
+def _finish(ctx, a, x, y, m, n, base):
+    """dst = base + x @ y: exact int64 wrapped to INT32, or the fp32 FMA chain."""
     d = ctx.tile(a["dst"])
     if m > d.shape[0] or n > d.shape[1]:
         raise ctx.error(f"matmul: the {m}x{n} product does not fit {d.name} {list(d.shape)}")
-    total = prod if base is None else prod + base
     if d.dtype == dt.DT_INT32:
-        d.write(total.astype(np.int64).astype(np.int32), m, n)
+        total = x @ y if base is None else x @ y + base.astype(np.int64)
+        d.write(total.astype(np.int32), m, n)
     else:
-        d.write(total.astype(np.float32), m, n)
+        d.write(matmul32(x, y, base), m, n)
 
 
 @op("matmul", [Out("dst"), In("lhs"), In("rhs"), In("bias", default=None), Arg("phase", default=None, kw_only=True)],
@@ -95,12 +98,9 @@ class Matmul:
 
     @staticmethod
     def run(ctx, a):
-        prod, m, n = _product(ctx, a)
-        base = None
-        if a["bias"] is not None:
-            bias = ctx.tile(a["bias"]).read(1, n).astype(np.float64)
-            base = np.broadcast_to(bias, (m, n))
-        _finish(ctx, a, prod, m, n, base)
+        x, y, m, n = _operands(ctx, a)
+        base = None if a["bias"] is None else ctx.tile(a["bias"]).read(1, n)
+        _finish(ctx, a, x, y, m, n, base)
 
 
 @op("matmul_acc", [Out("dst"), In("acc"), In("lhs"), In("rhs"), Arg("phase", default=None, kw_only=True)], "M",
@@ -114,10 +114,8 @@ class MatmulAcc:
 
     @staticmethod
     def run(ctx, a):
-        prod, m, n = _product(ctx, a)
-        exact = np.int64 if a["acc"].dtype == dt.DT_INT32 else np.float64
-        base = ctx.tile(a["acc"]).read(m, n).astype(exact)
-        _finish(ctx, a, prod, m, n, base)
+        x, y, m, n = _operands(ctx, a)
+        _finish(ctx, a, x, y, m, n, ctx.tile(a["acc"]).read(m, n))
 
 
 __all__ = ["acc_dtype_for"]

@@ -7,8 +7,8 @@ For a covered kernel (:mod:`.plan`) a launch runs in three steps:
 2. the **compiled replay** (``simfast.h``) schedules those records on the pipe model and checks races,
    uninitialised reads, GM bounds, deadlocks and mutex misuse exactly as replay.py / shadow.py would;
 3. if the launch is clean, the **values** come from the cpu backend's compiled kernel when every op of the
-   kernel gives the interpreter's bits there (:data:`.plan.CPU_EXACT`; not exp, whose cpu version may
-   differ by an ulp), else from the interpreter run without the recorder; the report is built from the
+   kernel gives the interpreter's bits there (:data:`.plan.CPU_EXACT`, exp included: it is one
+   fp32 sequence on both), else from the interpreter run without the recorder; the report is built from the
    replay's columns, its instruction records only when asked for (:mod:`.lazy`).
 
 Whenever something is not clean (any hazard, a bound error, a failing scalar op) or not covered, nothing

@@ -634,9 +634,8 @@ inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const T
 }
 
 // dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands: each
-// dst element is one fp32 FMA chain over q = 0..K-1 starting from the bias/acc value (or 0), so it
-// differs from the interpreter's exact (fp64) reference within K * 2^-24 * (|base| + sum|a||b|)
-// (docs/performance.md); int8: exact int32, wrapping.
+// dst element is one fp32 FMA chain over q = 0..K-1 starting from the bias/acc value (or 0), the
+// interpreter's definition too (ops/fp32math.py matmul32; docs/performance.md); int8: exact int32, wrapping.
 template <class TA, class TI>
 inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TI>& b, const Tile<TA>* acc,
                    const Tile<float>* bias) {

@@ -149,7 +149,7 @@ struct UAbs { template <class T> static ct<T> f(ct<T> x) { if constexpr (is_fp<T
 // exp in fp32: Cody-Waite reduction x = n*ln2 + r, a degree-6 polynomial (Cephes expf
 // coefficients), scaling by 2^n in two exact steps.  Max error < 2 ulp (docs/performance.md); the
 // AVX2 row kernel below performs exactly the same operations, so every layout and width gives the
-// same bits.
+// same bits.  This sequence defines exp: the interpreter evaluates it too (ops/fp32math.py exp32).
 struct ExpC {
   static constexpr float hi = 88.72283935546875f, lo = -103.97208404541015625f, log2e = 1.44269502162933349609375f;
   static constexpr float c1 = 0.693359375f, c2 = -2.12194440e-4f;
