@@ -1,4 +1,4 @@
-"""One world of 4 processes for the whole distributed test session (see launcher.py)."""
+"""One world of 4 processes for the whole distributed test session (see shmem_world.py)."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from launcher import World  # noqa: E402
+from shmem_world import World  # noqa: E402
 
 
 def pytest_collection_modifyitems(items):

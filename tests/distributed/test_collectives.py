@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import cases
+import shmem_cases as cases
 
 
 @pytest.mark.parametrize("k", [1, 2, 4])

@@ -15,7 +15,7 @@ def _subgroup(rank, k, backend):
 
 
 def allgather_matmul(rank, n, k, backend):
-    from kernels import allgather_matmul as kernel
+    from shmem_kernels import allgather_matmul as kernel
 
     g = _subgroup(rank, k, backend)
     if g is None:
@@ -33,7 +33,7 @@ def allgather_matmul(rank, n, k, backend):
 
 
 def matmul_allreduce_add_rmsnorm(rank, n, k, backend):
-    from kernels import matmul_allreduce_add_rmsnorm as kernel
+    from shmem_kernels import matmul_allreduce_add_rmsnorm as kernel
 
     g = _subgroup(rank, k, backend)
     if g is None:
@@ -58,7 +58,7 @@ COUNTS = {2: ((3, 0), (5, 2)), 4: ((2, 0, 5, 1), (0, 0, 3, 0), (4, 1, 0, 2), (1,
 
 
 def moe_dispatch_combine(rank, n, k, backend):
-    from kernels import moe_dispatch_combine as kernel
+    from shmem_kernels import moe_dispatch_combine as kernel
 
     g = _subgroup(rank, k, backend)
     if g is None:
@@ -87,7 +87,7 @@ def moe_dispatch_combine(rank, n, k, backend):
 
 
 def two_groups(rank, n, backend):
-    from kernels import cascaded_allreduce as kernel
+    from shmem_kernels import cascaded_allreduce as kernel
 
     os.environ["PYPTO_BACKEND"] = backend
     halves = [dist.new_group([0, 1]), dist.new_group([2, 3])]
@@ -104,7 +104,7 @@ def two_groups(rank, n, backend):
 
 
 def never_signalled(rank, n, k, backend):
-    from kernels import wait_forever
+    from shmem_kernels import wait_forever
 
     import pypto
 
@@ -124,7 +124,7 @@ def never_signalled(rank, n, k, backend):
 
 def dies_after_attach(rank, n, backend):
     """PEs 0 and 1 of the subgroup of ranks 2 and 3: PE 1 exits after the heap is mapped, PE 0 then waits."""
-    from kernels import barrier_only, wait_forever
+    from shmem_kernels import barrier_only, wait_forever
 
     os.environ["PYPTO_BACKEND"] = backend
     pair = dist.new_group([2, 3])
@@ -137,7 +137,7 @@ def dies_after_attach(rank, n, backend):
 
 
 def looped_allreduce(rank, n, k, backend):
-    from kernels import looped_allreduce as kernel
+    from shmem_kernels import looped_allreduce as kernel
 
     g = _subgroup(rank, k, backend)
     if g is None:
@@ -156,7 +156,7 @@ def looped_allreduce(rank, n, k, backend):
 def unordered_get(rank, n, k, backend):
     """On sim, a get that nothing orders after the remote put is a race naming both lines; a barrier
     between them orders it (the host-side dist.barrier between launches is outside the kernels' model)."""
-    from kernels import race_probe
+    from shmem_kernels import race_probe
 
     import pypto
 
