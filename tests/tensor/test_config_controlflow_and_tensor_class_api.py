@@ -1200,7 +1200,7 @@ METHOD_PAGES = {  # page: (method call, inputs, printed result, tolerance or Non
     "exp2": (lambda x: x.exp2(), [[0.0, 1.0, 2.0]], [1.0, 2.0, 4.0], None),
     "expand_clone": (lambda x: x.expand_clone([4, 8]), [torch.tensor([[1, 2, 3, 4, 5, 6, 7, 8]], dtype=I32)],
                      [[1, 2, 3, 4, 5, 6, 7, 8]] * 4, None),
-    "expm1": (lambda x: x.expm1(), [[[1.0, 2.0], [3.0, 4.0]]], [[1.7183, 6.3891], [19.0855, 53.5981]], 5e-5),
+    "expm1": (lambda x: x.expm1(), [[[1.0, 2.0], [3.0, 4.0]]], [[1.7183, 6.3891], [19.0855, 53.5981]], 1e-4),
     "floor": (lambda x: x.floor(), [[1.2, 4.3, 9.8, 16.5, 25.4]], [1.0, 4.0, 9.0, 16.0, 25.0], None),
     "fmod": (lambda a, b: a.fmod(b), [[[7.0, 8.0, 9.0]], [[3.0, 3.0, 3.0]]], [[1.0, 2.0, 0.0]], None),
     "fmod_precision": (lambda a: a.fmod(3.0, P.INTRINSIC), [[[7.0, 8.0, 9.0]]], [[1.0, 2.0, 0.0]], None),
