@@ -6,7 +6,7 @@ import torch
 
 import pypto_pro.language as pl
 from pypto_pro import KernelRuntimeError
-from pypto_pro.runtime.jit import select_backend
+from pypto_pro.ops.fp32math import matmul32
 
 from .kernels import assert_bits_equal, run_matmul
 
@@ -354,12 +354,8 @@ def test_acc_to_vec_move_converts_and_splits(mode, out_dtype):
     npd = {FP16: np.float16, FP32: np.float32, BF16: __import__("ml_dtypes").bfloat16}[out_dtype]
     c = np.zeros((32, 64), npd)
     acc_to_vec_kernel(mode, out_dtype)(a, b, c)
-    if select_backend(None) == "interp":  # the reference: exact sum, one rounding to FP32
-        acc = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
-    else:  # compiled backends: one FP32 chain over k (fp16 products are exact in FP32), docs/language.md
-        acc = np.zeros((32, 64), np.float32)
-        for k in range(a.shape[1]):
-            acc = acc + a[:, k:k + 1].astype(np.float32) * b[k:k + 1, :].astype(np.float32)
+    # every backend: the cube is one fp32 FMA chain over k per element (fp16 products are exact in fp32)
+    acc = matmul32(a.astype(np.float32), b.astype(np.float32))
     assert_bits_equal(c, acc.astype(npd))
 
 
