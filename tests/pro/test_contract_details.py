@@ -10,7 +10,8 @@ import pytest
 import torch
 
 import pypto_pro.language as pl
-from pypto_pro import KernelDeadlockError, KernelMemoryError, KernelRuntimeError, KernelSyntaxError, KernelTypeError
+from pypto_pro import (KernelDeadlockError, KernelLaunchError, KernelMemoryError, KernelRuntimeError, KernelSyntaxError,
+                       KernelTypeError)
 from pypto_pro.backends import cpu
 
 BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.skipif(not cpu.available(), reason="no C++ compiler")),
@@ -258,3 +259,31 @@ def test_lambdas_from_outside_are_compile_time_callables():
         on(passes_a_tile, "interp")(a, b)
     assert info.value.loc.source_line.strip() == "DOUBLE(t)"
 
+
+
+@pl.jit
+def doubled(x: pl.Tensor[[8, 16], pl.DT_FP32], out: pl.Tensor[[8, 16], pl.DT_FP32]):
+    t = pl.make_tile(pl.TileType([8, 16], pl.DT_FP32), addr=0)
+    with pl.section_vector():
+        pl.load(t, x, [0, 0])
+        pl.system.bar_all()
+        pl.add(t, t, t)
+        pl.system.bar_all()
+        pl.store(out, t, [0, 0])
+
+
+def test_changing_the_backend_drops_launchers_frozen_for_the_old_one():
+    """A cpu launch freezes a relauncher; asking for the simulator afterwards must run the simulator."""
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    out = np.zeros_like(x)
+    doubled.backend = "cpu"
+    doubled(x, out)
+    doubled(x, out)
+    assert doubled.last_report is None
+    doubled.backend = "sim"
+    out[:] = 0
+    doubled(x, out)
+    assert doubled.last_report is not None and doubled.backend == "sim"
+    np.testing.assert_array_equal(out, x + x)
+    with pytest.raises(KernelLaunchError, match="unknown backend"):
+        doubled.backend = "gpu"

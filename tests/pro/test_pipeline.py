@@ -13,11 +13,16 @@ BACKENDS = ["interp", "cpu", "sim"]
 
 @pl.pipeline.stage
 def triple_stage(acc_in, eye_l, acc, state, scratch):
-    """Cube: scratch = 3 * state, through a matmul with the identity and a scaled store."""
+    """Cube: scratch = 3 * state, through a matmul with the identity and a scaled store.  The pass
+    orders the core types; within the core each step waits for the one before (bar_all)."""
     pl.load(acc_in[0], state, [0, 0])
+    pl.system.bar_all()
     pl.move(acc_in[1], acc_in[0])
+    pl.system.bar_all()
     pl.matmul(acc, acc_in[1], eye_l)
+    pl.system.bar_all()
     pl.store(scratch, acc, [0, 0], scale=3.0)
+    pl.system.bar_all()
 
 
 @pl.pipeline.stage
@@ -25,9 +30,12 @@ def bump_stage(v, scratch, state, trace, step):
     """Vector: state = scratch - 2 (each AIV its half), and a copy of every step into trace."""
     row = pl.get_subblock_idx() * 16
     pl.load(v, scratch, [row, 0])
+    pl.system.bar_all()
     pl.sub(v, v, 2.0)
+    pl.system.bar_all()
     pl.store(state, v, [row, 0])
     pl.store(trace, v, [step, row, 0])
+    pl.system.bar_all()
 
 
 def _serial_loop(state, eye, scratch, trace):
@@ -39,6 +47,7 @@ def _serial_loop(state, eye, scratch, trace):
     v = pl.make_tile(pl.TileType([16, 32], pl.DT_FP32), addr=0)
     with pl.section_cube():
         pl.load(eye_mat, eye, [0, 0])
+        pl.system.bar_all()
         pl.move(right, eye_mat)
     for step in pl.range(STEPS):
         with pl.section_cube():
@@ -69,7 +78,7 @@ def tripled_unsynchronised(state: pl.Tensor[[32, 32], pl.DT_FP32], eye: pl.Tenso
 def _run(kernel, backend):
     x = (np.arange(32 * 32, dtype=np.float32).reshape(32, 32) % 5)
     state, trace = x.copy(), np.zeros((STEPS, 32, 32), np.float32)
-    kernel._backend_request = backend
+    kernel.backend = backend
     kernel(state, np.eye(32, dtype=np.float32), np.zeros((32, 32), np.float32), trace)
     want = x.copy()
     for step in range(STEPS):
@@ -112,7 +121,7 @@ def vector_only_pipeline(a: pl.Tensor[[64, 32], pl.DT_FP32], out: pl.Tensor[[64,
 def test_single_core_type_pipeline_needs_no_hand_over(backend):
     a = np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32)
     out = np.zeros_like(a)
-    vector_only_pipeline._backend_request = backend
+    vector_only_pipeline.backend = backend
     vector_only_pipeline(a, out)
     assert_bits_equal(out, a + a)
     kir = next(iter(vector_only_pipeline._variants.values()))

@@ -32,7 +32,7 @@ def membership(out: pl.Tensor[[8, N], pl.DT_INT32], n: pl.DT_INT32):
 def test_runtime_membership_matches_python(backend):
     out = np.zeros((8, N), np.int32)
     n = 19
-    membership._backend_request = backend
+    membership.backend = backend
     membership(out, n)
     want = np.array([[int(f(i)) for i in range(N)] for f in (
         lambda i: i in PICKED, lambda i: i not in PICKED, lambda i: i in range(3, n, 4),
@@ -52,7 +52,7 @@ def lookup(out: pl.Tensor[[2, 8], pl.DT_FP32], shift: pl.DT_INT32):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_runtime_index_selects_like_python(backend):
     out = np.zeros((2, 8), np.float32)
-    lookup._backend_request = backend
+    lookup.backend = backend
     lookup(out, 2)
     want = np.array([[WEIGHTS[i % 4 - 2] for i in range(8)], [SCALES[(i + 2) % 3] for i in range(8)]], np.float32)
     assert_bits_equal(out, want)
@@ -60,7 +60,7 @@ def test_runtime_index_selects_like_python(backend):
 
 def test_runtime_index_outside_the_list_stops_the_kernel():
     out = np.zeros((2, 8), np.float32)
-    lookup._backend_request = "interp"
+    lookup.backend = "interp"
     with pytest.raises(KernelRuntimeError):
         lookup(out, 9)
 
@@ -82,6 +82,6 @@ def float_step(out: pl.Tensor[[1, 8], pl.DT_INT32], k: pl.DT_INT32):
     (float_step, "compile-time, non-zero step"),
 ])
 def test_rejected_forms_say_why(kernel, message):
-    kernel._backend_request = "interp"
+    kernel.backend = "interp"
     with pytest.raises(KernelSyntaxError, match=message):
         kernel(np.zeros((1, 8), np.int32), 1)

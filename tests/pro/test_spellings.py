@@ -17,10 +17,13 @@ def scalar_forms(x: pl.Tensor[[8, 16], pl.DT_FP32], out: pl.Tensor[[5, 8, 16], p
     b = pl.make_tile(V, addr=0x1000)
     with pl.section_vector():
         pl.load(a, x, [0, 0])
+        pl.system.bar_all()
         for k, (spelled, value) in enumerate(((pl.muls, 0.25), (pl.adds, 3.0), (pl.subs, 1.5), (pl.maxs, 0.5),
                                               (pl.mins, -0.5))):
             spelled(b, a, value)
+            pl.system.bar_all()
             pl.store(out, b, [k, 0, 0])
+            pl.system.bar_all()
 
 
 @pl.jit
@@ -34,9 +37,13 @@ def expand_forms(x: pl.Tensor[[8, 16], pl.DT_FP32], r: pl.Tensor[[8, 1], pl.DT_F
         pl.load(a, x, [0, 0])
         pl.load(rt, r, [0, 0])
         pl.load(ct, c, [0, 0])
+        pl.system.bar_all()
         pl.row_expand_sub(b, a, rt)
+        pl.system.bar_all()
         pl.store(out, b, [0, 0, 0])
+        pl.system.bar_all()
         pl.col_expand_mul(b, a, ct)
+        pl.system.bar_all()
         pl.store(out, b, [1, 0, 0])
 
 
@@ -45,7 +52,7 @@ def test_spellings_compute_their_base_op(backend):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((8, 16)).astype(np.float32)
     out = np.zeros((5, 8, 16), np.float32)
-    scalar_forms._backend_request = backend
+    scalar_forms.backend = backend
     scalar_forms(x, out)
     want = np.stack([x * np.float32(0.25), x + np.float32(3), x - np.float32(1.5), np.maximum(x, np.float32(0.5)),
                      np.minimum(x, np.float32(-0.5))])
@@ -53,7 +60,7 @@ def test_spellings_compute_their_base_op(backend):
     r = rng.standard_normal((8, 1)).astype(np.float32)
     c = rng.standard_normal((1, 16)).astype(np.float32)
     out2 = np.zeros((2, 8, 16), np.float32)
-    expand_forms._backend_request = backend
+    expand_forms.backend = backend
     expand_forms(x, r, c, out2)
     assert_bits_equal(out2, np.stack([x - r, x * c]))
 

@@ -261,6 +261,22 @@ class JitKernel:
         except KernelLaunchError as e:
             raise e.attach(kernel=self.name) from None
 
+    @property
+    def backend(self) -> Optional[str]:
+        """The backend asked for with ``@pl.jit(backend=...)`` (None: $PYPTO_BACKEND, else the default)."""
+        return self._backend_request
+
+    @backend.setter
+    def backend(self, name: Optional[str]) -> None:
+        """Ask for another backend from the next launch on; launchers frozen for the old one are dropped."""
+        if name is not None:
+            select_backend(name)  # an unknown name fails here, not at the next launch
+        with self._lock:
+            self._backend_request = name
+            self._fast.clear()
+            self._bound.clear()
+            self._forget_frozen()
+
     def selected_backend(self) -> str:
         """The backend a launch runs on now (``backend=``, else $PYPTO_BACKEND, else the default)."""
         try:
