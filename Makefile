@@ -12,6 +12,9 @@ $(VENV)/.installed: pyproject.toml
 	# torch first and pinned: an unpinned torch would pull a multi-GB CUDA build
 	$(PIP) install --quiet "torch==2.13.0"
 	$(PIP) install --quiet -e ".[test,plot]"
+	# optional: the cross-host transport of pypto.distributed (MPI one-sided; docs/distributed.md).  Pinned:
+	# MPICH 5.0.x wheels refuse connect/accept between singleton processes, 4.3.2 accepts it
+	$(PIP) install --quiet "mpi4py==4.1.2" "mpich==4.3.2"
 	# once per install: the cpu backend's runtime library and precompiled tile header (per-user cache)
 	$(PY) -m pypto_pro.backends.cpu
 	touch $@

@@ -177,3 +177,38 @@ def unordered_get(rank, n, k, backend):
     race_probe(x, out, g.group_name, k, 1, True)
     assert torch.equal(out, torch.full((8, 32), float((rank - 1) % k + 1)))
     return message
+
+
+def on_transport(rank, n, transport, case, *args):
+    """``case(rank, n, *args)`` with ``$PYPTO_SHMEM_TRANSPORT=transport`` (read when a group's heap is set
+    up: the cases make fresh groups), and the transport each of its groups got."""
+    from pypto_pro.comm import heap
+
+    before = set(heap._segments)
+    old = os.environ.get("PYPTO_SHMEM_TRANSPORT")
+    os.environ["PYPTO_SHMEM_TRANSPORT"] = transport
+    try:
+        result = globals()[case](rank, n, *args)
+    finally:
+        if old is None:
+            del os.environ["PYPTO_SHMEM_TRANSPORT"]
+        else:
+            os.environ["PYPTO_SHMEM_TRANSPORT"] = old
+    used = sorted({seg.transport for name, seg in heap._segments.items() if name not in before})
+    return result, used
+
+
+def as_separate_hosts(rank, n, transport, case, *args):
+    """``case`` with every process reporting a hostname of its own (as if each rank ran on its own
+    machine), under ``$PYPTO_SHMEM_TRANSPORT=transport``; the error text when setting up fails."""
+    import pypto
+    from pypto_pro.comm import segment
+
+    real = segment.socket.gethostname
+    segment.socket.gethostname = lambda: f"node{rank}"
+    try:
+        return on_transport(rank, n, transport, case, *args)
+    except pypto.KernelError as e:
+        return str(e), None
+    finally:
+        segment.socket.gethostname = real

@@ -55,15 +55,12 @@ def test_sim_reports_a_get_not_ordered_after_the_remote_put(world):
         assert message.count("kernels.py:") == 2  # the get's line and the put's line
 
 
-def test_forcing_the_mpi_transport_says_it_is_not_implemented(monkeypatch):
+def test_an_unknown_transport_is_refused(monkeypatch):
     from pypto_pro.comm import heap
 
-    monkeypatch.setenv("PYPTO_SHMEM_TRANSPORT", "mpi")
-    with pytest.raises(NotImplementedError, match="MPI one-sided"):
-        heap.segment("WORLD")
     monkeypatch.setenv("PYPTO_SHMEM_TRANSPORT", "tcp")
-    with pytest.raises(ValueError, match="'shm' or 'mpi'"):
-        heap.segment("WORLD")
+    with pytest.raises(ValueError, match="'auto', 'shm', 'mpi'"):
+        heap.transport()
 
 
 def test_a_rank_that_dies_fails_the_others(world):
