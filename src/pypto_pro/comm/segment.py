@@ -22,6 +22,8 @@ from .groups import GroupInfo
 
 DIR_ENTRIES = 2048  # int64 words, one per allocation (hash of key, offset and size)
 _ALIGN = 256
+#: seconds a wait goes on after a peer process exited while other PEs still live (see Segment.wait)
+DEAD_PEER_GRACE = 10.0
 
 Box = Tuple[Any, ...]
 
@@ -168,23 +170,28 @@ class Segment:
         return off
 
     # ------------------------------------------------------------------ waiting
-    def dead_peer(self) -> Optional[str]:
-        """A PE of this host whose process has exited (PEs on other hosts: the wait's timeout)."""
+    def dead_peers(self) -> List[str]:
+        """The PEs of this host whose processes have exited (PEs on other hosts: the wait's timeout)."""
         me = self.hosts[self.group.rank]
+        dead = []
         for pe, pid in enumerate(self.pids):
             if pe == self.group.rank or self.hosts[pe] != me:
                 continue
             state = _process_state(pid)
             if state is None or state in "ZX":
-                return f"PE {pe} (pid {pid}) of group '{self.group.name}' has exited"
-        return None
+                dead.append(f"PE {pe} (pid {pid}) of group '{self.group.name}' has exited")
+        return dead
 
     def wait(self, ready: Callable[[], bool], what: str, timeout: Optional[float] = None) -> None:
-        """Poll ``ready`` until it holds; ``KernelDeadlockError`` after ``timeout`` seconds or when a
-        peer process has died (it can never signal any more)."""
+        """Poll ``ready`` until it holds; ``KernelDeadlockError`` after ``timeout`` seconds, or when a
+        peer process has exited and the wait is still not satisfied: at once when every other PE
+        has exited (no one can signal any more), else ``DEAD_PEER_GRACE`` seconds later (a peer
+        that finished its work and exited normally has sent all its signals; the live PEs may still
+        be on their way)."""
         timeout = wait_timeout() if timeout is None else timeout
         start = time.monotonic()
         pause, last_check, spins = 0.0, start, 0
+        dead_since: Optional[float] = None
         while not ready():
             spins += 1
             if spins < 500:  # a peer that is about to arrive: yield the CPU without sleeping first
@@ -193,10 +200,14 @@ class Segment:
             now = time.monotonic()
             if now - last_check > 0.05:
                 last_check = now
-                dead = self.dead_peer()
-                if dead is not None:
+                dead = self.dead_peers()
+                if dead and dead_since is None:
+                    dead_since = now
+                if dead and (len(dead) == self.group.size - 1 or now - dead_since > DEAD_PEER_GRACE):
+                    why = ("it can never arrive" if len(dead) == self.group.size - 1 else
+                           f"it did not arrive within {DEAD_PEER_GRACE:g} s after that")
                     raise KernelDeadlockError(f"PE {self.group.rank} of group '{self.group.name}' waits for "
-                                              f"{what}, but {dead}: it can never arrive")
+                                              f"{what}, but {dead[0]}: {why}")
             if now - start > timeout:
                 raise KernelDeadlockError(
                     f"PE {self.group.rank} of group '{self.group.name}' waited {timeout:g} s for {what}: no PE "
