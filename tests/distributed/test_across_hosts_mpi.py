@@ -42,6 +42,18 @@ def test_allgather_matmul_over_mpi_equals_shm(world, k):
     assert _run(world, "mpi", "allgather_matmul", k, "interp") == _run(world, "shm", "allgather_matmul", k, "interp")
 
 
+def test_16bit_atomic_adds_over_mpi_equal_shm(world):
+    """BF16/FP16 ADD puts: MPI cannot add them, so they go get-add-put under the target PE's mutex."""
+    assert _run(world, "mpi", "allreduce_16bit", 4, "interp") == _run(world, "shm", "allreduce_16bit", 4, "interp")
+
+
+def test_a_busy_target_does_not_stall_one_sided_transfers(world):
+    """MPICH adds at a target by messages the target must handle: the transport's progress thread
+    does, while the target's main thread is elsewhere."""
+    seconds = _run(world, "mpi", "one_sided_while_target_is_busy", 2, "interp")[0]
+    assert seconds < 2.0
+
+
 def test_allgather_matmul_over_mpi_on_cpu(world):
     _run(world, "mpi", "allgather_matmul", 2, "cpu")
 

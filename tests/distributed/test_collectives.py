@@ -32,6 +32,10 @@ def test_moe_dispatch_combine_uneven(world, k):
     assert world.run(cases.moe_dispatch_combine, k, "interp")[:k] == [sum(r) for r in cases.COUNTS[k]]
 
 
+def test_16bit_atomic_adds(world):
+    world.run(cases.allreduce_16bit, 4, "interp")
+
+
 def test_two_groups_at_once(world):
     world.run(cases.two_groups, "interp")
 

@@ -23,6 +23,12 @@ word) with get-add-put; signals and ordering metadata are atomic (``MPI_Accumula
 ``MPI_REPLACE`` / ``MPI_SUM`` / ``MPI_MAX``, read with ``MPI_Get_accumulate(MPI_NO_OP)``,
 ``MPI_Fetch_and_op``), so waits poll the PE's own window with atomic reads.
 
+Progress: MPICH carries out accumulates (and, off-node, puts and gets) by messages that the
+*target* process must handle, which it does only inside MPI calls; a target busy elsewhere (in a
+gloo collective, compiling a kernel, computing) would stall every origin's ``MPI_Win_flush``.  So
+each process runs one progress thread (:func:`_progress`) that polls MPI every millisecond
+(``MPI_Iprobe`` on each group's communicator; MPI is initialised ``MPI_THREAD_MULTIPLE``).
+
 The MPICH wheel's singleton connect/accept works in 4.3 (5.0.x rejects it: pmodels/mpich#7805,
 "Local and remote groups ... must not overlap"), hence the pinned version.
 """
@@ -54,6 +60,28 @@ def _mpi():
         raise KernelRuntimeError(f"the MPI transport of pypto.distributed needs mpi4py and an MPI library: {_INSTALL} "
                                  f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
     return MPI
+
+
+_pumped: List[Any] = []  # communicators the progress thread polls
+_pump_lock = threading.Lock()
+
+
+def _progress(comm) -> None:
+    """Have this process's progress thread poll ``comm`` (started on first use)."""
+    with _pump_lock:
+        first = not _pumped
+        _pumped.append(comm)
+    if first:
+        threading.Thread(target=_pump, name="pypto-mpi-progress", daemon=True).start()
+
+
+def _pump() -> None:
+    while True:
+        with _pump_lock:
+            comms = list(_pumped)
+        for comm in comms:
+            comm.Iprobe()
+        time.sleep(1e-3)
 
 
 def _base_types(MPI) -> Dict[str, Any]:
@@ -186,8 +214,12 @@ class MpiSegment(Segment):
         self._bytes: Dict[int, Any] = {}
         self.datatypes: List[Any] = []
         self._thread_lock = threading.RLock()
+        if MPI.Query_thread() != MPI.THREAD_MULTIPLE:
+            raise KernelRuntimeError("the MPI transport needs MPI initialised with MPI_THREAD_MULTIPLE (its progress "
+                                     f"thread); this MPI gives level {MPI.Query_thread()} (mpi4py.rc.thread_level)")
         self.comm = _communicator(group)
         self.comm.Set_errhandler(MPI.ERRORS_RETURN)
+        _progress(self.comm)
         self.win = MPI.Win.Allocate(_HEADER + self.cap, 1, comm=self.comm)
         self.win.Set_errhandler(MPI.ERRORS_RETURN)
         self.win.Lock_all()
