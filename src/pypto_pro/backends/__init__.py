@@ -1,8 +1,9 @@
 """Backends consuming the tile IR, and the protocol the runtime drives them through.
 
-A backend is a module ``pypto_pro.backends.<name>`` (see :class:`Backend`).  Every backend has ``run``;
-a backend that compiles kernels ahead of their launch (cpu) also has ``available``, ``prepare``,
-``launch`` and ``frozen_launcher``.  The runtime (``runtime/jit.py``) only talks to this protocol and
+A backend is a module ``pypto_pro.backends.<name>`` (see :class:`Backend`).  Every backend has ``run``
+and ``launch_blocks``; a backend that compiles kernels ahead of their launch (cpu) also has
+``available``, ``prepare``, ``launch`` and ``frozen_launcher``, and may have a ``native_launcher``
+(:class:`NativeLauncher`).  The runtime (``runtime/jit.py``) only talks to this protocol and
 never names a backend: which backend runs by default is :data:`PREFERENCE`, and a backend whose
 ``prepare`` raises ``NotImplementedError`` falls back to the interpreter unless it was asked for
 explicitly (:func:`prepare`).
@@ -41,6 +42,11 @@ class Backend(Protocol):
 
     def run(self, kernel: Any, tensors: Dict[int, Any], scalars: Dict[int, Any], block_dim: int, *,
             jit: Any = None) -> Any: ...
+
+    def launch_blocks(self, arch: Any, work: int) -> int:
+        """Blocks to launch an SPMD kernel of ``arch`` with when the caller leaves the count to the
+        backend (lowered tensor-level programs: the result does not depend on it, only the speed);
+        ``work``: elements of the kernel's largest GM tensor."""
 
 
 class NativeLauncher(Protocol):
@@ -125,6 +131,12 @@ def prepare(name: str, kernel: Any, strict: bool) -> Tuple[str, Optional[Any]]:
         return FALLBACK, None
 
 
+def launch_blocks(name: str, arch: Any, work: int) -> int:
+    """The block count backend ``name`` launches an SPMD kernel of ``arch`` with, for ``work`` elements in
+    its largest GM tensor (:meth:`Backend.launch_blocks`)."""
+    return get_backend(name).launch_blocks(arch, work)
+
+
 def native_launcher(name: str) -> Optional[NativeLauncher]:
     """Backend ``name``'s :class:`NativeLauncher`, or None where it has none."""
     return getattr(get_backend(name), "native_launcher", None)
@@ -143,5 +155,5 @@ def prepare_relaunch(name: str, kernel: Any) -> Optional[Any]:
 
 
 __all__: Sequence[str] = ["Backend", "FALLBACK", "KNOWN", "NativeLauncher", "PREFERENCE", "default_backend",
-                          "get_backend", "get_runner", "is_available", "native_launcher", "prepare",
+                          "get_backend", "get_runner", "is_available", "launch_blocks", "native_launcher", "prepare",
                           "prepare_relaunch"]

@@ -20,6 +20,7 @@ from . import clauncher as native_launcher
 from . import prebuilt
 from .launcher import CompiledKernel, build, run_compiled
 from .toolchain import find_toolchain
+from .workers import launch_blocks
 
 _compiled: "weakref.WeakKeyDictionary[KernelIR, CompiledKernel]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
@@ -70,4 +71,4 @@ def run(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any
     return None
 
 
-__all__ = ["available", "frozen_launcher", "launch", "native_launcher", "prepare", "run"]
+__all__ = ["available", "frozen_launcher", "launch", "launch_blocks", "native_launcher", "prepare", "run"]

@@ -42,6 +42,14 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
     state = {"shapes": False}
     contiguous = {}  # slot -> whether own holds that tensor's contiguous strides
 
+    def write_scalars(buf, dbl, args) -> None:
+        for i, slot, kind, spec in scalars:
+            v = check_scalar(kernel_name, spec, args[i])
+            if kind == "f":
+                dbl[slot] = v
+            else:
+                buf[slot] = int(v)
+
     def write_all(buf, dbl, args) -> None:
         for i, slot, what in tensors:
             a = args[i]
@@ -51,12 +59,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
                 shape, strides, ptr = a.shape, element_strides(a, what, kernel_name), a.ctypes.data
             nd = len(shape)
             buf[slot:slot + 1 + 2 * nd] = [ptr, *shape, *strides]
-        for i, slot, kind, spec in scalars:
-            v = check_scalar(kernel_name, spec, args[i])
-            if kind == "f":
-                dbl[slot] = v
-            else:
-                buf[slot] = int(v)
+        write_scalars(buf, dbl, args)
 
     def launch(args, block_dim: int) -> None:
         if get_ident() != owner or not state["shapes"]:
@@ -85,12 +88,8 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
                 own[slot] = a.ctypes.data
                 nd = a.ndim
                 own[slot + 1 + nd:slot + 1 + 2 * nd] = element_strides(a, what, kernel_name)
-        for i, slot, kind, spec in scalars:
-            v = check_scalar(kernel_name, spec, args[i])
-            if kind == "f":
-                own_dbl[slot] = v
-            else:
-                own[slot] = int(v)
+        if scalars:
+            write_scalars(own, own_dbl, args)
         if compiled.log_sink is not None:
             compiled.call(own, own_err, block_dim)
         elif fn(own, block_dim, own_ref) != 0:
