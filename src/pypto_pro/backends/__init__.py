@@ -30,12 +30,12 @@ class Backend(Protocol):
     launches).  Optional, for backends that build a kernel before launching it:
 
     * ``available() -> bool``: whether the backend can run here (e.g. a C++ compiler exists);
-    * ``prepare(kernel) -> prepared``: build it (cached); ``NotImplementedError`` naming an unsupported op;
+    * ``prepare(kernel, relaunch=False) -> prepared``: build it (cached); ``NotImplementedError`` naming
+      an unsupported op.  ``relaunch=True``: for a frozen relauncher, which skips the launch's own
+      wrapping; ``NotImplementedError`` for a kernel that needs it (cpu: communicating kernels);
     * ``launch(prepared, tensors, scalars, block_dim)``: one launch of a prepared kernel;
     * ``frozen_launcher(kernel_name, prepared, specs) -> (args, block_dim) -> None``: a relauncher for
       exactly one argument signature, skipping argument binding;
-    * ``prepare(kernel, relaunch=True)``: the same, for a frozen relauncher that skips the launch's own
-      wrapping; ``NotImplementedError`` for a kernel that needs it (cpu: communicating kernels);
     * ``native_launcher``: a :class:`NativeLauncher` that runs ``kernel[None, n]`` launches of the latest
       frozen signature without Python code (cpu: the C extension of ``backends/cpu/clauncher.py``).
     """

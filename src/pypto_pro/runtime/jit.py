@@ -102,7 +102,7 @@ class VariantCache(dict):
     Clearing it also drops the kernel's frozen launchers, so the next launch of every signature
     compiles again (the official tests count variants after clearing ``_compiled_by_signature``)."""
 
-    def __init__(self, fast: Dict[Tuple, Callable], on_clear: Optional[Callable[[], None]] = None):
+    def __init__(self, fast: Dict[Tuple, FrozenSignature], on_clear: Optional[Callable[[], None]] = None):
         super().__init__()
         self._fast = fast
         self._on_clear = on_clear
@@ -135,7 +135,7 @@ class JitKernel:
         self.auto_mutex = auto_mutex
         self._arch_request = arch
         self._backend_request = backend
-        self._fast: Dict[Tuple, Callable] = {}
+        self._fast: Dict[Tuple, FrozenSignature] = {}
         self._variants: VariantCache = VariantCache(self._fast, self._forget_frozen)
         #: the native launcher that bound launchers go through (backends.NativeLauncher; None until a
         #: backend that has one is ready), its slot holding the latest frozen signature, and
@@ -381,8 +381,8 @@ class JitKernel:
                     native = backends.native_launcher(backend)
                     if native is not None:
                         fast.native = self._freeze_native(native, prepared, specs, args, key[0])
-                        # retried once by the next launch unless the native launcher is off (it may
-                        # have become ready since the attempt)
+                        # retried by later launches unless the native launcher is off: while it is
+                        # being built, and once when it is ready (it may have become so since this try)
                         if fast.native is None and native.state() != "off":
                             fast.pending = (native, prepared, specs)
             self.last_report = None
