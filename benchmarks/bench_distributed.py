@@ -157,7 +157,8 @@ def main() -> None:
     for n in sorted(results.keys()):
         t_ours, t_ours_mpi, t_torch = results[n][:3]
         print(f"{n:>5} | {_ms(t_ours)} | {_ms(t_ours_mpi)} | {_ms(t_torch)}")
-    print(f"{'world':>5} | {'put+barrier GB/s (shm)':>22} | {'put+barrier GB/s (mpi)':>22} | {'plain shm copy GB/s':>22}")
+    heads = ("put+barrier GB/s (shm)", "put+barrier GB/s (mpi)", "plain shm copy GB/s")
+    print(f"{'world':>5} | " + " | ".join(f"{h:>22}" for h in heads))
     for n in sorted(results.keys()):
         t_put, t_put_mpi, t_copy, nbytes = results[n][3:]
         print(f"{n:>5} | {_gbs(t_put, nbytes)} | {_gbs(t_put_mpi, nbytes)} | {_gbs(t_copy, nbytes)}")

@@ -28,7 +28,7 @@ from ..dtypes import DataType
 from ..errors import KernelRuntimeError
 from . import order
 from .groups import resolve
-from .segment import RemoteArray, Segment, heap_capacity, peers, wait_timeout  # noqa: F401  (re-exported)
+from .segment import RemoteArray, Segment, peers
 
 TRANSPORTS = ("auto", "shm", "mpi")
 
