@@ -88,3 +88,18 @@ def test_a_group_spanning_hosts_gets_the_mpi_transport(world):
     refused = world.run(shmem_cases.as_separate_hosts, "shm", "allgather_matmul", 2, "interp")[:2]
     for message, _ in refused:
         assert "spans hosts ['node0', 'node1']" in message and "shared-memory transport" in message
+
+
+def test_a_rank_that_dies_fails_the_others_over_mpi(world):
+    """Last (it breaks the shared world): the waiting PE sees its peer's process gone, as on shm."""
+    import time
+
+    import shmem_cases
+
+    start = time.monotonic()
+    with pytest.raises(AssertionError) as info:
+        world.run(shmem_cases.on_transport, "mpi", "dies_after_attach", "interp", timeout=60)
+    text = str(info.value)
+    assert "rank 2: KernelDeadlockError" in text and "PE 1 (pid" in text and "has exited" in text
+    assert "rank 3: process exited (code 7)" in text
+    assert time.monotonic() - start < 30
