@@ -194,14 +194,15 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
     cores = np.zeros((max(1, ncores), 10), np.int64)
     misc = np.zeros(3, np.int64)
     lib.replay(plan.table.ctypes.data, plan.decls.ctypes.data, ptable.ctypes.data, capacity, params.scalar_issue,
-               int(locked.arch.capacity["Vec"]), out.ctypes.data, cores.ctypes.data, misc.ctypes.data)
+               plan.chip_bytes, out.ctypes.data, cores.ctypes.data, misc.ctypes.data)
     status = int(misc[1])
     if status != 0:
         reason = _STATUS.get(status, f"status {status}")
         logger.info("sim kernel %s: %s found; the interpreter engine reports it", kernel.name, reason)
         return reason
     _values(prepared, kernel, tensors, scalars, block_dim)
-    labels = [f"block {b} AIV0" for b in range(block_dim)]
+    unit = "AIC" if locked.kind == "cube" else "AIV0"
+    labels = [f"block {b} {unit}" for b in range(block_dim)]
     core_start = cores[:ncores, 9].tolist() + [n]
     summaries = []
     for c in range(ncores):

@@ -59,7 +59,7 @@ class LazyStreams(Sequence):
         rows = out.tolist()
         streams: List[List[Instr]] = []
         for ci, label in enumerate(self._labels):
-            region = ("L", ci, "Vec", f"{SPACE_LABEL['Vec']} of {label}")
+            regions: Dict[str, Tuple] = {}
             stream: List[Instr] = []
             for seq, k in enumerate(range(self._core_start[ci], self._core_start[ci + 1])):
                 row = rows[k]
@@ -91,11 +91,12 @@ class LazyStreams(Sequence):
                         acc = tile_accs.get(key)
                         if acc is None:
                             decl = tiles[d]
-                            es = decl.dtype.nbytes
-                            nbytes = t.rows * t.cols * es
-                            acc = tile_accs[key] = Access(region, (decl.addr,), (decl.addr + nbytes,), t.write, False,
-                                                          decl.name, nbytes, t.rows, t.cols, "Vec", decl.dtype.name,
-                                                          False)
+                            space, lo, hi = plan.decl_bytes[d]
+                            region = regions.get(space)
+                            if region is None:
+                                region = regions[space] = ("L", ci, space, f"{SPACE_LABEL[space]} of {label}")
+                            acc = tile_accs[key] = Access(region, (lo,), (hi,), t.write, False, decl.name, hi - lo,
+                                                          t.rows, t.cols, space, decl.dtype.name, False)
                         accs.append(acc)
                 if accs:
                     ins.accesses = accs

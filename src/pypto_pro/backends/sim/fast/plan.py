@@ -1,9 +1,10 @@
 """Which kernels the compiled fast path covers, and the static tables it runs on.
 
-Covered: vector kernels whose tile ops are GM <-> UB loads and stores, element-wise vector ops, in-core
-flags, barriers and mutexes (what auto_mutex inserts), on whole ND tiles of static shape (declared tiles
-or tile-group slots), over plain GM arguments; any scalar control flow.  Everything else runs on the
-interpreter engine.  For a covered kernel every fact of an executed op except its runtime values (which
+Covered: vector and cube kernels whose tile ops are GM <-> UB/L1/L0C loads and stores, element-wise
+vector ops and casts, L1 -> L0A/L0B moves, matmul / matmul_acc, in-core flags, barriers and mutexes (what
+auto_mutex inserts), on whole tiles of static shape whose bytes are one contiguous run (declared tiles or
+tile-group slots; any layout), over plain GM arguments; any scalar control flow.  Everything else runs on
+the interpreter engine.  For a covered kernel every fact of an executed op except its runtime values (which
 slot a group reference picks, GM offsets, an event or mutex id) is known per statement: pipe, sync kind,
 cost (costs.cost_of on the op's accesses) and the access templates, in the order the recorder records them.
 """
@@ -15,7 +16,8 @@ from typing import Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from ....ir import nodes as ir
-from ....ir.types import AtomicType, Layout, MemorySpace
+from ....ir.layout import element_offsets, fractal_bytes
+from ....ir.types import AtomicType, MemorySpace
 from ..costs import CostParams, cost_of
 from ..instr import PIPE_INDEX, Access, Instr
 from ..recorder import SPACE_LABEL
@@ -33,6 +35,11 @@ _MINMAX = frozenset(("maximum", "minimum"))
 #: its values from the interpreter (without the recorder) instead
 CPU_EXACT = frozenset(("load", "store", "add", "sub", "mul", "div", "maximum", "minimum", "abs", "neg", "relu",
                        "sqrt", "exp", "expands", "and_", "or_", "shl", "shr", "not_"))
+CPU_EXACT = CPU_EXACT | {"cast", "move", "matmul", "matmul_acc"}
+#: the on-chip memories the fast path models, in the order they are laid out in its flat per-core address space
+SPACES = ("Vec", "Mat", "Left", "Right", "Acc")
+#: the moves it models (equal shapes, no offset / fixpipe options): within one core
+_MOVES = {("Mat", "Left"), ("Mat", "Right"), ("Vec", "Vec")}
 _BARS = frozenset(("bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix", "bar_v"))
 
 
@@ -74,10 +81,27 @@ class KernelPlan:
     by_stmt: Dict[int, StmtPlan]
     decl_index: Dict[int, int]
     table: np.ndarray          # len(stmts) x TAB int64
-    decls: np.ndarray          # per declaration: addr, bytes
+    decls: np.ndarray          # per declaration: address in the flat on-chip space (SPACES in order), bytes
+    #: per declaration: (space name, first byte, end byte) of the whole tile in its own memory (None: not modelled)
+    decl_bytes: List[Optional[Tuple[str, int, int]]]
+    chip_bytes: int            # size of the flat on-chip space
     params: List[ir.TensorParam]
     #: every data op is in CPU_EXACT: the cpu backend computes the values
     cpu_values: bool
+
+
+def whole_tile_bytes(decl: ir.TileDecl) -> Optional[Tuple[int, int]]:
+    """[first, end) bytes of the whole of ``decl`` as the recorder computes them for a whole-tile access, or
+    None when those bytes are not one contiguous run (the recorder then records byte runs)."""
+    if len(decl.shape) != 2 or decl.addr < 0 or decl.space.name not in SPACES:
+        return None
+    rows, cols = decl.shape
+    es = decl.dtype.nbytes
+    offs = element_offsets(rows, cols, decl.layout, es, decl.space == MemorySpace.Acc,
+                           fractal_bytes(decl.dtype, decl.layout))
+    lo = decl.addr + int(offs.item(0, 0)) * es
+    hi = decl.addr + (int(offs.item(rows - 1, cols - 1)) + 1) * es
+    return (lo, hi) if hi - lo == rows * cols * es else None
 
 
 def _whole_tile(kernel: ir.KernelIR, ref, what: str) -> List[ir.TileDecl]:
@@ -89,8 +113,8 @@ def _whole_tile(kernel: ir.KernelIR, ref, what: str) -> List[ir.TileDecl]:
         raise NotCovered(f"{what}: a tile subview")
     for d in decls:
         vs = d.ttype.valid_shape
-        if d.space != MemorySpace.Vec or d.layout != Layout.ND or len(d.shape) != 2 or d.addr < 0:
-            raise NotCovered(f"{what}: tile {d.name} is not a UB tile in ND layout")
+        if whole_tile_bytes(d) is None:
+            raise NotCovered(f"{what}: tile {d.name} (its bytes are not one run of {'/'.join(SPACES)})")
         if vs is not None and list(vs) != list(d.shape):
             raise NotCovered(f"{what}: tile {d.name} has a valid shape")
         if d.shape != decls[0].shape or d.dtype != decls[0].dtype:
@@ -108,8 +132,8 @@ def _flat(values):
 
 def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
     """The plan of a kernel (with auto_mutex applied); raises :class:`NotCovered`."""
-    if kernel.kind != "vector":
-        raise NotCovered(f"a {kernel.kind} kernel (only vector kernels are covered)")
+    if kernel.kind not in ("vector", "cube"):
+        raise NotCovered(f"a {kernel.kind} kernel (vector and cube kernels are covered)")
     decl_index = {t.uid: i for i, t in enumerate(kernel.tiles)}
     plans: List[StmtPlan] = []
     for s in ir.walk(kernel.body):
@@ -132,12 +156,21 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
         for k, a in enumerate(p.accesses):
             row[7 + k * ACCW: 7 + (k + 1) * ACCW] = (int(a.gm), int(a.write), a.value,
                                                     a.param.index if a.gm else 0, a.rows, a.cols)
+    base, chip = {}, 0
+    for sp in SPACES:
+        base[sp] = chip
+        chip += int(kernel.arch.capacity.get(sp, 0))
     decls = np.zeros((max(1, len(kernel.tiles)), 2), np.int64)
+    decl_bytes: List[Optional[Tuple[str, int, int]]] = []
     for i, t in enumerate(kernel.tiles):
-        decls[i] = (t.addr, t.shape[0] * t.shape[1] * t.dtype.nbytes) if len(t.shape) == 2 else (0, 0)
+        span = whole_tile_bytes(t)
+        decl_bytes.append(None if span is None else (t.space.name, span[0], span[1]))
+        if span is not None:
+            decls[i] = (base[t.space.name] + span[0], span[1] - span[0])
     tparams = [p for p in kernel.params if isinstance(p, ir.TensorParam)]
     cpu_values = all(p.kind != DATA or p.stmt.op.name in CPU_EXACT for p in plans)
-    return KernelPlan(plans, {id(p.stmt): p for p in plans}, decl_index, table, decls, tparams, cpu_values)
+    return KernelPlan(plans, {id(p.stmt): p for p in plans}, decl_index, table, decls, decl_bytes, chip, tparams,
+                      cpu_values)
 
 
 def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams) -> StmtPlan:
@@ -171,7 +204,7 @@ def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams
         decls = _whole_tile(kernel, a["src"], "pl.store")
         _tile(p, a["src"], write=False)
         _gm(p, a["dst"], a["offsets"], decls[0], write=True)
-    elif name in _UNARY:
+    elif name in _UNARY or name == "cast":
         _check_same(kernel, s, ("dst", "src"))
         _tile(p, a["src"], write=False)
         _tile(p, a["dst"], write=True)
@@ -181,6 +214,27 @@ def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams
         _tile(p, a["lhs"], write=False)
         if isinstance(a["rhs"], ir.TileRef):
             _tile(p, a["rhs"], write=False)
+        _tile(p, a["dst"], write=True)
+    elif name == "move":
+        if any(a.get(k) is not None for k in ("offset", "acc_to_vec_mode", "relu_pre_mode", "scale")) or \
+                (a["src"].space.name, a["dst"].space.name) not in _MOVES:
+            raise NotCovered("pl.move other than L1 -> L0A/L0B or UB -> UB of equal shapes")
+        _check_same(kernel, s, ("dst", "src"))
+        _tile(p, a["src"], write=False)
+        _tile(p, a["dst"], write=True)
+    elif name in ("matmul", "matmul_acc"):
+        if a.get("phase") is not None or a.get("bias") is not None:
+            raise NotCovered(f"pl.{name} with phase= or bias")
+        (m, k), (k2, n), (m2, n2) = (tuple(_whole_tile(kernel, a[x], f"pl.{name}")[0].shape)
+                                     for x in ("lhs", "rhs", "dst"))
+        if name == "matmul_acc" and tuple(_whole_tile(kernel, a["acc"], f"pl.{name}")[0].shape) != (m, n):
+            raise NotCovered(f"pl.{name} on tiles of these shapes")
+        if (k, m, n) != (k2, m2, n2):
+            raise NotCovered(f"pl.{name} on tiles of these shapes")
+        _tile(p, a["lhs"], write=False)
+        _tile(p, a["rhs"], write=False)
+        if name == "matmul_acc":
+            _tile(p, a["acc"], write=False)
         _tile(p, a["dst"], write=True)
     elif name == "expands":
         _check_same(kernel, s, ("dst",))

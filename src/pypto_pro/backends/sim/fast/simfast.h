@@ -98,7 +98,7 @@ struct Replay {
   const int64_t* tab;      // statement table
   const int64_t* decls;    // per declaration: addr, bytes
   const int64_t* params;   // per tensor param: ndim, shape[MAXDIM]
-  int64_t ncores, capacity, issue_cycles, ub_capacity;
+  int64_t ncores, capacity, issue_cycles, chip_bytes;  // chip: a core's memories laid end to end
   std::vector<Ins> ins;
   std::vector<int64_t> core_start;
   // state
@@ -155,7 +155,7 @@ struct Replay {
   // ------------------------------------------------------------------ checks in program order
   // Uninitialised reads and GM bounds depend on program order only (as the recorder checks them).
   void precheck() {
-    std::vector<uint8_t> written((size_t)ub_capacity);
+    std::vector<uint8_t> written((size_t)chip_bytes);
     for (int64_t ci = 0; ci < ncores && status == CLEAN; ++ci) {
       std::fill(written.begin(), written.end(), 0);
       for (int64_t k = core_start[ci]; k < core_start[ci + 1]; ++k) {

@@ -15,7 +15,7 @@ from typing import Dict
 from .... import __version__
 from ....ir import nodes as ir
 from ....runtime import cache
-from ...cpu.codegen import KernelCodegen
+from ...cpu.codegen import KIND_CODES, KernelCodegen
 from ...cpu.toolchain import compile_shared
 from .plan import KernelPlan
 
@@ -34,7 +34,7 @@ extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const in
   for (int64_t b = 0; b < block_dim; ++b) {
     T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
     pto::Core C{};
-    C.kind = 0; C.block = (int32_t)b; C.sub = 0;
+    C.kind = @KIND@; C.block = (int32_t)b; C.sub = 0;
     C.block_idx = b; C.block_num = block_dim; C.subblock_idx = 0; C.subblock_num = 1;
     C.args = args; C.site = -1;
     try {
@@ -52,13 +52,13 @@ extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const in
 // cores: per core busy[7], first start, last end, first record; misc: total cycles, status, detail.
 extern "C" __attribute__((visibility("default"))) void simfast_replay(
     const int64_t* tab, const int64_t* decls, const int64_t* params, int64_t capacity, int64_t issue,
-    int64_t ub_capacity, int64_t* out, int64_t* cores, int64_t* misc) {
+    int64_t chip_bytes, int64_t* out, int64_t* cores, int64_t* misc) {
   simfast::Trace& T = simfast::trace();
   static thread_local simfast::Replay R;  // reused: its buffers stay mapped between launches
   R.reset();
   R.tab = tab; R.decls = decls; R.params = params;
   R.ncores = (int64_t)T.core_start.size() - 1;
-  R.capacity = capacity; R.issue_cycles = issue; R.ub_capacity = ub_capacity;
+  R.capacity = capacity; R.issue_cycles = issue; R.chip_bytes = chip_bytes;
   R.core_start = T.core_start;
   int64_t n = T.core_start.back();
   R.ins.resize((size_t)n);
@@ -132,7 +132,8 @@ def trace_source(kernel: ir.KernelIR, plan: KernelPlan) -> str:
     if gen.mode != 0 or gen.extra:
         raise NotImplementedError("cross-core execution")
     body = gen.source[:gen.source.index('extern "C"')]
-    return body.replace('#include "pto/pto.h"', '#include "pto/pto.h"\n#include "simfast.h"', 1) + _DRIVER
+    driver = _DRIVER.replace("@KIND@", str(KIND_CODES[kernel.kind]))
+    return body.replace('#include "pto/pto.h"', '#include "pto/pto.h"\n#include "simfast.h"', 1) + driver
 
 
 class TraceLibrary:
@@ -153,7 +154,7 @@ def build(kernel: ir.KernelIR, plan: KernelPlan, tc) -> TraceLibrary:
     """Generate, compile (or fetch from the disk cache) and load the trace program of ``kernel``."""
     source = trace_source(kernel, plan)
     header = HEADER.read_text()
-    key = cache.digest(source, header, tc.identity, __version__, "simfast-1")
+    key = cache.digest(source, header, tc.identity, __version__, "simfast-2")
     entry = cache.entry(kernel.name + "_simtrace", kernel.arch.name, key)
     so_name = f"simtrace_{key[:12]}.so"
 

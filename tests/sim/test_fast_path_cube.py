@@ -1,0 +1,138 @@
+"""The compiled fast path on cube kernels and casts gives what the interpreter engine gives.
+
+As tests/sim/test_fast_path.py for vector kernels: each kernel runs with the fast path and with
+``PYPTO_SIM_FAST=0``; values are bit-identical and the report is the same field by field.  A cube kernel
+with a race, an uninitialised read, a GM window out of bounds or a hang raises the engine's very error, and
+the fast path is the one that found it (it looked at the kernel and handed the launch over).
+"""
+import numpy as np
+import pytest
+
+import pypto_pro.language as pl
+from pypto_pro.errors import KernelError
+
+from .test_fast_path import _both, _covered, _same_reports
+
+P = pl.PipeType
+MS = pl.MemorySpace
+FP16, FP32 = pl.DT_FP16, pl.DT_FP32
+M, K, N = 64, 128, 64
+TM, TK, TN = 32, 32, 32
+
+
+@pl.jit(backend="sim")
+def kloop(a: pl.Tensor[[M, K], FP16], b: pl.Tensor[[K, N], FP16], c: pl.Tensor[[M, N], FP32]):
+    """A K-loop matmul over auto_mutex tile groups (L1, L0A, L0B double-buffered, L0C per output tile)."""
+    a1 = pl.make_tile_group(type=pl.TileType([TM, TK], FP16, MS.Mat), addrs=0x0, mutex_ids=[0, 1])
+    b1 = pl.make_tile_group(type=pl.TileType([TK, TN], FP16, MS.Mat), addrs=0x4000, mutex_ids=[2, 3])
+    a0 = pl.make_tile_group(type=pl.TileType([TM, TK], FP16, MS.Left), addrs=0x0, mutex_ids=[4, 5])
+    b0 = pl.make_tile_group(type=pl.TileType([TK, TN], FP16, MS.Right), addrs=0x0, mutex_ids=[6, 7])
+    acc = pl.make_tile_group(type=pl.TileType([TM, TN], FP32, MS.Acc), addrs=0x0, mutex_ids=[8, 9])
+    with pl.section_cube():
+        for t in pl.range(pl.get_block_idx(), (M // TM) * (N // TN), pl.get_block_num()):
+            i = t // (N // TN)
+            j = t % (N // TN)
+            ct = acc.next()
+            for kk in pl.range(K // TK):
+                at = a1.next()
+                bt = b1.next()
+                pl.load(at, a, [i * TM, kk * TK])
+                pl.load(bt, b, [kk * TK, j * TN])
+                al = a0.next()
+                br = b0.next()
+                pl.move(al, at)
+                pl.move(br, bt)
+                if kk == 0:
+                    pl.matmul(ct, al, br)
+                else:
+                    pl.matmul_acc(ct, ct, al, br)
+            pl.store(c, ct, [i * TM, j * TN])
+
+
+def _hand_synced(skip_mte1_to_m=False, load_b=True, row=0, never_set=False):
+    """One 32x32x32 matmul with hand-written flags; each argument plants one defect."""
+    @pl.jit(backend="sim", auto_mutex=False)
+    def one_mm(a: pl.Tensor[[TM, TK], FP16], b: pl.Tensor[[TK, TN], FP16], c: pl.Tensor[[TM, TN], FP32]):
+        at = pl.make_tile(pl.TileType([TM, TK], FP16, MS.Mat), addr=0x0)
+        bt = pl.make_tile(pl.TileType([TK, TN], FP16, MS.Mat), addr=0x4000)
+        al = pl.make_tile(pl.TileType([TM, TK], FP16, MS.Left), addr=0x0)
+        br = pl.make_tile(pl.TileType([TK, TN], FP16, MS.Right), addr=0x0)
+        ct = pl.make_tile(pl.TileType([TM, TN], FP32, MS.Acc), addr=0x0)
+        with pl.section_cube():
+            pl.load(at, a, [row, 0])
+            if load_b:
+                pl.load(bt, b, [0, 0])
+            if not never_set:
+                pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.MTE1, event_id=0)
+            pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.MTE1, event_id=0)
+            pl.move(al, at)
+            pl.move(br, bt)
+            if not skip_mte1_to_m:
+                pl.system.sync_src(set_pipe=P.MTE1, wait_pipe=P.M, event_id=0)
+                pl.system.sync_dst(set_pipe=P.MTE1, wait_pipe=P.M, event_id=0)
+            pl.matmul(ct, al, br)
+            pl.system.sync_src(set_pipe=P.M, wait_pipe=P.FIX, event_id=0)
+            pl.system.sync_dst(set_pipe=P.M, wait_pipe=P.FIX, event_id=0)
+            pl.store(c, ct, [0, 0])
+    return one_mm
+
+
+TV = pl.TileType([16, 64], FP32)
+TVH = pl.TileType([16, 64], FP16)
+
+
+@pl.jit(backend="sim")
+def cast_round_trip(x: pl.Tensor[[pl.DYNAMIC, 64], FP32], y: pl.Tensor[[pl.DYNAMIC, 64], FP16]):
+    gx = pl.make_tile_group(type=TV, addrs=0x0, mutex_ids=[0, 1])
+    gh = pl.make_tile_group(type=TVH, addrs=0x2000, mutex_ids=[2, 3])
+    with pl.section_vector():
+        for t in pl.range(pl.get_block_idx(), x.shape[0] // 16, pl.get_block_num()):
+            tx = gx.next()
+            th = gh.next()
+            pl.load(tx, x, [t * 16, 0])
+            pl.exp(tx, tx)
+            pl.cast(th, tx, mode=pl.RoundMode.CAST_RINT)
+            pl.store(y, th, [t * 16, 0])
+
+
+def _fp16(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float16)
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_kloop_matmul_same_report_and_bits(blocks, monkeypatch, tmp_path):
+    a, b = _fp16(M, K), _fp16(K, N, seed=1)
+    (fast, fargs), (slow, sargs) = _both(kloop, blocks, lambda: (a, b, np.zeros((M, N), np.float32)), monkeypatch)
+    assert fargs[2].tobytes() == sargs[2].tobytes()
+    np.testing.assert_allclose(fargs[2], a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    _same_reports(fast, slow, tmp_path)
+    assert fast.labels[0] == "block 0 AIC"
+
+
+def test_hand_synced_matmul_same_report(monkeypatch, tmp_path):
+    k = _hand_synced()
+    a, b = _fp16(TM, TK), _fp16(TK, TN, seed=1)
+    (fast, fargs), (slow, sargs) = _both(k, 1, lambda: (a, b, np.zeros((TM, TN), np.float32)), monkeypatch)
+    assert fargs[2].tobytes() == sargs[2].tobytes()
+    _same_reports(fast, slow, tmp_path)
+
+
+def test_cast_same_report_and_bits(monkeypatch, tmp_path):
+    x = np.random.default_rng(4).standard_normal((16 * 6, 64)).astype(np.float32)
+    (fast, fargs), (slow, sargs) = _both(cast_round_trip, 2, lambda: (x, np.zeros(x.shape, np.float16)), monkeypatch)
+    assert fargs[1].tobytes() == sargs[1].tobytes()
+    _same_reports(fast, slow, tmp_path)
+
+
+@pytest.mark.parametrize("defect", [dict(skip_mte1_to_m=True), dict(load_b=False), dict(row=8),
+                                    dict(never_set=True)], ids=["race", "uninit", "bounds", "hang"])
+def test_cube_hazards_are_found_by_the_fast_path_and_reported_by_the_engine(defect, monkeypatch):
+    k = _hand_synced(**defect)
+    messages = []
+    for fast in ("1", "0"):
+        monkeypatch.setenv("PYPTO_SIM_FAST", fast)
+        with pytest.raises(KernelError) as err:
+            k[1](_fp16(TM, TK), _fp16(TK, TN), np.zeros((TM, TN), np.float32))
+        messages.append((type(err.value), str(err.value)))
+    assert messages[0] == messages[1]
+    assert _covered(k), "the fast path did not look at the kernel"
