@@ -136,3 +136,77 @@ def test_cube_hazards_are_found_by_the_fast_path_and_reported_by_the_engine(defe
         messages.append((type(err.value), str(err.value)))
     assert messages[0] == messages[1]
     assert _covered(k), "the fast path did not look at the kernel"
+
+
+MB, KB, NB, TB = 32, 32, 128, 32  # per block: a [MB, KB] band of A times B, NB / TB column tiles
+
+
+def _mix(skip_wait=False, wait_event=0):
+    """Mix: the cube stores each column tile of A @ B to a GM workspace and sets a cross-core event; each
+    AIV waits for it and takes the exp of its half of the rows.  The arguments plant a defect."""
+    @pl.jit(backend="sim")
+    def mm_then_exp(a: pl.Tensor[[pl.DYNAMIC, KB], FP16], b: pl.Tensor[[KB, NB], FP16],
+                    work: pl.Tensor[[pl.DYNAMIC, NB], FP32], out: pl.Tensor[[pl.DYNAMIC, NB], FP32]):
+        a1 = pl.make_tile_group(type=pl.TileType([MB, KB], FP16, MS.Mat), addrs=0x0, mutex_ids=[0])
+        b1 = pl.make_tile_group(type=pl.TileType([KB, TB], FP16, MS.Mat), addrs=0x4000, mutex_ids=[1, 2])
+        a0 = pl.make_tile_group(type=pl.TileType([MB, KB], FP16, MS.Left), addrs=0x0, mutex_ids=[3])
+        b0 = pl.make_tile_group(type=pl.TileType([KB, TB], FP16, MS.Right), addrs=0x0, mutex_ids=[4, 5])
+        acc = pl.make_tile_group(type=pl.TileType([MB, TB], FP32, MS.Acc), addrs=0x0, mutex_ids=[6, 7])
+        v = pl.make_tile_group(type=pl.TileType([MB // 2, TB], FP32, MS.Vec), addrs=0x0, mutex_ids=[8, 9])
+        with pl.section_cube():
+            r = pl.get_block_idx() * MB
+            at = a1.next()
+            pl.load(at, a, [r, 0])
+            al = a0.next()
+            pl.move(al, at)
+            for j in pl.range(NB // TB):
+                bt = b1.next()
+                pl.load(bt, b, [0, j * TB])
+                br = b0.next()
+                pl.move(br, bt)
+                ct = acc.next()
+                pl.matmul(ct, al, br)
+                pl.store(work, ct, [r, j * TB])
+                pl.system.set_cross_core(pipe=P.FIX, event_id=j % 2)
+        with pl.section_vector():
+            r = (pl.get_block_idx() // pl.get_subblock_num()) * MB + pl.get_subblock_idx() * (MB // 2)
+            for j in pl.range(NB // TB):
+                if not skip_wait:
+                    pl.system.wait_cross_core(pipe=P.MTE2, event_id=j % 2 + wait_event)
+                t = v.next()
+                pl.load(t, work, [r, j * TB])
+                pl.exp(t, t)
+                pl.store(out, t, [r, j * TB])
+    return mm_then_exp
+
+
+mm_then_exp = _mix()
+
+
+def _mix_args(blocks):
+    a = _fp16(MB * blocks, KB, seed=5) * np.float16(0.25)
+    b = _fp16(KB, NB, seed=6) * np.float16(0.25)
+    return lambda: (a, b, np.zeros((MB * blocks, NB), np.float32), np.zeros((MB * blocks, NB), np.float32))
+
+
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_mix_cross_core_handoff_same_report_and_bits(blocks, monkeypatch, tmp_path):
+    (fast, fargs), (slow, sargs) = _both(mm_then_exp, blocks, _mix_args(blocks), monkeypatch)
+    assert fargs[3].tobytes() == sargs[3].tobytes()
+    a, b = _mix_args(blocks)()[:2]
+    np.testing.assert_allclose(fargs[3], np.exp(a.astype(np.float32) @ b.astype(np.float32)), rtol=1e-3)
+    _same_reports(fast, slow, tmp_path)
+    assert fast.labels[:3] == ["block 0 AIC", "block 0 AIV0", "block 0 AIV1"]
+
+
+@pytest.mark.parametrize("defect", [dict(skip_wait=True), dict(wait_event=2)], ids=["race", "hang"])
+def test_mix_hazards_are_found_by_the_fast_path_and_reported_by_the_engine(defect, monkeypatch):
+    k = _mix(**defect)
+    messages = []
+    for fast in ("1", "0"):
+        monkeypatch.setenv("PYPTO_SIM_FAST", fast)
+        with pytest.raises(KernelError) as err:
+            k[1](*_mix_args(1)())
+        messages.append((type(err.value), str(err.value)))
+    assert messages[0] == messages[1]
+    assert _covered(k), "the fast path did not look at the kernel"

@@ -108,9 +108,9 @@ def simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int
         if fast.enabled(options):
             done = fast.run_fast(kernel, locked, tensors, scalars, block_dim, resident_blocks(locked))
             if not isinstance(done, str):
-                streams, cycles, summaries, labels = done
+                streams, cycles, summaries, labels, blocks = done
                 return SimReport(locked.name, locked.arch.name, block_dim, resident_blocks(locked), labels,
-                                 list(range(block_dim)), streams, params_for(locked.arch), cycles, [],
+                                 blocks, streams, params_for(locked.arch), cycles, [],
                                  tile_infos(locked), summaries, counts=streams.counts)
         return _simulate(locked, tensors, scalars, block_dim, options)
 

@@ -38,7 +38,8 @@ from .plan import MAXDIM, W, KernelPlan, NotCovered, build_plan
 FAST_PIPES = PIPES[:7]
 
 _STATUS = {1: "a race", 2: "an uninitialised read", 3: "a GM access out of bounds", 4: "a deadlock",
-           5: "a failing scalar operation", 6: "a mutex never released", 7: "an unlock of a mutex not held"}
+           5: "a failing scalar operation", 6: "a mutex never released", 7: "an unlock of a mutex not held",
+           9: "a cross-core event with no core to reach"}
 #: more records than this run on the interpreter engine (memory: ~170 bytes per record)
 MAX_RECORDS = 8_000_000
 #: the replay keeps a vector clock of (core x pipe) entries per core and pipe: above this many blocks the
@@ -161,7 +162,7 @@ def _values(prepared: _Prepared, kernel: ir.KernelIR, tensors, scalars, block_di
 
 def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any],
              block_dim: int, capacity: int) -> Union[str, Tuple]:
-    """Run the launch on the fast path: ``(streams, total cycles, summaries, labels)``, or the reason
+    """Run the launch on the fast path: ``(streams, total cycles, summaries, labels, blocks)``, or the reason
     (a string) why the interpreter engine must run it instead (then nothing has been written)."""
     prepared = _prepare(kernel, locked)
     if prepared.reason is not None:
@@ -178,7 +179,7 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
     plan: KernelPlan = prepared.plan
     args = _pack(prepared, locked, tensors, scalars)
     lib = prepared.lib
-    n = lib.trace(args.ctypes.data, block_dim, MAX_RECORDS)
+    n = lib.trace(args.ctypes.data, block_dim, plan.per_block, plan.first_vector, MAX_RECORDS)
     if n < 0:
         reason = "a failing scalar operation" if n == -1 else "too many instructions"
         _note(kernel, reason)
@@ -190,19 +191,19 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
         ptable[p.index, 1:1 + arr.ndim] = arr.shape
     params = params_for(locked.arch)
     out = np.empty((max(1, n), 5 + W), np.int64)
-    ncores = block_dim
+    ncores = block_dim * plan.per_block
     cores = np.zeros((max(1, ncores), 10), np.int64)
     misc = np.zeros(3, np.int64)
-    lib.replay(plan.table.ctypes.data, plan.decls.ctypes.data, ptable.ctypes.data, capacity, params.scalar_issue,
-               plan.chip_bytes, out.ctypes.data, cores.ctypes.data, misc.ctypes.data)
+    topology = np.array([plan.per_block, plan.first_vector, params.cross_core_latency], np.int64)
+    lib.replay(plan.table.ctypes.data, plan.decls.ctypes.data, ptable.ctypes.data, topology.ctypes.data, capacity,
+               params.scalar_issue, plan.chip_bytes, out.ctypes.data, cores.ctypes.data, misc.ctypes.data)
     status = int(misc[1])
     if status != 0:
         reason = _STATUS.get(status, f"status {status}")
         logger.info("sim kernel %s: %s found; the interpreter engine reports it", kernel.name, reason)
         return reason
     _values(prepared, kernel, tensors, scalars, block_dim)
-    unit = "AIC" if locked.kind == "cube" else "AIV0"
-    labels = [f"block {b} {unit}" for b in range(block_dim)]
+    labels = plan.labels(block_dim)
     core_start = cores[:ncores, 9].tolist() + [n]
     summaries = []
     for c in range(ncores):
@@ -211,5 +212,5 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
         busy.update({p: 0 for p in PIPES if p not in busy})  # COMM: kernels with it run on the engine
         summaries.append((busy, row[7], row[8]))
     streams = LazyStreams(plan, locked, out[:n], core_start, labels, tensors)
-    return streams, int(misc[0]), summaries, labels
+    return streams, int(misc[0]), summaries, labels, [ci // plan.per_block for ci in range(ncores)]
 

@@ -68,7 +68,14 @@ class LazyStreams(Sequence):
                 sync = p.sync
                 if sync is not None and p.sync_value >= 0:
                     value = vals[p.sync_value]
-                    key = (sync[0], sync[1][:2] + (value,)) if isinstance(sync[1], tuple) else (sync[0], value)
+                    if sync[0] == "xset":
+                        key = ("xset", tuple((t, sync[1], value, ci) for t in plan.peers(sync[1], ci)))
+                    elif sync[0] == "xwait":
+                        key = ("xwait", tuple((ci, sync[1], value, t) for t in plan.peers(sync[1], ci)))
+                    elif isinstance(sync[1], tuple):
+                        key = (sync[0], sync[1][:2] + (value,))
+                    else:
+                        key = (sync[0], value)
                     sync = syncs.setdefault(key, key)
                 ins = Instr(ci, seq, p.stmt.op.name, p.pipe, p.stmt.loc, sync, p.cost)
                 accs = []

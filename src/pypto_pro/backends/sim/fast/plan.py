@@ -17,14 +17,14 @@ import numpy as np
 
 from ....ir import nodes as ir
 from ....ir.layout import element_offsets, fractal_bytes
-from ....ir.types import AtomicType, MemorySpace
+from ....ir.types import AtomicType, CrossCoreSyncMode, MemorySpace
 from ..costs import CostParams, cost_of
 from ..instr import PIPE_INDEX, Access, Instr
 from ..recorder import SPACE_LABEL
 
 #: must match simfast.h
 W, TAB, MAXACC, MAXDIM, ACCW = 8, 32, 4, 6, 6
-DATA, SET, WAIT, BAR, BAR_ALL, LOCK, UNLOCK = range(7)
+DATA, SET, WAIT, BAR, BAR_ALL, LOCK, UNLOCK, XSET, XWAIT = range(9)
 ALL = 7
 
 _UNARY = frozenset(("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not_"))
@@ -88,6 +88,25 @@ class KernelPlan:
     params: List[ir.TensorParam]
     #: every data op is in CPU_EXACT: the cpu backend computes the values
     cpu_values: bool
+    #: cores per block, and the first vector core's position in its block (the cube core comes first in a
+    #: mix kernel, as on the interpreter: block b's cores are per_block * b + 0 .. per_block - 1)
+    per_block: int = 1
+    first_vector: int = 0
+
+    def labels(self, blocks: int) -> List[str]:
+        """The cores' labels, as the interpreter names them."""
+        own = [f"AIV{j - self.first_vector}" if j >= self.first_vector else "AIC" for j in range(self.per_block)]
+        return [f"block {b} {name}" for b in range(blocks) for name in own]
+
+    def peers(self, family: int, ci: int) -> List[int]:
+        """The cores a cross-core set of ``family`` on core ``ci`` reaches (= those a wait there consumes
+        from), as ops/sync.py's ``_sources`` picks them; empty where that is an error."""
+        block, local = divmod(ci, self.per_block)
+        first = block * self.per_block
+        vectors = range(first + self.first_vector, first + self.per_block)
+        if family == CrossCoreSyncMode.INTER_SUBBLOCK:
+            return list(vectors) if local >= self.first_vector else []
+        return list(vectors) if local < self.first_vector else list(range(first, first + self.first_vector))
 
 
 def whole_tile_bytes(decl: ir.TileDecl) -> Optional[Tuple[int, int]]:
@@ -132,8 +151,8 @@ def _flat(values):
 
 def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
     """The plan of a kernel (with auto_mutex applied); raises :class:`NotCovered`."""
-    if kernel.kind not in ("vector", "cube"):
-        raise NotCovered(f"a {kernel.kind} kernel (vector and cube kernels are covered)")
+    if kernel.kind not in ("vector", "cube", "mix"):
+        raise NotCovered(f"a {kernel.kind} kernel")
     decl_index = {t.uid: i for i, t in enumerate(kernel.tiles)}
     plans: List[StmtPlan] = []
     for s in ir.walk(kernel.body):
@@ -151,6 +170,8 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
         row[1], row[2] = p.kind, p.cost
         if p.kind in (SET, WAIT):
             row[3], row[4] = PIPE_INDEX[p.sync[1][0]], PIPE_INDEX[p.sync[1][1]]
+        elif p.kind in (XSET, XWAIT):
+            row[3] = p.sync[1]  # the event family (CrossCoreSyncMode value)
         row[5] = p.sync_value
         row[6] = len(p.accesses)
         for k, a in enumerate(p.accesses):
@@ -169,8 +190,10 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
             decls[i] = (base[t.space.name] + span[0], span[1] - span[0])
     tparams = [p for p in kernel.params if isinstance(p, ir.TensorParam)]
     cpu_values = all(p.kind != DATA or p.stmt.op.name in CPU_EXACT for p in plans)
+    per_block, first_vector = {"vector": (1, 0), "cube": (1, 1),
+                                "mix": (1 + kernel.arch.vector_per_block, 1)}[kernel.kind]
     return KernelPlan(plans, {id(p.stmt): p for p in plans}, decl_index, table, decls, decl_bytes, chip, tparams,
-                      cpu_values)
+                      cpu_values, per_block, first_vector)
 
 
 def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams) -> StmtPlan:
@@ -185,6 +208,16 @@ def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams
         p = StmtPlan(index, s, pipe, LOCK if name == "mutex_lock" else UNLOCK, params.sync_cost,
                      ("lock" if name == "mutex_lock" else "unlock", None))
         p.sync_value = _value(p, a["mutex_id"], "int")
+        return p
+    if name in ("set_cross_core", "wait_cross_core"):
+        mode = CrossCoreSyncMode(a["sync_mode"])
+        if mode not in (CrossCoreSyncMode.INTRA_BLOCK, CrossCoreSyncMode.INTER_SUBBLOCK):
+            raise NotCovered(f"pl.system.{name} in mode {mode.name}")
+        setting = name == "set_cross_core"
+        # the sync meaning's core keys are runtime facts: lazy.py builds ("xset"/"xwait", keys) per record
+        p = StmtPlan(index, s, pipe, XSET if setting else XWAIT, params.sync_cost,
+                     ("xset" if setting else "xwait", mode.value))
+        p.sync_value = _value(p, a["event_id"], "int")
         return p
     if name in _BARS:
         return StmtPlan(index, s, pipe, BAR, params.sync_cost, ("bar",))

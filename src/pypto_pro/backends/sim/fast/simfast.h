@@ -27,9 +27,9 @@ constexpr int TAB = 32;      // statement table row width (see fast/plan.py)
 constexpr int MAXACC = 4;
 constexpr int MAXDIM = 6;
 
-enum Kind : int64_t { DATA = 0, SET = 1, WAIT = 2, BAR = 3, BAR_ALL = 4, LOCK = 5, UNLOCK = 6 };
+enum Kind : int64_t { DATA = 0, SET = 1, WAIT = 2, BAR = 3, BAR_ALL = 4, LOCK = 5, UNLOCK = 6, XSET = 7, XWAIT = 8 };
 enum Status : int64_t { CLEAN = 0, RACE = 1, UNINIT = 2, BOUNDS = 3, DEADLOCK = 4, TRACE_FAILED = 5,
-                        UNRELEASED = 6, BAD_UNLOCK = 7, TOO_BIG = 8 };
+                        UNRELEASED = 6, BAD_UNLOCK = 7, TOO_BIG = 8, NO_PEER = 9 };
 
 struct Trace {
   std::vector<int64_t> rec;          // W per record
@@ -48,7 +48,7 @@ inline int64_t* push() {
 }
 
 // statement table row (int64 each)
-enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0 };
+enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0 };  // C_SETP: a cross-core op's family
 // per access: type (0 tile, 1 GM), write, value index, param index, rows, cols
 constexpr int ACCW = 6;
 
@@ -98,7 +98,8 @@ struct Replay {
   const int64_t* tab;      // statement table
   const int64_t* decls;    // per declaration: addr, bytes
   const int64_t* params;   // per tensor param: ndim, shape[MAXDIM]
-  int64_t ncores, capacity, issue_cycles, chip_bytes;  // chip: a core's memories laid end to end
+  int64_t ncores, capacity, issue_cycles, chip_bytes;
+  int64_t per_block = 1, first_vector = 0, xlatency = 0;  // cores per block, first AIV in a block, set -> wait  // chip: a core's memories laid end to end
   std::vector<Ins> ins;
   std::vector<int64_t> core_start;
   // state
@@ -108,7 +109,7 @@ struct Replay {
   std::vector<int64_t> ptr, t_s, finish_time, pred;
   std::vector<char> started, finished, queued, dma;
   std::deque<int64_t> work;
-  std::unordered_map<Key, std::deque<FlagEntry>, KeyHash> flags;
+  std::unordered_map<Key, std::deque<FlagEntry>, KeyHash> flags;   // in-core flags and cross-core events
   std::map<std::array<int64_t, 2>, Mutex> mutexes;          // ordered: the unreleased check names the first
   std::unordered_map<int64_t, Mutex*> mutex_at;              // (core << 32 | id) -> its entry in mutexes
   std::unordered_map<Key, std::vector<int64_t>, KeyHash> waiters;
@@ -151,6 +152,23 @@ struct Replay {
   }
 
   const int64_t* row(const Ins& i) const { return tab + (int64_t)i.stmt * TAB; }
+
+  // The cores a cross-core set of `family` on core ci reaches, which are also those a wait there consumes
+  // from (ops/sync.py _sources; plan.py KernelPlan.peers): INTER_SUBBLOCK (1) the block's AIVs, AIVs only;
+  // INTRA_BLOCK (2) the other kind of core of the block.
+  void peers(int64_t family, int64_t ci, std::vector<int64_t>& out) const {
+    out.clear();
+    int64_t first = ci / per_block * per_block, local = ci % per_block;
+    bool vec = local >= first_vector;
+    if (family == 1) {
+      if (vec) for (int64_t j = first_vector; j < per_block; ++j) out.push_back(first + j);
+    } else if (vec) {
+      for (int64_t j = 0; j < first_vector; ++j) out.push_back(first + j);
+    } else {
+      for (int64_t j = first_vector; j < per_block; ++j) out.push_back(first + j);
+    }
+  }
+  std::vector<int64_t> peer_buf;
 
   // ------------------------------------------------------------------ checks in program order
   // Uninitialised reads and GM bounds depend on program order only (as the recorder checks them).
@@ -271,7 +289,8 @@ struct Replay {
     ptr.assign(ncores, 0); t_s.assign(ncores, 0); finish_time.assign(ncores, 0);
     started.assign(ncores, 0); finished.assign(ncores, 0);
     pred.assign(ncores, -1);
-    for (int64_t c = 0; c < ncores; ++c) pred[c] = c - capacity >= 0 ? c - capacity : -1;  // one core per block
+    // the same core of the block `capacity` blocks earlier runs first on the same physical core
+    for (int64_t c = 0; c < ncores; ++c) pred[c] = c - capacity * per_block >= 0 ? c - capacity * per_block : -1;
     for (int64_t c = 0; c < ncores; ++c) wake(c * NP + S);
     while (!work.empty() && status == CLEAN) {
       int64_t a = work.front();
@@ -417,6 +436,25 @@ struct Replay {
       I.after = e.setter;
       join(a, e.vc);
       if (e.time > start) start = e.time;
+    } else if (I.kind == XWAIT) {
+      const int64_t* r = row(I);
+      int64_t family = r[C_SETP], event = I.v[1 + r[C_VAL]];
+      peers(family, ci, peer_buf);
+      if (peer_buf.empty()) { fail(NO_PEER, self); return true; }
+      for (int64_t s : peer_buf) {
+        Key k{4, ci, family, event, s};
+        auto it = flags.find(k);
+        if (it == flags.end() || it->second.empty()) { park(a, k); return false; }
+      }
+      int64_t dep = 0;
+      for (int64_t s : peer_buf) {
+        auto& q = flags.find(Key{4, ci, family, event, s})->second;
+        FlagEntry e = std::move(q.front());
+        q.pop_front();
+        if (e.time >= dep) { dep = e.time; I.after = e.setter; }
+        join(a, e.vc);
+      }
+      if (dep > start) start = dep;
     } else if (I.kind == LOCK) {
       int64_t id = I.v[1 + row(I)[C_VAL]];
       Mutex& m = mutex(ci, id);
@@ -444,6 +482,16 @@ struct Replay {
       Key k = flag_key(ci, I);
       flags[k].push_back(FlagEntry{end, snapshot(a, clock), self});
       notify(k);
+    } else if (I.kind == XSET) {
+      int64_t family = r[C_SETP], event = I.v[1 + r[C_VAL]];
+      peers(family, ci, peer_buf);
+      if (peer_buf.empty()) { fail(NO_PEER, self); return true; }
+      std::vector<int64_t> snap = snapshot(a, clock);
+      for (int64_t t : peer_buf) {
+        Key k{4, t, family, event, ci};
+        flags[k].push_back(FlagEntry{end + xlatency, snap, self});
+        notify(k);
+      }
     } else if (I.kind == UNLOCK) {
       int64_t id = I.v[1 + r[C_VAL]];
       Mutex& m = mutex(ci, id);

@@ -27,23 +27,32 @@ struct SimfastFailed {};
 extern "C" [[noreturn]] void pto_rt_fail(pto::Core*, const char*) { throw SimfastFailed{}; }
 
 extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const int64_t* args, int64_t block_dim,
+                                                                         int64_t per_block, int64_t first_vector,
                                                                          int64_t limit) {
+  // the cores in the interpreter's order: per block its cube core (if any), then its vector cores
   simfast::Trace& T = simfast::trace();
   T.rec.clear();
   T.core_start.clear();
-  for (int64_t b = 0; b < block_dim; ++b) {
-    T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
-    pto::Core C{};
-    C.kind = @KIND@; C.block = (int32_t)b; C.sub = 0;
-    C.block_idx = b; C.block_num = block_dim; C.subblock_idx = 0; C.subblock_num = 1;
-    C.args = args; C.site = -1;
-    try {
-      core_main(C);
-    } catch (...) {
-      return -1;
+  const int64_t nvec = per_block - first_vector;
+  for (int64_t b = 0; b < block_dim; ++b)
+    for (int64_t j = 0; j < per_block; ++j) {
+      T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
+      const bool vec = j >= first_vector;
+      const bool mix = per_block > 1;
+      pto::Core C{};
+      C.kind = vec ? 0 : 1; C.block = (int32_t)b; C.sub = vec ? (int32_t)(j - first_vector) : 0;
+      C.block_idx = mix && vec ? b * nvec + C.sub : b;
+      C.block_num = block_dim;
+      C.subblock_idx = mix && vec ? C.sub : 0;
+      C.subblock_num = mix && vec ? nvec : 1;
+      C.args = args; C.site = -1;
+      try {
+        core_main(C);
+      } catch (...) {
+        return -1;
+      }
+      if ((int64_t)(T.rec.size() / simfast::W) > limit) return -2;
     }
-    if ((int64_t)(T.rec.size() / simfast::W) > limit) return -2;
-  }
   T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
   return (int64_t)(T.rec.size() / simfast::W);
 }
@@ -51,12 +60,14 @@ extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const in
 // Replays the last trace.  out: per record (issue, start, end, after, ticket, record values...);
 // cores: per core busy[7], first start, last end, first record; misc: total cycles, status, detail.
 extern "C" __attribute__((visibility("default"))) void simfast_replay(
-    const int64_t* tab, const int64_t* decls, const int64_t* params, int64_t capacity, int64_t issue,
+    const int64_t* tab, const int64_t* decls, const int64_t* params, const int64_t* topology, int64_t capacity,
+    int64_t issue,
     int64_t chip_bytes, int64_t* out, int64_t* cores, int64_t* misc) {
   simfast::Trace& T = simfast::trace();
   static thread_local simfast::Replay R;  // reused: its buffers stay mapped between launches
   R.reset();
   R.tab = tab; R.decls = decls; R.params = params;
+  R.per_block = topology[0]; R.first_vector = topology[1]; R.xlatency = topology[2];
   R.ncores = (int64_t)T.core_start.size() - 1;
   R.capacity = capacity; R.issue_cycles = issue; R.chip_bytes = chip_bytes;
   R.core_start = T.core_start;
@@ -129,8 +140,8 @@ class TraceCodegen(KernelCodegen):
 
 def trace_source(kernel: ir.KernelIR, plan: KernelPlan) -> str:
     gen = TraceCodegen(kernel, plan).generate()
-    if gen.mode != 0 or gen.extra:
-        raise NotImplementedError("cross-core execution")
+    if gen.mode > 1 or gen.extra:  # (mode 1, cores waiting on their block's cores, needs no fibers here)
+        raise NotImplementedError("cross-block execution")
     body = gen.source[:gen.source.index('extern "C"')]
     driver = _DRIVER.replace("@KIND@", str(KIND_CODES[kernel.kind]))
     return body.replace('#include "pto/pto.h"', '#include "pto/pto.h"\n#include "simfast.h"', 1) + driver
@@ -142,10 +153,10 @@ class TraceLibrary:
     def __init__(self, path: Path):
         lib = ctypes.CDLL(str(path))
         self.trace = lib.simfast_trace
-        self.trace.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        self.trace.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 4
         self.trace.restype = ctypes.c_int64
         self.replay = lib.simfast_replay
-        self.replay.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_void_p] * 3
+        self.replay.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 3 + [ctypes.c_void_p] * 3
         self.replay.restype = None
         self._lib = lib
 
