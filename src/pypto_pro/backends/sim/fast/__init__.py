@@ -13,8 +13,14 @@ For a covered kernel (:mod:`.plan`) a launch runs in three steps:
 
 Whenever something is not clean (any hazard, a bound error, a failing scalar op) or not covered, nothing
 has been written yet and the launch runs on the interpreter engine, which raises or reports exactly as
-before; the reason is logged at INFO.  ``PYPTO_SIM_FAST=0`` or ``sim_options={"fast": False}`` turns the
-fast path off.
+before; the reason is logged at INFO.
+
+Compiling a trace program takes seconds, which a small launch (a unit test's kernel: the engine runs it in
+milliseconds) never repays.  So by default (:func:`worth_compiling`) a kernel takes the fast path once a
+launch passes GM arguments of at least :data:`MIN_BYTES` in all, or once one of its launches ran at least
+:data:`MIN_INSTRUCTIONS` instructions on the engine, or when its trace program is built already.
+``PYPTO_SIM_FAST=1`` / ``sim_options={"fast": True}`` always takes it, ``PYPTO_SIM_FAST=0`` /
+``{"fast": False}`` never.
 """
 from __future__ import annotations
 
@@ -45,6 +51,11 @@ MAX_RECORDS = 8_000_000
 #: the replay keeps a vector clock of (core x pipe) entries per core and pipe: above this many blocks the
 #: clocks alone would take more than ~100 MiB (the interpreter engine needs as much, but only when it runs)
 MAX_BLOCKS = 512
+#: by default, launches with at least this many bytes of tensor arguments take the fast path ...
+MIN_BYTES = 1 << 20
+#: ... and so do all later launches of a kernel one of whose engine launches ran this many instructions
+#: (about a quarter of a second on the engine)
+MIN_INSTRUCTIONS = 20_000
 
 
 class _Prepared:
@@ -59,13 +70,32 @@ class _Prepared:
 _prepared: "weakref.WeakKeyDictionary[ir.KernelIR, _Prepared]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 _logged: set = set()
+#: kernels (with auto_mutex applied) whose engine launches were big enough to repay a compile
+_big: "weakref.WeakSet[ir.KernelIR]" = weakref.WeakSet()
 
 
-def enabled(options) -> bool:
+def enabled(options) -> Optional[bool]:
+    """True: always the fast path; False: never; None: where it pays (:func:`worth_compiling`)."""
     env = os.environ.get("PYPTO_SIM_FAST", "").strip().lower()
     if env in ("0", "false", "no", "off"):
         return False
-    return getattr(options, "fast", True)
+    if env in ("1", "true", "yes", "on"):
+        return True
+    return getattr(options, "fast", None)
+
+
+def worth_compiling(locked: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> bool:
+    """Whether this launch should take the fast path by default: its trace program exists already, the
+    launch moves at least MIN_BYTES of arguments, or an earlier engine launch was big."""
+    return (locked in _prepared or locked in _big
+            or sum(int(a.nbytes) for a in tensors.values()) >= MIN_BYTES)
+
+
+def note_engine_launch(locked: ir.KernelIR, instructions: int) -> None:
+    """An engine launch of ``locked`` ran ``instructions`` instructions: a big one makes later launches
+    take the fast path."""
+    if instructions >= MIN_INSTRUCTIONS:
+        _big.add(locked)
 
 
 def _note(kernel: ir.KernelIR, reason: str) -> None:

@@ -35,7 +35,9 @@ _MINMAX = frozenset(("maximum", "minimum"))
 #: its values from the interpreter (without the recorder) instead
 CPU_EXACT = frozenset(("load", "store", "add", "sub", "mul", "div", "maximum", "minimum", "abs", "neg", "relu",
                        "sqrt", "exp", "expands", "and_", "or_", "shl", "shr", "not_"))
-CPU_EXACT = CPU_EXACT | {"cast", "move", "matmul", "matmul_acc"}
+CPU_EXACT = CPU_EXACT | {"cast", "move", "matmul", "matmul_acc", "sum", "row_sum", "row_max", "row_min",
+                         "expand_sub", "expand_mul", "expand_div", "expand_max", "expand_min"}
+_EXPAND = frozenset(("expand_sub", "expand_mul", "expand_div", "expand_max", "expand_min"))
 #: the on-chip memories the fast path models, in the order they are laid out in its flat per-core address space
 SPACES = ("Vec", "Mat", "Left", "Right", "Acc")
 #: the moves it models (equal shapes, no offset / fixpipe options): within one core
@@ -268,6 +270,30 @@ def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams
         _tile(p, a["rhs"], write=False)
         if name == "matmul_acc":
             _tile(p, a["acc"], write=False)
+        _tile(p, a["dst"], write=True)
+    elif s.op.reduction or (name in _MINMAX and a.get("dim") is not None):
+        # dst [R,1] (dim 0) or [1,C] from the whole src; the scratch tile (tmp, or a min/max's rhs) is written
+        # whole after the result (scratch.py), as the recorder records it
+        minmax = name in _MINMAX
+        src, tmp = (a["lhs"], a["rhs"]) if minmax else (a["src"], a.get("tmp"))
+        dim = s.op.reduce_dim if s.op.reduce_dim is not None else a["dim"]
+        rows, cols = _whole_tile(kernel, src, f"pl.{name}")[0].shape
+        want = (rows, 1) if dim == 0 else (1, cols)
+        if tuple(_whole_tile(kernel, a["dst"], f"pl.{name}")[0].shape) != want:
+            raise NotCovered(f"pl.{name} into a tile of another shape")
+        _tile(p, src, write=False)
+        _tile(p, a["dst"], write=True)
+        if isinstance(tmp, ir.TileRef):
+            _whole_tile(kernel, tmp, f"pl.{name}")
+            _tile(p, tmp, write=True)
+    elif name in _EXPAND:
+        _check_same(kernel, s, ("dst", "src"))
+        rows, cols = _whole_tile(kernel, a["src"], f"pl.{name}")[0].shape
+        want = (rows, 1) if a["dim"] == 0 else (1, cols)
+        if tuple(_whole_tile(kernel, a["v"], f"pl.{name}")[0].shape) != want:
+            raise NotCovered(f"pl.{name} with a broadcast tile of another shape")
+        _tile(p, a["src"], write=False)
+        _tile(p, a["v"], write=False)
         _tile(p, a["dst"], write=True)
     elif name == "expands":
         _check_same(kernel, s, ("dst",))
