@@ -210,3 +210,22 @@ def test_mix_hazards_are_found_by_the_fast_path_and_reported_by_the_engine(defec
         messages.append((type(err.value), str(err.value)))
     assert messages[0] == messages[1]
     assert _covered(k), "the fast path did not look at the kernel"
+
+
+def test_check_mode_runs_both_paths_and_compares_them(monkeypatch):
+    """PYPTO_SIM_FAST=check: the fast path and the engine both run, and must agree field by field."""
+    from pypto_pro.backends.sim.fast.check import compare_reports
+
+    monkeypatch.setenv("PYPTO_SIM_FAST", "check")
+    a, b = _fp16(M, K), _fp16(K, N, seed=1)
+    c = np.zeros((M, N), np.float32)
+    kloop[2](a, b, c)
+    slow = kloop.last_report
+    assert _covered(kloop) and not slow.hazards
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    c = np.zeros((M, N), np.float32)
+    (fast, _), (slow, _) = _both(kloop, 2, lambda: (a, b, c), monkeypatch)  # one array: the same GM regions
+    compare_reports(fast, slow)
+    fast.instructions[5].cost += 1
+    with pytest.raises(AssertionError, match="instruction differs"):
+        compare_reports(fast, slow)

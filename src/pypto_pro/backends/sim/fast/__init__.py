@@ -74,14 +74,22 @@ _logged: set = set()
 _big: "weakref.WeakSet[ir.KernelIR]" = weakref.WeakSet()
 
 
-def enabled(options) -> Optional[bool]:
-    """True: always the fast path; False: never; None: where it pays (:func:`worth_compiling`)."""
+def enabled(options) -> Union[None, bool, str]:
+    """True: always the fast path; False: never; None: where it pays (:func:`worth_compiling`); "check":
+    both paths, which must agree (:mod:`.check`)."""
     env = os.environ.get("PYPTO_SIM_FAST", "").strip().lower()
     if env in ("0", "false", "no", "off"):
         return False
     if env in ("1", "true", "yes", "on"):
         return True
+    if env == "check":
+        return "check"
     return getattr(options, "fast", None)
+
+
+#: the reasons run_fast gives when the fast path found a hazard (the engine must report it)
+HAZARD_REASONS = frozenset(("a race", "an uninitialised read", "a deadlock", "a mutex never released",
+                            "an unlock of a mutex not held"))
 
 
 def worth_compiling(locked: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> bool:
