@@ -229,3 +229,69 @@ def test_check_mode_runs_both_paths_and_compares_them(monkeypatch):
     fast.instructions[5].cost += 1
     with pytest.raises(AssertionError, match="instruction differs"):
         compare_reports(fast, slow)
+
+
+# ------------------------------------------------------------------------------------------ valid windows
+VR, VC = 16, 64
+
+
+def _tails(read_whole=False, skip_sync=False):
+    """A DYNAMIC [rows, cols] tensor in 16x64 tiles with tails on both edges: set_validshape before each
+    load (windows of partial rows: byte runs), a cast, an add with a scalar.  read_whole reads the whole
+    tile after a tail load (an uninitialised read); skip_sync drops the V -> MTE3 flag (a race)."""
+    @pl.jit(backend="sim", auto_mutex=False)
+    def tails(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], FP32], y: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], FP16]):
+        t = pl.make_tile(pl.TileType([VR, VC], FP32), addr=0x0)
+        h = pl.make_tile(pl.TileType([VR, VC], FP16), addr=0x2000)
+        w = pl.make_tile(pl.TileType([VR, VC], FP32), addr=0x4000)
+        nr = (x.shape[0] + VR - 1) // VR
+        nc = (x.shape[1] + VC - 1) // VC
+        with pl.section_vector():
+            for i in pl.range(pl.get_block_idx(), nr * nc, pl.get_block_num()):
+                r = (i // nc) * VR
+                c = (i % nc) * VC
+                rows = pl.min(VR, x.shape[0] - r)
+                cols = pl.min(VC, x.shape[1] - c)
+                pl.set_validshape(t, [rows, cols])
+                pl.set_validshape(h, [rows, cols])
+                pl.load(t, x, [r, c])
+                pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.V, event_id=0)
+                pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.V, event_id=0)
+                if read_whole:
+                    pl.add(w, t, 1.0)
+                pl.add(t, t, 0.5)
+                pl.cast(h, t, mode=pl.RoundMode.CAST_RINT)
+                if not skip_sync:
+                    pl.system.sync_src(set_pipe=P.V, wait_pipe=P.MTE3, event_id=0)
+                    pl.system.sync_dst(set_pipe=P.V, wait_pipe=P.MTE3, event_id=0)
+                pl.store(y, h, [r, c])
+                pl.system.bar_all()
+    return tails
+
+
+def _tail_args(shape=(37, 150)):
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    return lambda: (x, np.zeros(x.shape, np.float16))
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_valid_windows_same_report_and_bits(blocks, monkeypatch, tmp_path):
+    k = _tails()
+    (fast, fargs), (slow, sargs) = _both(k, blocks, _tail_args(), monkeypatch)
+    assert fargs[1].tobytes() == sargs[1].tobytes()
+    np.testing.assert_array_equal(fargs[1], (_tail_args()()[0] + np.float32(0.5)).astype(np.float16))
+    _same_reports(fast, slow, tmp_path)
+    assert any(a.runs for i in fast.instructions for a in i.accesses), "no window of partial rows was recorded"
+
+
+@pytest.mark.parametrize("defect", [dict(read_whole=True), dict(skip_sync=True)], ids=["uninit", "race"])
+def test_valid_window_hazards_are_found_by_the_fast_path(defect, monkeypatch):
+    k = _tails(**defect)
+    messages = []
+    for fast in ("1", "0"):
+        monkeypatch.setenv("PYPTO_SIM_FAST", fast)
+        with pytest.raises(KernelError) as err:
+            k[1](*_tail_args((10, 40))())  # one tile, a tail: its load writes part of t
+        messages.append((type(err.value), str(err.value)))
+    assert messages[0] == messages[1]
+    assert _covered(k), "the fast path did not look at the kernel"

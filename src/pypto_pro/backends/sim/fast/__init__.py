@@ -24,6 +24,7 @@ launch passes GM arguments of at least :data:`MIN_BYTES` in all, or once one of 
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import weakref
@@ -233,8 +234,13 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
     cores = np.zeros((max(1, ncores), 10), np.int64)
     misc = np.zeros(3, np.int64)
     topology = np.array([plan.per_block, plan.first_vector, params.cross_core_latency], np.int64)
+    costs = None
+    if plan.windowed and n > 0:  # costs over runtime windows
+        buf = (ctypes.c_int64 * (n * W)).from_address(lib.records())
+        costs = plan.record_costs(np.frombuffer(buf, np.int64).reshape(n, W))
     lib.replay(plan.table.ctypes.data, plan.decls.ctypes.data, ptable.ctypes.data, topology.ctypes.data, capacity,
-               params.scalar_issue, plan.chip_bytes, out.ctypes.data, cores.ctypes.data, misc.ctypes.data)
+               params.scalar_issue, None if costs is None else costs.ctypes.data, plan.chip_bytes, out.ctypes.data,
+               cores.ctypes.data, misc.ctypes.data)
     status = int(misc[1])
     if status != 0:
         reason = _STATUS.get(status, f"status {status}")
@@ -249,6 +255,6 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
         busy = {p: row[i] for i, p in enumerate(FAST_PIPES)}
         busy.update({p: 0 for p in PIPES if p not in busy})  # COMM: kernels with it run on the engine
         summaries.append((busy, row[7], row[8]))
-    streams = LazyStreams(plan, locked, out[:n], core_start, labels, tensors)
+    streams = LazyStreams(plan, locked, out[:n], core_start, labels, tensors, costs)
     return streams, int(misc[0]), summaries, labels, [ci // plan.per_block for ci in range(ncores)]
 

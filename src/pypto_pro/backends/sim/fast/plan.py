@@ -17,13 +17,15 @@ import numpy as np
 
 from ....ir import nodes as ir
 from ....ir.layout import element_offsets, fractal_bytes
-from ....ir.types import AtomicType, CrossCoreSyncMode, MemorySpace
+from ....ir.types import AtomicType, CrossCoreSyncMode, Layout, MemorySpace
 from ..costs import CostParams, cost_of
 from ..instr import PIPE_INDEX, Access, Instr
 from ..recorder import SPACE_LABEL
 
 #: must match simfast.h
 W, TAB, MAXACC, MAXDIM, ACCW = 8, 32, 4, 6, 6
+#: table column of the record value index of a statement's window rows (its cols follow; -1: the whole tile)
+C_WIN = 31
 DATA, SET, WAIT, BAR, BAR_ALL, LOCK, UNLOCK, XSET, XWAIT = range(9)
 ALL = 7
 
@@ -75,6 +77,20 @@ class StmtPlan:
     values: List[str] = field(default_factory=list)   # C++ expressions (filled by the trace codegen)
     refs: List[Union[ir.TileRef, object]] = field(default_factory=list)   # what each value denotes
     accesses: List[Template] = field(default_factory=list)
+    #: record value index of the runtime valid window (rows, then cols) every access of the statement
+    #: covers, when its window tile can have a valid shape (set_validshape); -1: whole tiles
+    window: int = -1
+    #: the trace program runs the statement itself as well (set_validshape: later windows depend on it)
+    execute: bool = False
+    _costs: Dict[Tuple[int, int], int] = field(default_factory=dict)
+
+    def cost_at(self, params: CostParams, rows: int, cols: int) -> int:
+        """The cost of an execution over a rows x cols window (cost_of on the accesses it then makes)."""
+        key = (rows, cols)
+        found = self._costs.get(key)
+        if found is None:
+            found = self._costs[key] = cost_of(params, _instr(self, rows, cols))
+        return found
 
 
 @dataclass
@@ -94,6 +110,24 @@ class KernelPlan:
     #: mix kernel, as on the interpreter: block b's cores are per_block * b + 0 .. per_block - 1)
     per_block: int = 1
     first_vector: int = 0
+    #: the statements with a runtime window (their cost depends on it)
+    windowed: List[StmtPlan] = field(default_factory=list)
+    cost_params: Optional[CostParams] = None
+
+    def record_costs(self, recs: np.ndarray) -> np.ndarray:
+        """The cost of each trace record (rows of ``recs``: statement id, values): the table's, or for a
+        statement with a runtime window the cost over that window (computed once per distinct window)."""
+        stmt = recs[:, 0]
+        costs = self.table[stmt, 2].copy()
+        for p in self.windowed:
+            sel = np.flatnonzero(stmt == p.index)
+            if sel.size == 0:
+                continue
+            keys = recs[sel, 1 + p.window] * (1 << 32) + recs[sel, 2 + p.window]
+            uniq, inverse = np.unique(keys, return_inverse=True)
+            costs[sel] = np.array([p.cost_at(self.cost_params, int(k) >> 32, int(k) & 0xFFFFFFFF) for k in uniq],
+                                  np.int64)[inverse]
+        return costs
 
     def labels(self, blocks: int) -> List[str]:
         """The cores' labels, as the interpreter names them."""
@@ -136,8 +170,6 @@ def _whole_tile(kernel: ir.KernelIR, ref, what: str) -> List[ir.TileDecl]:
         vs = d.ttype.valid_shape
         if whole_tile_bytes(d) is None:
             raise NotCovered(f"{what}: tile {d.name} (its bytes are not one run of {'/'.join(SPACES)})")
-        if vs is not None and list(vs) != list(d.shape):
-            raise NotCovered(f"{what}: tile {d.name} has a valid shape")
         if d.shape != decls[0].shape or d.dtype != decls[0].dtype:
             raise NotCovered(f"{what}: group slots of different types")
     return decls
@@ -156,6 +188,7 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
     if kernel.kind not in ("vector", "cube", "mix"):
         raise NotCovered(f"a {kernel.kind} kernel")
     decl_index = {t.uid: i for i, t in enumerate(kernel.tiles)}
+    tracked = _valid_tracked(kernel)
     plans: List[StmtPlan] = []
     for s in ir.walk(kernel.body):
         if not isinstance(s, ir.OpStmt):
@@ -164,7 +197,7 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
             raise NotCovered(f"pl.{s.op.name}: a pl.make_tensor view")
         if s.result is not None:
             raise NotCovered(f"pl.{s.op.name}: an op with a scalar result")
-        plans.append(_plan_stmt(kernel, s, len(plans), params))
+        plans.append(_plan_stmt(kernel, s, len(plans), params, tracked))
     table = np.zeros((max(1, len(plans)), TAB), np.int64)
     for p in plans:
         row = table[p.index]
@@ -175,6 +208,7 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
         elif p.kind in (XSET, XWAIT):
             row[3] = p.sync[1]  # the event family (CrossCoreSyncMode value)
         row[5] = p.sync_value
+        row[C_WIN] = p.window
         row[6] = len(p.accesses)
         for k, a in enumerate(p.accesses):
             row[7 + k * ACCW: 7 + (k + 1) * ACCW] = (int(a.gm), int(a.write), a.value,
@@ -183,22 +217,77 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
     for sp in SPACES:
         base[sp] = chip
         chip += int(kernel.arch.capacity.get(sp, 0))
-    decls = np.zeros((max(1, len(kernel.tiles)), 2), np.int64)
+    decls = np.zeros((max(1, len(kernel.tiles)), 4), np.int64)
     decl_bytes: List[Optional[Tuple[str, int, int]]] = []
     for i, t in enumerate(kernel.tiles):
         span = whole_tile_bytes(t)
         decl_bytes.append(None if span is None else (t.space.name, span[0], span[1]))
         if span is not None:
-            decls[i] = (base[t.space.name] + span[0], span[1] - span[0])
+            # flat address, bytes, row pitch and element bytes (a window's byte runs, ND tiles)
+            decls[i] = (base[t.space.name] + span[0], span[1] - span[0], t.shape[1] * t.dtype.nbytes,
+                        t.dtype.nbytes)
     tparams = [p for p in kernel.params if isinstance(p, ir.TensorParam)]
     cpu_values = all(p.kind != DATA or p.stmt.op.name in CPU_EXACT for p in plans)
     per_block, first_vector = {"vector": (1, 0), "cube": (1, 1),
                                 "mix": (1 + kernel.arch.vector_per_block, 1)}[kernel.kind]
     return KernelPlan(plans, {id(p.stmt): p for p in plans}, decl_index, table, decls, decl_bytes, chip, tparams,
-                      cpu_values, per_block, first_vector)
+                      cpu_values, per_block, first_vector, [p for p in plans if p.window >= 0], params)
 
 
-def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams) -> StmtPlan:
+def _valid_tracked(kernel: ir.KernelIR) -> set:
+    """uids of the declarations whose valid window can differ from their shape: targets of set_validshape,
+    and tiles declared with a valid_shape.  Only ND UB tiles are modelled so (their windows are byte runs)."""
+    tracked = {t.uid for t in kernel.tiles
+               if t.ttype.valid_shape is not None and list(t.ttype.valid_shape) != list(t.shape)}
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.OpStmt) and s.op.name == "set_validshape":
+            t = s.args["tile"]
+            if isinstance(t, ir.TileGroupDecl):
+                tracked.update(d.uid for d in t.slots)
+            elif isinstance(t, ir.SlotRef):
+                tracked.update(d.uid for d in t.group.slots)
+            elif isinstance(t, ir.DeclRef):
+                tracked.add(t.tile.uid)
+            else:
+                raise NotCovered("pl.set_validshape of a subview")
+    for t in kernel.tiles:
+        if t.uid in tracked and (t.space != MemorySpace.Vec or t.layout != Layout.ND):
+            raise NotCovered(f"a valid shape on tile {t.name} (only ND UB tiles)")
+    return tracked
+
+
+def _decls_of(ref) -> List[ir.TileDecl]:
+    return list(ref.group.slots) if isinstance(ref, ir.SlotRef) else [ref.tile] if isinstance(ref, ir.DeclRef) else []
+
+
+def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams, tracked: set) -> StmtPlan:
+    p = _plan_op(kernel, s, index, params, tracked)
+    if p.kind != DATA or s.op.name == "set_validshape":
+        return p
+    a = s.args
+    refs = [r for _, r in p.refs if isinstance(r, (ir.DeclRef, ir.SlotRef))]
+    if not any(d.uid in tracked for r in refs for d in _decls_of(r)):
+        return p
+    # every access of an op covers its window tile's valid window (ops/common.py window; load: the
+    # destination's, store: the source's)
+    name = s.op.name
+    elementwise = name in _UNARY or name in ("cast", "expands") or name in _BINARY or \
+        (name in _MINMAX and a.get("dim") is None)
+    if name not in ("load", "store") and not elementwise:
+        raise NotCovered(f"pl.{name} on a tile with a valid shape")
+    ref = a["src"] if name == "store" else a["dst"]
+    if not any(d.uid in tracked for d in _decls_of(ref)):
+        return p
+    for r in refs:
+        for d in _decls_of(r):
+            if d.space != MemorySpace.Vec or d.layout != Layout.ND:
+                raise NotCovered(f"pl.{name}: a valid window over tile {d.name} (only ND UB tiles)")
+    p.window = _value(p, ref, "vrows")
+    _value(p, ref, "vcols")
+    return p
+
+
+def _plan_op(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams, tracked: set) -> StmtPlan:
     name, a = s.op.name, s.args
     pipe = s.pipe
     if name in ("sync_src", "sync_dst"):
@@ -298,9 +387,11 @@ def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams
     elif name == "expands":
         _check_same(kernel, s, ("dst",))
         _tile(p, a["dst"], write=True)
+    elif name == "set_validshape":
+        p.execute = True  # (no accesses; the trace program applies it, so later windows see it)
     else:
         raise NotCovered(f"pl.{name}")
-    p.cost = cost_of(params, _instr(p, kernel))
+    p.cost = cost_of(params, _instr(p))
     return p
 
 
@@ -337,19 +428,23 @@ def _gm(p: StmtPlan, param, offsets, decl: ir.TileDecl, write: bool) -> None:
     p.accesses.append(Template(True, write, first, param, rows, cols))
 
 
-def _instr(p: StmtPlan, kernel: ir.KernelIR) -> Instr:
-    """A stand-in instruction with the statement's accesses (first slot, GM at offset 0): for its cost."""
+def _instr(p: StmtPlan, rows: Optional[int] = None, cols: Optional[int] = None) -> Instr:
+    """A stand-in instruction with the statement's accesses (first slot, GM at offset 0; over a rows x cols
+    window when given, as the recorder records them: none for an empty window): for its cost."""
     ins = Instr(0, 0, p.stmt.op.name, p.pipe, p.stmt.loc)
     accs = []
     for t in p.accesses:
+        r, c = (t.rows, t.cols) if rows is None else (rows, cols)
+        if r <= 0 or c <= 0:
+            continue
         if t.gm:
             es = t.param.dtype.nbytes
-            accs.append(Access(("G",), (0,), (1,), t.write, False, t.param.name, t.rows * t.cols * es, t.rows, t.cols,
+            accs.append(Access(("G",), (0,), (1,), t.write, False, t.param.name, r * c * es, r, c,
                                "GM", t.param.dtype.name, True))
         else:
             d = p.refs[t.value][1].decl
             accs.append(Access(("L",), (d.addr,), (d.addr + 1,), t.write, False, d.name,
-                               t.rows * t.cols * d.dtype.nbytes, t.rows, t.cols, d.space.name, d.dtype.name, False))
+                               r * c * d.dtype.nbytes, r, c, d.space.name, d.dtype.name, False))
     ins.accesses = accs
     return ins
 

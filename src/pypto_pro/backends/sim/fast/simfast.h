@@ -48,7 +48,7 @@ inline int64_t* push() {
 }
 
 // statement table row (int64 each)
-enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0 };  // C_SETP: a cross-core op's family
+enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0, C_WIN = 31 };  // C_SETP: a cross-core op's family
 // per access: type (0 tile, 1 GM), write, value index, param index, rows, cols
 constexpr int ACCW = 6;
 
@@ -63,7 +63,14 @@ struct SRec {
   int32_t nd, agent;
   int64_t clock;
   bool write, alive;
+  bool exact;  // false: the span of a window's byte runs (it may overlap what they do not)
   int32_t core, seq;
+};
+
+// The bytes an access of a tile covers: one run [lo, hi), or `rows` runs of `run` bytes every `pitch`.
+struct Span {
+  int64_t lo, hi, rows, run, pitch;
+  bool exact() const { return rows <= 1 || run == pitch; }
 };
 
 struct Region {
@@ -96,7 +103,7 @@ struct KeyHash {
 struct Replay {
   // inputs
   const int64_t* tab;      // statement table
-  const int64_t* decls;    // per declaration: addr, bytes
+  const int64_t* decls;    // per declaration: flat on-chip addr, bytes, row pitch bytes, element bytes
   const int64_t* params;   // per tensor param: ndim, shape[MAXDIM]
   int64_t ncores, capacity, issue_cycles, chip_bytes;
   int64_t per_block = 1, first_vector = 0, xlatency = 0;  // cores per block, first AIV in a block, set -> wait  // chip: a core's memories laid end to end
@@ -170,6 +177,24 @@ struct Replay {
   }
   std::vector<int64_t> peer_buf;
 
+  // The runtime valid window (rows x cols) every access of a windowed execution covers; -1 x -1 for a
+  // statement on whole tiles (each access then covers its template's rows x cols).  False for an empty
+  // window (the recorder then records no access).
+  bool window(const Ins& I, const int64_t* r, int64_t& rows, int64_t& cols) const {
+    if (r[C_WIN] < 0) { rows = cols = -1; return true; }
+    rows = I.v[1 + r[C_WIN]];
+    cols = I.v[2 + r[C_WIN]];
+    return rows > 0 && cols > 0;
+  }
+
+  // The bytes of a tile access: the whole tile, or a window's rows (ND tiles: runs of cols elements).
+  Span span(const Ins& I, const int64_t* A, int64_t rows, int64_t cols) const {
+    const int64_t* D = decls + 4 * I.v[1 + A[2]];
+    if (rows < 0) return Span{D[0], D[0] + D[1], 1, D[1], D[1]};
+    int64_t run = cols * D[3];
+    return Span{D[0], D[0] + (rows - 1) * D[2] + run, rows, run, D[2]};
+  }
+
   // ------------------------------------------------------------------ checks in program order
   // Uninitialised reads and GM bounds depend on program order only (as the recorder checks them).
   void precheck() {
@@ -179,19 +204,23 @@ struct Replay {
       for (int64_t k = core_start[ci]; k < core_start[ci + 1]; ++k) {
         const Ins& I = ins[k];
         const int64_t* r = row(I);
+        int64_t wr, wc;
+        if (!window(I, r, wr, wc)) continue;  // an empty window accesses nothing
         for (int64_t a = 0; a < r[C_NACC]; ++a) {
           const int64_t* A = r + C_ACC0 + a * ACCW;
           if (A[0] == 0) {
-            int64_t d = I.v[1 + A[2]];
-            int64_t lo = decls[2 * d], hi = lo + decls[2 * d + 1];
-            if (A[1]) std::memset(written.data() + lo, 1, (size_t)(hi - lo));
-            else if (std::memchr(written.data() + lo, 0, (size_t)(hi - lo)) != nullptr) return fail(UNINIT, k);
+            Span sp = span(I, A, wr, wc);
+            for (int64_t i = 0, lo = sp.lo; i < (sp.exact() ? 1 : sp.rows); ++i, lo += sp.pitch) {
+              int64_t n = sp.exact() ? sp.hi - sp.lo : sp.run;
+              if (A[1]) std::memset(written.data() + lo, 1, (size_t)n);
+              else if (std::memchr(written.data() + lo, 0, (size_t)n) != nullptr) return fail(UNINIT, k);
+            }
           } else {
             const int64_t* P = params + A[3] * (1 + MAXDIM);
             int64_t nd = P[0];
             for (int64_t x = 0; x < nd; ++x) {
               int64_t lo = I.v[1 + A[2] + x];
-              int64_t ext = (x == nd - 1) ? A[5] : (x == nd - 2) ? A[4] : 1;
+              int64_t ext = (x == nd - 1) ? (wc < 0 ? A[5] : wc) : (x == nd - 2) ? (wr < 0 ? A[4] : wr) : 1;
               if (lo < 0 || lo + ext > P[1 + x]) return fail(BOUNDS, k);
             }
           }
@@ -201,22 +230,25 @@ struct Replay {
   }
 
   // ------------------------------------------------------------------ shadow memory (shadow.py)
-  bool access(const Ins& I, const int64_t* A, int64_t agent, int64_t clock, const int64_t* avc, bool is_dma) {
+  bool access(const Ins& I, const int64_t* A, int64_t wr, int64_t wc, int64_t agent, int64_t clock,
+              const int64_t* avc, bool is_dma) {
     SRec n{};
     int64_t rkey;
     bool write = A[1] != 0;
+    n.exact = true;
     if (A[0] == 0) {
-      int64_t d = I.v[1 + A[2]];
+      Span sp = span(I, A, wr, wc);
       n.nd = 1;
-      n.lo[0] = decls[2 * d];
-      n.hi[0] = n.lo[0] + decls[2 * d + 1];
+      n.lo[0] = sp.lo;
+      n.hi[0] = sp.hi;
+      n.exact = sp.exact();
       rkey = -1 - (int64_t)I.core;
     } else {
       const int64_t* P = params + A[3] * (1 + MAXDIM);
       n.nd = (int32_t)P[0];
       for (int x = 0; x < n.nd; ++x) {
         n.lo[x] = I.v[1 + A[2] + x];
-        n.hi[x] = n.lo[x] + ((x == n.nd - 1) ? A[5] : (x == n.nd - 2) ? A[4] : 1);
+        n.hi[x] = n.lo[x] + ((x == n.nd - 1) ? (wc < 0 ? A[5] : wc) : (x == n.nd - 2) ? (wr < 0 ? A[4] : wr) : 1);
       }
       rkey = A[3];
     }
@@ -254,6 +286,7 @@ struct Replay {
           if (r.lo[x] < n.lo[x] || r.hi[x] > n.hi[x]) covers = false;
         }
         if (!overlap) continue;
+        if (!n.exact) covers = false;  // a window's span may cover bytes its runs do not
         if (r.agent == agent && !(is_dma && write && r.write)) {
           if (covers && (write || !r.write)) { r.alive = false; dropped = true; }
           continue;
@@ -473,9 +506,11 @@ struct Replay {
     if (first[a] < 0) first[a] = start;
     int64_t clock = ++count[a];
     const int64_t* r = row(I);
-    for (int64_t x = 0; x < r[C_NACC]; ++x) {
-      if (!access(I, r + C_ACC0 + x * ACCW, a, clock, vc_of(a), dma[a] != 0)) { fail(RACE, self); return true; }
-    }
+    int64_t wr, wc;
+    if (window(I, r, wr, wc))
+      for (int64_t x = 0; x < r[C_NACC]; ++x) {
+        if (!access(I, r + C_ACC0 + x * ACCW, wr, wc, a, clock, vc_of(a), dma[a] != 0)) { fail(RACE, self); return true; }
+      }
     if (I.kind == BAR) {
       vc_of(a)[a] = clock;
     } else if (I.kind == SET) {

@@ -40,6 +40,8 @@ extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const in
       const bool vec = j >= first_vector;
       const bool mix = per_block > 1;
       pto::Core C{};
+      std::vector<int32_t> valid(std::begin(kInitValid), std::end(kInitValid));  // set_validshape's windows
+      C.valid = valid.data();
       C.kind = vec ? 0 : 1; C.block = (int32_t)b; C.sub = vec ? (int32_t)(j - first_vector) : 0;
       C.block_idx = mix && vec ? b * nvec + C.sub : b;
       C.block_num = block_dim;
@@ -57,11 +59,17 @@ extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const in
   return (int64_t)(T.rec.size() / simfast::W);
 }
 
-// Replays the last trace.  out: per record (issue, start, end, after, ticket, record values...);
+// The last trace's records (W int64 each).
+extern "C" __attribute__((visibility("default"))) const int64_t* simfast_records() {
+  return simfast::trace().rec.data();
+}
+
+// Replays the last trace (costs: per record, or null for the statement table's).
+// out: per record (issue, start, end, after, ticket, record values...);
 // cores: per core busy[7], first start, last end, first record; misc: total cycles, status, detail.
 extern "C" __attribute__((visibility("default"))) void simfast_replay(
     const int64_t* tab, const int64_t* decls, const int64_t* params, const int64_t* topology, int64_t capacity,
-    int64_t issue,
+    int64_t issue, const int64_t* costs,
     int64_t chip_bytes, int64_t* out, int64_t* cores, int64_t* misc) {
   simfast::Trace& T = simfast::trace();
   static thread_local simfast::Replay R;  // reused: its buffers stay mapped between launches
@@ -80,7 +88,8 @@ extern "C" __attribute__((visibility("default"))) void simfast_replay(
       I.v = T.rec.data() + k * simfast::W;
       I.stmt = (int32_t)I.v[0];
       const int64_t* row = tab + I.v[0] * simfast::TAB;
-      I.pipe = (int32_t)row[simfast::C_PIPE]; I.kind = row[simfast::C_KIND]; I.cost = row[simfast::C_COST];
+      I.pipe = (int32_t)row[simfast::C_PIPE]; I.kind = row[simfast::C_KIND];
+      I.cost = costs != nullptr ? costs[k] : row[simfast::C_COST];
     }
   R.precheck();
   if (R.status == simfast::CLEAN) R.run();
@@ -126,11 +135,15 @@ class TraceCodegen(KernelCodegen):
             super()._stmt(s)
             return
         p = self.plan.by_stmt[id(s)]
+        if p.execute:
+            super()._stmt(s)
         parts = [f"r_[0] = {p.index};"]
         for k, (kind, ref) in enumerate(p.refs):
-            if kind == "tile":
+            if kind in ("tile", "vrows", "vcols"):
                 code = (f"INT64_C({self.decl_index[ref.tile.uid]})" if isinstance(ref, ir.DeclRef)
                         else f"(int64_t)({self.slot_index(ref)})")
+                if kind != "tile":  # the tile's valid window now
+                    code = f"(int64_t)C.valid[2 * ({code}){' + 1' if kind == 'vcols' else ''}]"
             else:
                 code = f"(int64_t)({self.scalar(ref)})"
             parts.append(f"r_[{k + 1}] = {code};")
@@ -156,7 +169,11 @@ class TraceLibrary:
         self.trace.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 4
         self.trace.restype = ctypes.c_int64
         self.replay = lib.simfast_replay
-        self.replay.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 3 + [ctypes.c_void_p] * 3
+        self.replay.argtypes = ([ctypes.c_void_p] * 4 + [ctypes.c_int64] * 2 + [ctypes.c_void_p, ctypes.c_int64]
+                                + [ctypes.c_void_p] * 3)
+        self.records = lib.simfast_records
+        self.records.argtypes = []
+        self.records.restype = ctypes.c_void_p
         self.replay.restype = None
         self._lib = lib
 
