@@ -295,3 +295,38 @@ def test_valid_window_hazards_are_found_by_the_fast_path(defect, monkeypatch):
         messages.append((type(err.value), str(err.value)))
     assert messages[0] == messages[1]
     assert _covered(k), "the fast path did not look at the kernel"
+
+
+SR, SC = 8, 128
+
+
+@pl.jit(backend="sim")
+def softmax_tail(x: pl.Tensor[[pl.DYNAMIC, SC], FP32], y: pl.Tensor[[pl.DYNAMIC, SC], FP32]):
+    """Row softmax over 8-row tiles with a tail: row max into a DN [8, 1] column (a min/max's scratch rhs),
+    a broadcast subtract, exp, a row sum with a tmp tile, a broadcast divide, all over valid windows."""
+    gx = pl.make_tile_group(type=pl.TileType([SR, SC], FP32), addrs=0x0, mutex_ids=[0, 1])
+    tmp = pl.make_tile_group(type=pl.TileType([SR, SC], FP32), addrs=0x2000, mutex_ids=[2])
+    col = pl.make_tile_group(type=pl.TileType([SR, 1], FP32, layout=pl.DN), addrs=0x3000, mutex_ids=[3])
+    with pl.section_vector():
+        for i in pl.range(pl.get_block_idx(), (x.shape[0] + SR - 1) // SR, pl.get_block_num()):
+            rows = pl.min(SR, x.shape[0] - i * SR)
+            t = gx.next()
+            pl.set_validshape(gx, [rows, SC])
+            pl.set_validshape(tmp, [rows, SC])
+            pl.set_validshape(col, [rows, 1])
+            pl.load(t, x, [i * SR, 0])
+            pl.maximum(col.current(), t, tmp.current(), dim=0)
+            pl.expand_sub(t, t, col.current(), dim=0)
+            pl.exp(t, t)
+            pl.sum(col.current(), t, tmp.current(), dim=0)
+            pl.expand_div(t, t, col.current(), dim=0)
+            pl.store(y, t, [i * SR, 0])
+
+
+def test_reductions_and_broadcasts_over_valid_windows_same_report_and_bits(monkeypatch, tmp_path):
+    x = np.random.default_rng(8).standard_normal((37, SC)).astype(np.float32)
+    (fast, fargs), (slow, sargs) = _both(softmax_tail, 2, lambda: (x, np.zeros_like(x)), monkeypatch)
+    assert fargs[1].tobytes() == sargs[1].tobytes()
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(fargs[1], e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    _same_reports(fast, slow, tmp_path)

@@ -80,11 +80,10 @@ class LazyStreams(Sequence):
                     sync = syncs.setdefault(key, key)
                 ins = Instr(ci, seq, p.stmt.op.name, p.pipe, p.stmt.loc, sync, p.cost if costs is None else costs[k])
                 accs = []
-                win = None
-                if p.window >= 0:
-                    win = (vals[p.window], vals[p.window + 1])
-                for t in (p.accesses if win is None or (win[0] > 0 and win[1] > 0) else ()):
-                    r, c = (t.rows, t.cols) if win is None else win
+                for t in p.accesses:
+                    r, c = t.dims(vals)
+                    if r <= 0 or c <= 0:  # an empty window: no access
+                        continue
                     if t.gm:
                         gregion, itemsize, name, dtype = gm[t.param.index]
                         nd = t.param.ndim
@@ -101,7 +100,8 @@ class LazyStreams(Sequence):
                         key = (ci, d, t.write, r, c)
                         acc = tile_accs.get(key)
                         if acc is None:
-                            acc = tile_accs[key] = self._tile_access(ci, label, regions, d, t.write, r, c, win)
+                            acc = tile_accs[key] = self._tile_access(ci, label, regions, d, t.write, r, c,
+                                                                     t.rows < 0 or t.cols < 0)
                         accs.append(acc)
                 if accs:
                     ins.accesses = accs
@@ -115,7 +115,7 @@ class LazyStreams(Sequence):
         return streams
 
     def _tile_access(self, ci: int, label: str, regions: Dict[str, Tuple], d: int, write: bool, rows: int, cols: int,
-                     win: Optional[Tuple[int, int]]) -> Access:
+                     window: bool) -> Access:
         """The recorder's access of declaration ``d`` over rows x cols: its whole bytes, or (a valid window
         of an ND tile) the window's byte runs, one per row unless the rows are whole."""
         decl = self._kernel.tiles[d]
@@ -125,7 +125,7 @@ class LazyStreams(Sequence):
             region = regions[space] = ("L", ci, space, f"{SPACE_LABEL[space]} of {label}")
         es = decl.dtype.nbytes
         runs = None
-        if win is not None:
+        if window:
             pitch = decl.shape[1] * es
             if rows == 1 or cols == decl.shape[1]:
                 hi = lo + ((rows - 1) * decl.shape[1] + cols) * es

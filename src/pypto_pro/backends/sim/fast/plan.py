@@ -24,8 +24,6 @@ from ..recorder import SPACE_LABEL
 
 #: must match simfast.h
 W, TAB, MAXACC, MAXDIM, ACCW = 8, 32, 4, 6, 6
-#: table column of the record value index of a statement's window rows (its cols follow; -1: the whole tile)
-C_WIN = 31
 DATA, SET, WAIT, BAR, BAR_ALL, LOCK, UNLOCK, XSET, XWAIT = range(9)
 ALL = 7
 
@@ -59,8 +57,15 @@ class Template:
     write: bool
     value: int                         # record value index: the declaration, or the first GM offset
     param: Optional[ir.TensorParam]    # GM: the tensor
+    #: the window: a number, or -1 - k for record value k (a valid window's rows or cols at run time);
+    #: a tile access with both numbers covers the whole tile
     rows: int
     cols: int
+
+    def dims(self, vals) -> Tuple[int, int]:
+        """rows, cols of an execution whose record values are ``vals``."""
+        r, c = self.rows, self.cols
+        return (r if r >= 0 else vals[-1 - r]), (c if c >= 0 else vals[-1 - c])
 
 
 @dataclass
@@ -77,19 +82,20 @@ class StmtPlan:
     values: List[str] = field(default_factory=list)   # C++ expressions (filled by the trace codegen)
     refs: List[Union[ir.TileRef, object]] = field(default_factory=list)   # what each value denotes
     accesses: List[Template] = field(default_factory=list)
-    #: record value index of the runtime valid window (rows, then cols) every access of the statement
-    #: covers, when its window tile can have a valid shape (set_validshape); -1: whole tiles
-    window: int = -1
+    #: the record value indices holding valid windows (rows, cols) at run time; empty: whole tiles
+    dyn: List[int] = field(default_factory=list)
     #: the trace program runs the statement itself as well (set_validshape: later windows depend on it)
     execute: bool = False
-    _costs: Dict[Tuple[int, int], int] = field(default_factory=dict)
+    _costs: Dict[Tuple[int, ...], int] = field(default_factory=dict)
 
-    def cost_at(self, params: CostParams, rows: int, cols: int) -> int:
-        """The cost of an execution over a rows x cols window (cost_of on the accesses it then makes)."""
-        key = (rows, cols)
+    def cost_at(self, params: CostParams, key: Tuple[int, ...]) -> int:
+        """The cost of an execution whose values at ``dyn`` are ``key`` (cost_of on its accesses)."""
         found = self._costs.get(key)
         if found is None:
-            found = self._costs[key] = cost_of(params, _instr(self, rows, cols))
+            vals = [0] * W
+            for i, v in zip(self.dyn, key):
+                vals[i] = v
+            found = self._costs[key] = cost_of(params, _instr(self, vals))
         return found
 
 
@@ -123,10 +129,9 @@ class KernelPlan:
             sel = np.flatnonzero(stmt == p.index)
             if sel.size == 0:
                 continue
-            keys = recs[sel, 1 + p.window] * (1 << 32) + recs[sel, 2 + p.window]
-            uniq, inverse = np.unique(keys, return_inverse=True)
-            costs[sel] = np.array([p.cost_at(self.cost_params, int(k) >> 32, int(k) & 0xFFFFFFFF) for k in uniq],
-                                  np.int64)[inverse]
+            uniq, inverse = np.unique(recs[np.ix_(sel, [1 + i for i in p.dyn])], axis=0, return_inverse=True)
+            costs[sel] = np.array([p.cost_at(self.cost_params, tuple(int(x) for x in k)) for k in uniq],
+                                  np.int64)[inverse.reshape(-1)]
         return costs
 
     def labels(self, blocks: int) -> List[str]:
@@ -208,7 +213,6 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
         elif p.kind in (XSET, XWAIT):
             row[3] = p.sync[1]  # the event family (CrossCoreSyncMode value)
         row[5] = p.sync_value
-        row[C_WIN] = p.window
         row[6] = len(p.accesses)
         for k, a in enumerate(p.accesses):
             row[7 + k * ACCW: 7 + (k + 1) * ACCW] = (int(a.gm), int(a.write), a.value,
@@ -231,7 +235,7 @@ def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
     per_block, first_vector = {"vector": (1, 0), "cube": (1, 1),
                                 "mix": (1 + kernel.arch.vector_per_block, 1)}[kernel.kind]
     return KernelPlan(plans, {id(p.stmt): p for p in plans}, decl_index, table, decls, decl_bytes, chip, tparams,
-                      cpu_values, per_block, first_vector, [p for p in plans if p.window >= 0], params)
+                      cpu_values, per_block, first_vector, [p for p in plans if p.dyn], params)
 
 
 def _valid_tracked(kernel: ir.KernelIR) -> set:
@@ -251,9 +255,15 @@ def _valid_tracked(kernel: ir.KernelIR) -> set:
             else:
                 raise NotCovered("pl.set_validshape of a subview")
     for t in kernel.tiles:
-        if t.uid in tracked and (t.space != MemorySpace.Vec or t.layout != Layout.ND):
-            raise NotCovered(f"a valid shape on tile {t.name} (only ND UB tiles)")
+        if t.uid in tracked and not _windowable(t):
+            raise NotCovered(f"a valid shape on tile {t.name} (only ND UB tiles and [R, 1] columns)")
     return tracked
+
+
+def _windowable(t: ir.TileDecl) -> bool:
+    """Whether a window of ``t``'s rows x cols is rows runs of cols elements, one row pitch apart (ND UB
+    tiles; a DN [R, 1] column is one run, as an ND one)."""
+    return t.space == MemorySpace.Vec and (t.layout == Layout.ND or (t.layout == Layout.DN and t.shape[1] == 1))
 
 
 def _decls_of(ref) -> List[ir.TileDecl]:
@@ -268,23 +278,46 @@ def _plan_stmt(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams
     refs = [r for _, r in p.refs if isinstance(r, (ir.DeclRef, ir.SlotRef))]
     if not any(d.uid in tracked for r in refs for d in _decls_of(r)):
         return p
-    # every access of an op covers its window tile's valid window (ops/common.py window; load: the
-    # destination's, store: the source's)
+    # the windows of the accesses, as the ops take them from the valid shapes at run time (ops/common.py
+    # window: an element-wise op's is its destination's; load: the destination's, store: the source's; a
+    # reduction reads its source's window and writes [rows, 1] / [1, cols]; a broadcast reads [rows, 1] /
+    # [1, cols] of its vector; a scratch tile is written over its own valid window)
     name = s.op.name
-    elementwise = name in _UNARY or name in ("cast", "expands") or name in _BINARY or \
-        (name in _MINMAX and a.get("dim") is None)
-    if name not in ("load", "store") and not elementwise:
-        raise NotCovered(f"pl.{name} on a tile with a valid shape")
-    ref = a["src"] if name == "store" else a["dst"]
-    if not any(d.uid in tracked for d in _decls_of(ref)):
-        return p
     for r in refs:
         for d in _decls_of(r):
-            if d.space != MemorySpace.Vec or d.layout != Layout.ND:
+            if not _windowable(d):
                 raise NotCovered(f"pl.{name}: a valid window over tile {d.name} (only ND UB tiles)")
-    p.window = _value(p, ref, "vrows")
-    _value(p, ref, "vcols")
+    elementwise = name in _UNARY or name in ("cast", "expands") or name in _BINARY or \
+        (name in _MINMAX and a.get("dim") is None)
+    reduction = bool(s.op.reduction) or (name in _MINMAX and a.get("dim") is not None)
+    if name in ("load", "store") or elementwise:
+        wr, wc = _pair(p, a["src"] if name == "store" else a["dst"])
+        for t in p.accesses:
+            t.rows, t.cols = wr, wc
+    elif reduction:
+        src, dst, *tmp = p.accesses
+        wr, wc = _pair(p, a["lhs"] if name in _MINMAX else a["src"])
+        dim = s.op.reduce_dim if s.op.reduce_dim is not None else a["dim"]
+        src.rows, src.cols = wr, wc
+        dst.rows, dst.cols = (wr, 1) if dim == 0 else (1, wc)
+        if tmp:
+            tmp[0].rows, tmp[0].cols = _pair(p, p.refs[tmp[0].value][1])
+    elif name in _EXPAND:
+        src, v, dst = p.accesses
+        wr, wc = _pair(p, a["dst"])
+        src.rows, src.cols = dst.rows, dst.cols = wr, wc
+        v.rows, v.cols = (wr, 1) if a["dim"] == 0 else (1, wc)
+    else:
+        raise NotCovered(f"pl.{name} on a tile with a valid shape")
     return p
+
+
+def _pair(p: StmtPlan, ref) -> Tuple[int, int]:
+    """Record values for the valid window (rows, cols) of ``ref`` at run time, as window codes."""
+    r = _value(p, ref, "vrows")
+    c = _value(p, ref, "vcols")
+    p.dyn += [r, c]
+    return -1 - r, -1 - c
 
 
 def _plan_op(kernel: ir.KernelIR, s: ir.OpStmt, index: int, params: CostParams, tracked: set) -> StmtPlan:
@@ -428,13 +461,14 @@ def _gm(p: StmtPlan, param, offsets, decl: ir.TileDecl, write: bool) -> None:
     p.accesses.append(Template(True, write, first, param, rows, cols))
 
 
-def _instr(p: StmtPlan, rows: Optional[int] = None, cols: Optional[int] = None) -> Instr:
-    """A stand-in instruction with the statement's accesses (first slot, GM at offset 0; over a rows x cols
-    window when given, as the recorder records them: none for an empty window): for its cost."""
+def _instr(p: StmtPlan, vals: Optional[List[int]] = None) -> Instr:
+    """A stand-in instruction with the statement's accesses (first slot, GM at offset 0; the windows of an
+    execution with record values ``vals``, as the recorder records them: none for an empty window): for
+    its cost."""
     ins = Instr(0, 0, p.stmt.op.name, p.pipe, p.stmt.loc)
     accs = []
     for t in p.accesses:
-        r, c = (t.rows, t.cols) if rows is None else (rows, cols)
+        r, c = (t.rows, t.cols) if vals is None else t.dims(vals)
         if r <= 0 or c <= 0:
             continue
         if t.gm:

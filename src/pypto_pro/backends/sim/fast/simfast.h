@@ -48,8 +48,10 @@ inline int64_t* push() {
 }
 
 // statement table row (int64 each)
-enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0, C_WIN = 31 };  // C_SETP: a cross-core op's family
-// per access: type (0 tile, 1 GM), write, value index, param index, rows, cols
+enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0 };  // C_SETP: a cross-core op's family
+// per access: type (0 tile, 1 GM), write, value index, param index, rows, cols (rows/cols: a number, or
+// -1 - k for record value k, a valid window's rows or cols at run time; a tile access with two numbers
+// covers the whole tile)
 constexpr int ACCW = 6;
 
 struct Ins {
@@ -177,20 +179,18 @@ struct Replay {
   }
   std::vector<int64_t> peer_buf;
 
-  // The runtime valid window (rows x cols) every access of a windowed execution covers; -1 x -1 for a
-  // statement on whole tiles (each access then covers its template's rows x cols).  False for an empty
-  // window (the recorder then records no access).
-  bool window(const Ins& I, const int64_t* r, int64_t& rows, int64_t& cols) const {
-    if (r[C_WIN] < 0) { rows = cols = -1; return true; }
-    rows = I.v[1 + r[C_WIN]];
-    cols = I.v[2 + r[C_WIN]];
+  // The rows x cols an access of this execution covers; false for an empty window (the recorder then
+  // records no access).
+  static bool dims(const Ins& I, const int64_t* A, int64_t& rows, int64_t& cols) {
+    rows = A[4] >= 0 ? A[4] : I.v[1 + (-1 - A[4])];
+    cols = A[5] >= 0 ? A[5] : I.v[1 + (-1 - A[5])];
     return rows > 0 && cols > 0;
   }
 
   // The bytes of a tile access: the whole tile, or a window's rows (ND tiles: runs of cols elements).
   Span span(const Ins& I, const int64_t* A, int64_t rows, int64_t cols) const {
     const int64_t* D = decls + 4 * I.v[1 + A[2]];
-    if (rows < 0) return Span{D[0], D[0] + D[1], 1, D[1], D[1]};
+    if (A[4] >= 0 && A[5] >= 0) return Span{D[0], D[0] + D[1], 1, D[1], D[1]};
     int64_t run = cols * D[3];
     return Span{D[0], D[0] + (rows - 1) * D[2] + run, rows, run, D[2]};
   }
@@ -204,10 +204,10 @@ struct Replay {
       for (int64_t k = core_start[ci]; k < core_start[ci + 1]; ++k) {
         const Ins& I = ins[k];
         const int64_t* r = row(I);
-        int64_t wr, wc;
-        if (!window(I, r, wr, wc)) continue;  // an empty window accesses nothing
         for (int64_t a = 0; a < r[C_NACC]; ++a) {
           const int64_t* A = r + C_ACC0 + a * ACCW;
+          int64_t wr, wc;
+          if (!dims(I, A, wr, wc)) continue;  // an empty window accesses nothing
           if (A[0] == 0) {
             Span sp = span(I, A, wr, wc);
             for (int64_t i = 0, lo = sp.lo; i < (sp.exact() ? 1 : sp.rows); ++i, lo += sp.pitch) {
@@ -220,7 +220,7 @@ struct Replay {
             int64_t nd = P[0];
             for (int64_t x = 0; x < nd; ++x) {
               int64_t lo = I.v[1 + A[2] + x];
-              int64_t ext = (x == nd - 1) ? (wc < 0 ? A[5] : wc) : (x == nd - 2) ? (wr < 0 ? A[4] : wr) : 1;
+              int64_t ext = (x == nd - 1) ? wc : (x == nd - 2) ? wr : 1;
               if (lo < 0 || lo + ext > P[1 + x]) return fail(BOUNDS, k);
             }
           }
@@ -248,7 +248,7 @@ struct Replay {
       n.nd = (int32_t)P[0];
       for (int x = 0; x < n.nd; ++x) {
         n.lo[x] = I.v[1 + A[2] + x];
-        n.hi[x] = n.lo[x] + ((x == n.nd - 1) ? (wc < 0 ? A[5] : wc) : (x == n.nd - 2) ? (wr < 0 ? A[4] : wr) : 1);
+        n.hi[x] = n.lo[x] + ((x == n.nd - 1) ? wc : (x == n.nd - 2) ? wr : 1);
       }
       rkey = A[3];
     }
@@ -506,11 +506,12 @@ struct Replay {
     if (first[a] < 0) first[a] = start;
     int64_t clock = ++count[a];
     const int64_t* r = row(I);
-    int64_t wr, wc;
-    if (window(I, r, wr, wc))
-      for (int64_t x = 0; x < r[C_NACC]; ++x) {
-        if (!access(I, r + C_ACC0 + x * ACCW, wr, wc, a, clock, vc_of(a), dma[a] != 0)) { fail(RACE, self); return true; }
-      }
+    for (int64_t x = 0; x < r[C_NACC]; ++x) {
+      const int64_t* A = r + C_ACC0 + x * ACCW;
+      int64_t wr, wc;
+      if (!dims(I, A, wr, wc)) continue;
+      if (!access(I, A, wr, wc, a, clock, vc_of(a), dma[a] != 0)) { fail(RACE, self); return true; }
+    }
     if (I.kind == BAR) {
       vc_of(a)[a] = clock;
     } else if (I.kind == SET) {
