@@ -1,4 +1,5 @@
-"""The compiled fast path on cube kernels and casts gives what the interpreter engine gives.
+"""The compiled fast path on cube and mix kernels, casts, reductions and valid windows gives what the
+interpreter engine gives.
 
 As tests/sim/test_fast_path.py for vector kernels: each kernel runs with the fast path and with
 ``PYPTO_SIM_FAST=0``; values are bit-identical and the report is the same field by field.  A cube kernel
