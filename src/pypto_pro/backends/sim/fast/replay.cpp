@@ -3,16 +3,20 @@
 // per install (fast/replaylib.py) instead of into every kernel's trace program, whose compile it tripled.
 #include "simfast.h"
 
-// Replays a trace (``rec``: W values per record, ``core_start``: each core's first record and the total).  out: per record (issue, start, end, after, ticket, record values...);
+// Replays a trace (``rec``: W values per record, ``core_start``: each core's first record and the total;
+// costs: per record, or null for the statement table's).
+// out: per record (issue, start, end, after, ticket, record values...);
 // cores: per core busy[7], first start, last end, first record; misc: total cycles, status, detail.
 extern "C" __attribute__((visibility("default"))) void simfast_replay(
-    const int64_t* rec, const int64_t* core_start, int64_t ncores, const int64_t* tab, const int64_t* decls, const int64_t* params, int64_t capacity, int64_t issue,
-    int64_t ub_capacity, int64_t* out, int64_t* cores, int64_t* misc) {
+    const int64_t* rec, const int64_t* core_start, int64_t ncores, const int64_t* tab, const int64_t* decls, const int64_t* params, const int64_t* topology, int64_t capacity,
+    int64_t issue, const int64_t* costs,
+    int64_t chip_bytes, int64_t* out, int64_t* cores, int64_t* misc) {
   static thread_local simfast::Replay R;  // reused: its buffers stay mapped between launches
   R.reset();
   R.tab = tab; R.decls = decls; R.params = params;
+  R.per_block = topology[0]; R.first_vector = topology[1]; R.xlatency = topology[2];
   R.ncores = ncores;
-  R.capacity = capacity; R.issue_cycles = issue; R.ub_capacity = ub_capacity;
+  R.capacity = capacity; R.issue_cycles = issue; R.chip_bytes = chip_bytes;
   R.core_start.assign(core_start, core_start + ncores + 1);
   int64_t n = core_start[ncores];
   R.ins.resize((size_t)n);
@@ -23,7 +27,8 @@ extern "C" __attribute__((visibility("default"))) void simfast_replay(
       I.v = rec + k * simfast::W;
       I.stmt = (int32_t)I.v[0];
       const int64_t* row = tab + I.v[0] * simfast::TAB;
-      I.pipe = (int32_t)row[simfast::C_PIPE]; I.kind = row[simfast::C_KIND]; I.cost = row[simfast::C_COST];
+      I.pipe = (int32_t)row[simfast::C_PIPE]; I.kind = row[simfast::C_KIND];
+      I.cost = costs != nullptr ? costs[k] : row[simfast::C_COST];
     }
   R.precheck();
   if (R.status == simfast::CLEAN) R.run();

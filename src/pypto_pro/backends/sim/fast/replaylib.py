@@ -25,7 +25,7 @@ HEADER = HERE / "simfast.h"
 
 def replay_entry(tc: Toolchain):
     """The cache entry of the replay library for ``tc`` and the library's file name."""
-    key = cache.digest(SOURCE.read_text(), HEADER.read_text(), tc.identity, __version__, "simreplay-1")
+    key = cache.digest(SOURCE.read_text(), HEADER.read_text(), tc.identity, __version__, "simreplay-2")
     return cache.CacheEntry(cache.user_cache_root() / "simreplay" / key[:16]), f"libsimreplay_{key[:12]}.so"
 
 
@@ -46,7 +46,7 @@ def replay_function(tc: Toolchain):
     """``simfast_replay`` of the loaded replay library (loaded once per process and toolchain)."""
     lib = ctypes.CDLL(str(build_replay(tc)))
     fn = lib.simfast_replay
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64] + [ctypes.c_void_p] * 3 \
-        + [ctypes.c_int64] * 3 + [ctypes.c_void_p] * 3
+    fn.argtypes = ([ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64] + [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 2
+                   + [ctypes.c_void_p, ctypes.c_int64] + [ctypes.c_void_p] * 3)
     fn.restype = None
     return fn
