@@ -16,7 +16,6 @@ import pytest
 
 from cpu_sampling import MARK as CPU_SAMPLE, deselect_cpu_cross_section
 from ordering import longest_modules_first
-from sim_routing import MARK as SIM_ENGINE, _sim_engine_for_marked_cases, route_sim_cases  # noqa: F401 (fixture)
 
 TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
 
@@ -24,8 +23,6 @@ TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cach
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{CPU_SAMPLE}: a parametrized matrix that runs whole on the interpreter and "
                                        "as a covering cross-section on cpu (tests/cpu_sampling.py)")
-    config.addinivalue_line("markers", f"{SIM_ENGINE}: a sim case run on the simulator's engine, not its compiled "
-                                       "fast path (tests/sim_routing.py)")
     if "PYPTO_BUILD_DIR" not in os.environ:
         os.environ["PYPTO_BUILD_DIR"] = str(TEST_BUILD_CACHE)
         config._pypto_own_build_dir = True
@@ -35,7 +32,6 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     mark_backend_parametrized(items)
     deselect_cpu_cross_section(config, items)
-    route_sim_cases(config, items)
     longest_modules_first(config, items)
 
 
