@@ -30,7 +30,8 @@ demo: venv
 # compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.  Kernels
 # compile from the precompiled tile header that `make venv` builds with the runtime library (per-user cache).
 # Op x dtype matrices (marker cpu_sample) run whole on the interpreter pass and as a covering cross-section
-# on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.
+# on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.  Tests with a `backend`
+# parameter are every_backend (not rerun by the interpreter pass).  See docs/testing.md.
 test: venv
 	$(PY) -m pytest -q -n 2 --dist loadgroup tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro
