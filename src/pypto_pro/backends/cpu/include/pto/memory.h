@@ -144,25 +144,28 @@ inline GmWin gm_window(Core& C, const Gm<T>& g, const int64_t* offs, int a0, int
 }
 
 // ---------------------------------------------------------------- load / store
-// The GM window the next load into the same tile will most likely read, fetched into the L2 now:
-// a tile's loads in a loop step by a constant stride (the K steps of a matmul operand, the row tiles
-// of a vector pass), so the window one stride ahead is fetched while this tile's work (the matmul)
-// runs, instead of stalling the next load on memory.  Keyed by the tile's address (a small per-thread
-// table); a prefetch never faults and never changes a value.  Windows over 256 KiB are left alone.
-inline void prefetch_next_window(const void* tile, const char* p, int64_t st0_bytes, int rows, int64_t row_bytes) {
+// The GM window the next load into the same tile will most likely read: a tile's loads in a loop
+// step by a constant stride (the K steps of a matmul operand, the row tiles of a vector pass), so
+// the window one stride ahead (nullptr when there is no stride yet).  load() fetches it into the L2
+// line by line as it copies the current window -- interleaved, the prefetches neither pile up in
+// the miss buffers nor stall the copy, and they land while the tile's work (the matmul) runs.
+// Keyed by the tile's address (a small per-thread table); a prefetch never faults and never changes
+// a value.
+inline const char* next_window(const void* tile, const char* p) {
   struct Last {
     const void* tile;
     const char* p;
   };
-  static thread_local Last last[16];
-  Last& e = last[((uintptr_t)tile >> 6) & 15];
-  const char* prev = e.tile == tile ? e.p : nullptr;
-  e.tile = tile;
-  e.p = p;
-  if (prev == nullptr || prev == p || row_bytes <= 0 || rows * row_bytes > (int64_t(256) << 10)) return;
-  const char* next = p + (p - prev);
-  for (int r = 0; r < rows; ++r)
-    for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(next + r * st0_bytes + b, 0, 2);
+  static thread_local Last last[8];
+  static thread_local unsigned victim = 0;
+  Last* e = nullptr;
+  for (Last& x : last)
+    if (x.tile == tile) e = &x;
+  const char* prev = e ? e->p : nullptr;
+  if (!e) e = &last[victim++ % 8];
+  e->tile = tile;
+  e->p = p;
+  return prev == nullptr || prev == p ? nullptr : p + (p - prev);
 }
 
 template <class T>
@@ -177,6 +180,10 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
   // ~4 KiB in flight: short rows (a 64-column fp32 matmul operand) need more rows ahead to cover
   // the memory latency than long ones
   const int ahead = row_bytes <= 0 ? 4 : row_bytes >= 1024 ? 4 : (int)(4096 / row_bytes) > 32 ? 32 : (int)(4096 / row_bytes);
+  // the next window's lines, one per line copied (windows of contiguous rows up to 256 KiB)
+  const char* nx = w.st1 == 1 && (int64_t)vr * vc * (int64_t)sizeof(T) <= (int64_t(256) << 10)
+                       ? next_window(d.base, (const char*)src) : nullptr;
+  const int64_t nx_off = nx ? nx - (const char*)src : 0;
   // an NZ tile (the Mat operand of a matmul) filled from contiguous GM rows in whole fractal rows
   const ColIt it0 = d.colit();
   const bool nz32 = d.lay == NZ && w.st1 == 1 && (int64_t)sizeof(T) * d.fc == 32 && it0.ci == 0 && vc % d.fc == 0;
@@ -184,22 +191,24 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
     // two panels (one 64-byte GM line) at a time down all rows: two sequential write streams, where
     // row by row would write 32 bytes into each of vc / fc panels a panel's size apart (the same L1
     // sets, evicting one another)
+    const int64_t row_step = d.roff(1) - d.roff(0);
     for (int c = 0; c < vc; c += 2 * d.fc) {
       T* dp = d.base + d.roff(0) + it0.off + (int64_t)(c / d.fc) * it0.step_blk;
-      const int64_t row_step = d.roff(1) - d.roff(0);
       for (int r = 0; r < vr; ++r, dp += row_step) {
         const T* s = src + r * w.st0 + c;
+        if (nx) __builtin_prefetch((const char*)s + nx_off, 0, 2);
         std::memcpy((void*)dp, (const void*)s, 32);
         std::memcpy((void*)(dp + it0.step_blk), (const void*)(s + d.fc), 32);
       }
     }
-    prefetch_next_window(d.base, (const char*)src, w.st0 * (int64_t)sizeof(T), vr, (int64_t)sizeof(T) * vc);
     return;
   }
   for (int r = 0; r < vr; ++r) {
     const T* s = src + r * w.st0;
     if (r + ahead < vr)
       for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + ahead * w.st0) + b);
+    if (nx)
+      for (int64_t b = 0; b < (int64_t)sizeof(T) * vc; b += 64) __builtin_prefetch((const char*)s + nx_off + b, 0, 2);
     if (d.nd() && w.st1 == 1) {
       std::memcpy(d.rowp(r), s, sizeof(T) * (size_t)vc);
       continue;
@@ -211,7 +220,6 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
     }
     copy_row(d.base + d.roff(r), d.colit(), s, strided_cols(w.st1), vc, same);
   }
-  if (w.st1 == 1) prefetch_next_window(d.base, (const char*)src, w.st0 * (int64_t)sizeof(T), vr, (int64_t)sizeof(T) * vc);
 }
 
 // Tile-unit offsets of load_tile/store_tile: the two order axes scale by the tile's physical shape.
@@ -400,8 +408,7 @@ inline bool copy_nz_zn_b32(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s,
       for (int bj = 0; bj < cols; bj += 8) {
         uint32_t* __restrict db = (uint32_t*)(void*)(d.base + d.rpart(R0 + bi) + d.cpart(C0 + bj));
         const uint32_t* __restrict sb = (const uint32_t*)(const void*)(s.base + s.rpart(S0 + bi) + s.cpart(T0 + bj));
-        for (int i = 0; i < 8; ++i)
-          for (int j = 0; j < 8; ++j) db[j * 8 + i] = sb[i * 8 + j];
+        transpose8x8_b32(db, 8, sb, 8);
       }
     return true;
   }
@@ -600,9 +607,9 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
           }
         }
         if constexpr (std::is_same<T, float>::value) {
-          if (w == kNR && h == b.fr) {  // a whole fp32 fractal (fr x 16, column-major): transposed directly
-            for (int i = 0; i < h; ++i)
-              for (int j = 0; j < kNR; ++j) out[i * kNR + j] = blk[(int64_t)j * b.fr + i];
+          if (w == kNR && h == 8 && b.fr == 8) {  // a whole fp32 fractal (8 x 16, column-major): two transposes
+            transpose8x8_b32((uint32_t*)out, kNR, (const uint32_t*)blk, 8);
+            transpose8x8_b32((uint32_t*)out + 8, kNR, (const uint32_t*)blk + 64, 8);
             continue;
           }
         }
