@@ -15,7 +15,7 @@ from typing import Dict
 from .... import __version__
 from ....ir import nodes as ir
 from ....runtime import cache
-from ...cpu.codegen import KernelCodegen
+from ...cpu.codegen import KIND_CODES, KernelCodegen
 from ...cpu.toolchain import compile_shared
 from .plan import KernelPlan
 
@@ -27,38 +27,57 @@ struct SimfastFailed {};
 extern "C" [[noreturn]] void pto_rt_fail(pto::Core*, const char*) { throw SimfastFailed{}; }
 
 extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const int64_t* args, int64_t block_dim,
+                                                                         int64_t per_block, int64_t first_vector,
                                                                          int64_t limit) {
+  // the cores in the interpreter's order: per block its cube core (if any), then its vector cores
   simfast::Trace& T = simfast::trace();
   T.rec.clear();
   T.core_start.clear();
-  for (int64_t b = 0; b < block_dim; ++b) {
-    T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
-    pto::Core C{};
-    C.kind = 0; C.block = (int32_t)b; C.sub = 0;
-    C.block_idx = b; C.block_num = block_dim; C.subblock_idx = 0; C.subblock_num = 1;
-    C.args = args; C.site = -1;
-    try {
-      core_main(C);
-    } catch (...) {
-      return -1;
+  const int64_t nvec = per_block - first_vector;
+  for (int64_t b = 0; b < block_dim; ++b)
+    for (int64_t j = 0; j < per_block; ++j) {
+      T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
+      const bool vec = j >= first_vector;
+      const bool mix = per_block > 1;
+      pto::Core C{};
+      std::vector<int32_t> valid(std::begin(kInitValid), std::end(kInitValid));  // set_validshape's windows
+      C.valid = valid.data();
+      C.kind = vec ? 0 : 1; C.block = (int32_t)b; C.sub = vec ? (int32_t)(j - first_vector) : 0;
+      C.block_idx = mix && vec ? b * nvec + C.sub : b;
+      C.block_num = block_dim;
+      C.subblock_idx = mix && vec ? C.sub : 0;
+      C.subblock_num = mix && vec ? nvec : 1;
+      C.args = args; C.site = -1;
+      try {
+        core_main(C);
+      } catch (...) {
+        return -1;
+      }
+      if ((int64_t)(T.rec.size() / simfast::W) > limit) return -2;
     }
-    if ((int64_t)(T.rec.size() / simfast::W) > limit) return -2;
-  }
   T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
   return (int64_t)(T.rec.size() / simfast::W);
 }
 
-// Replays the last trace.  out: per record (issue, start, end, after, ticket, record values...);
+// The last trace's records (W int64 each).
+extern "C" __attribute__((visibility("default"))) const int64_t* simfast_records() {
+  return simfast::trace().rec.data();
+}
+
+// Replays the last trace (costs: per record, or null for the statement table's).
+// out: per record (issue, start, end, after, ticket, record values...);
 // cores: per core busy[7], first start, last end, first record; misc: total cycles, status, detail.
 extern "C" __attribute__((visibility("default"))) void simfast_replay(
-    const int64_t* tab, const int64_t* decls, const int64_t* params, int64_t capacity, int64_t issue,
-    int64_t ub_capacity, int64_t* out, int64_t* cores, int64_t* misc) {
+    const int64_t* tab, const int64_t* decls, const int64_t* params, const int64_t* topology, int64_t capacity,
+    int64_t issue, const int64_t* costs,
+    int64_t chip_bytes, int64_t* out, int64_t* cores, int64_t* misc) {
   simfast::Trace& T = simfast::trace();
   static thread_local simfast::Replay R;  // reused: its buffers stay mapped between launches
   R.reset();
   R.tab = tab; R.decls = decls; R.params = params;
+  R.per_block = topology[0]; R.first_vector = topology[1]; R.xlatency = topology[2];
   R.ncores = (int64_t)T.core_start.size() - 1;
-  R.capacity = capacity; R.issue_cycles = issue; R.ub_capacity = ub_capacity;
+  R.capacity = capacity; R.issue_cycles = issue; R.chip_bytes = chip_bytes;
   R.core_start = T.core_start;
   int64_t n = T.core_start.back();
   R.ins.resize((size_t)n);
@@ -69,7 +88,8 @@ extern "C" __attribute__((visibility("default"))) void simfast_replay(
       I.v = T.rec.data() + k * simfast::W;
       I.stmt = (int32_t)I.v[0];
       const int64_t* row = tab + I.v[0] * simfast::TAB;
-      I.pipe = (int32_t)row[simfast::C_PIPE]; I.kind = row[simfast::C_KIND]; I.cost = row[simfast::C_COST];
+      I.pipe = (int32_t)row[simfast::C_PIPE]; I.kind = row[simfast::C_KIND];
+      I.cost = costs != nullptr ? costs[k] : row[simfast::C_COST];
     }
   R.precheck();
   if (R.status == simfast::CLEAN) R.run();
@@ -115,11 +135,15 @@ class TraceCodegen(KernelCodegen):
             super()._stmt(s)
             return
         p = self.plan.by_stmt[id(s)]
+        if p.execute:
+            super()._stmt(s)
         parts = [f"r_[0] = {p.index};"]
         for k, (kind, ref) in enumerate(p.refs):
-            if kind == "tile":
+            if kind in ("tile", "vrows", "vcols"):
                 code = (f"INT64_C({self.decl_index[ref.tile.uid]})" if isinstance(ref, ir.DeclRef)
                         else f"(int64_t)({self.slot_index(ref)})")
+                if kind != "tile":  # the tile's valid window now
+                    code = f"(int64_t)C.valid[2 * ({code}){' + 1' if kind == 'vcols' else ''}]"
             else:
                 code = f"(int64_t)({self.scalar(ref)})"
             parts.append(f"r_[{k + 1}] = {code};")
@@ -129,10 +153,11 @@ class TraceCodegen(KernelCodegen):
 
 def trace_source(kernel: ir.KernelIR, plan: KernelPlan) -> str:
     gen = TraceCodegen(kernel, plan).generate()
-    if gen.mode != 0 or gen.extra:
-        raise NotImplementedError("cross-core execution")
+    if gen.mode > 1 or gen.extra:  # (mode 1, cores waiting on their block's cores, needs no fibers here)
+        raise NotImplementedError("cross-block execution")
     body = gen.source[:gen.source.index('extern "C"')]
-    return body.replace('#include "pto/pto.h"', '#include "pto/pto.h"\n#include "simfast.h"', 1) + _DRIVER
+    driver = _DRIVER.replace("@KIND@", str(KIND_CODES[kernel.kind]))
+    return body.replace('#include "pto/pto.h"', '#include "pto/pto.h"\n#include "simfast.h"', 1) + driver
 
 
 class TraceLibrary:
@@ -141,10 +166,14 @@ class TraceLibrary:
     def __init__(self, path: Path):
         lib = ctypes.CDLL(str(path))
         self.trace = lib.simfast_trace
-        self.trace.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        self.trace.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 4
         self.trace.restype = ctypes.c_int64
         self.replay = lib.simfast_replay
-        self.replay.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_void_p] * 3
+        self.replay.argtypes = ([ctypes.c_void_p] * 4 + [ctypes.c_int64] * 2 + [ctypes.c_void_p, ctypes.c_int64]
+                                + [ctypes.c_void_p] * 3)
+        self.records = lib.simfast_records
+        self.records.argtypes = []
+        self.records.restype = ctypes.c_void_p
         self.replay.restype = None
         self._lib = lib
 
@@ -153,7 +182,7 @@ def build(kernel: ir.KernelIR, plan: KernelPlan, tc) -> TraceLibrary:
     """Generate, compile (or fetch from the disk cache) and load the trace program of ``kernel``."""
     source = trace_source(kernel, plan)
     header = HEADER.read_text()
-    key = cache.digest(source, header, tc.identity, __version__, "simfast-1")
+    key = cache.digest(source, header, tc.identity, __version__, "simfast-2")
     entry = cache.entry(kernel.name + "_simtrace", kernel.arch.name, key)
     so_name = f"simtrace_{key[:12]}.so"
 
