@@ -278,6 +278,15 @@ def insert_transposes(dst, src) -> bool:
     return dst.layout == Layout.ZN and src.layout == Layout.NZ
 
 
+def nz_frame_valid(src, dst) -> bool:
+    """Whether a square ZN source's valid shape may be given in its NZ frame when moved into a non-ZN tile
+    of the same declared shape (move.md compares ZN/NZ pairs with transposed shapes): there a source valid
+    ``[r, c]`` that is the transpose of the destination's ``[c, r]`` names the destination's window."""
+    s, d = src.static_shape, dst.static_shape
+    return (src.layout == Layout.ZN and dst.layout != Layout.ZN and s is not None and d is not None
+            and tuple(s) == tuple(d) and s[0] == s[1])
+
+
 def is_insert(a) -> bool:
     """Whether a ``pl.move`` with an offset is an insert: its source, seen in the destination's frame,
     fits inside a larger destination (move.md)."""
@@ -370,6 +379,8 @@ def _write_moved(ctx, a, d, s, vals):
         return
     if tuple(s.shape) != tuple(d.shape):  # the check allows only equal or transposed shapes here
         vals = vals.T
+    elif nz_frame_valid(a["src"], a["dst"]) and tuple(s.valid) == tuple(d.valid)[::-1] != tuple(d.valid):
+        vals = s.read(*d.valid)
     write_result(d, vals, vals.shape[0], vals.shape[1])
 
 
@@ -450,4 +461,4 @@ class Insert:
         _insert(ctx, a["dst"], a["src"], a["offset"])
 
 
-__all__ = ["gm_window", "is_insert", "insert_transposes"]
+__all__ = ["gm_window", "is_insert", "insert_transposes", "nz_frame_valid"]

@@ -390,7 +390,10 @@ template <class TD, class TS> inline bool same_bytes(const Tile<TD>& d, const Ti
 
 // pl.move between tiles of one core (Mat->Left/Right/Bias, Vec->Vec) or into a peer (Vec->Mat).
 template <class TD, class TS>
-inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offset, int64_t r0, int64_t c0) {
+// nz_frame: a square ZN source moved into a non-ZN tile of its shape; a source valid shape that is the
+// transpose of the destination's names the destination's window (ops/movement.py nz_frame_valid).
+inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offset, int64_t r0, int64_t c0,
+                    bool nz_frame = false) {
   if (has_offset) {
     const int rows = d.vr, cols = d.vc;
     if (r0 < 0 || c0 < 0 || r0 + rows > s.rows || c0 + cols > s.cols)
@@ -401,6 +404,8 @@ inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offs
   }
   const bool transposed = !(s.rows == d.rows && s.cols == d.cols);
   if (transposed) copy_block(d, 0, 0, s, 0, 0, s.vc, s.vr, true, PlainConv<TD, TS>());
+  else if (nz_frame && s.vr == d.vc && s.vc == d.vr && s.vr != s.vc)
+    copy_block(d, 0, 0, s, 0, 0, d.vr, d.vc, false, PlainConv<TD, TS>());
   else if (same_bytes(d, s, s.vr, s.vc))
     std::memmove((void*)d.base, (const void*)s.base, sizeof(TD) * (size_t)d.prows * (size_t)d.pcols);
   else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
