@@ -336,7 +336,8 @@ class Move:
             if s is not None and d is not None and not is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
                 c.fail(f"extracting a {list(d)} tile from a {list(s)} tile")
         elif (s is not None and d is not None and tuple(s) != tuple(d) and tuple(s) != (d[1], d[0])
-              and tuple(d) != _split_share(a["acc_to_vec_mode"], s)):
+              and tuple(d) != _split_share(a["acc_to_vec_mode"], s) and src.space != M.Acc):
+            # an Acc source's valid window (each AIV's share of it) must fit the Vec tile: checked per launch
             c.fail(f"shapes {list(s)} -> {list(d)} are neither equal nor transposed; pass offset= to extract/insert")
 
     @staticmethod
