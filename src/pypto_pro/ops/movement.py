@@ -76,6 +76,32 @@ def gm_window(ctx, arr: np.ndarray, param: TensorParam, offsets: List, order, ro
     return tuple(index), (a0 is not None and a0 > a1), ndim == 1
 
 
+def gm_pieces(ctx, arr: np.ndarray, param: TensorParam, offsets: List, order, rows: int, cols: int, what: str):
+    """``gm_window`` as a list of ``(index, first tile row, end tile row)`` pieces, plus ``transposed`` and
+    ``one_d``.  Tile rows that run past the end of their axis continue on the next index of the axis
+    outside it when that axis steps over the whole row axis (contiguous axes): GM is addressed by strides,
+    so a ``[256, D]`` tile loaded at ``[b, s, 0, 0]`` with ``order=[2, 3]`` from ``[B, S, 64, D]`` reads
+    64 heads of four consecutive positions ``s`` (official lightning indexer).  Elsewhere as gm_window."""
+    ndim = arr.ndim
+    a0, a1 = ((ndim - 2, ndim - 1) if ndim >= 2 else (None, 0)) if order is None else _norm(order, ndim)
+    offs = [int(ctx.scalar(o)) for o in offsets]
+    if (a0 is None or a1 is None or not 0 < a0 < a1 or len(offs) != ndim or rows <= 0 or offs[a0] < 0
+            or offs[a0] + rows <= arr.shape[a0] or arr.strides[a0 - 1] != arr.shape[a0] * arr.strides[a0]):
+        index, transposed, one_d = gm_window(ctx, arr, param, offsets, order, rows, cols, what)
+        return [(index, 0, rows)], transposed, one_d
+    size, pieces, r = arr.shape[a0], [], 0
+    while r < rows:
+        at = offs[a0] + r
+        n = min(rows - r, size - at % size)
+        sub = list(offs)
+        sub[a0 - 1] += at // size
+        sub[a0] = at % size
+        index, transposed, one_d = gm_window(ctx, arr, param, sub, [a0, a1], n, cols, what)
+        pieces.append((index, r, r + n))
+        r += n
+    return pieces, transposed, one_d
+
+
 def _gm_read(ctx, arr, index, transposed, one_d):
     vals = arr[index]
     if one_d:
@@ -130,11 +156,14 @@ def _load_run(ctx, a, tile_units: bool):
     arr = ctx.tensor(a["src"])
     rows, cols = d.valid
     offsets = _scaled_offsets(ctx, a["offsets"], d.shape, arr.ndim, a["order"]) if tile_units else a["offsets"]
-    index, transposed, one_d = gm_window(ctx, arr, a["src"], offsets, a["order"], rows, cols,
-                                         "pl.load_tile" if tile_units else "pl.load")
+    pieces, transposed, one_d = gm_pieces(ctx, arr, a["src"], offsets, a["order"], rows, cols,
+                                          "pl.load_tile" if tile_units else "pl.load")
     if rows and cols:
-        ctx.note_gm(a["src"], index, write=False)
-        vals = _gm_read(ctx, arr, index, transposed, one_d)
+        parts = []
+        for index, _, _ in pieces:
+            ctx.note_gm(a["src"], index, write=False)
+            parts.append(_gm_read(ctx, arr, index, transposed, one_d))
+        vals = parts[0] if len(parts) == 1 else np.concatenate(parts)
         if a["dst"].dtype != a["src"].dtype:
             vals = _bits_as(vals, d.storage_dtype)
         d.write(vals, rows, cols)
@@ -201,10 +230,15 @@ def _store_run(ctx, a, tile_units: bool):
     if tile_units:
         offsets = _scaled_offsets(ctx, offsets, s.shape, arr.ndim, a["order"])
     what = "pl.store_tile" if tile_units else "pl.store"
-    index, _, one_d = gm_window(ctx, arr, a["dst"], offsets, a["order"], rows, cols, what)
+    pieces, _, one_d = gm_pieces(ctx, arr, a["dst"], offsets, a["order"], rows, cols, what)
     if not rows or not cols:
         return
-    vals = s.read(rows, cols)
+    tile_vals = s.read(rows, cols)
+    for index, r0, r1 in pieces:
+        _store_piece(ctx, a, s, arr, index, one_d, tile_vals[r0:r1])
+
+
+def _store_piece(ctx, a, s, arr, index, one_d, vals):
     tdt = a["dst"].dtype
     if s.space == M.Acc:
         vals = fixpipe.apply(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
