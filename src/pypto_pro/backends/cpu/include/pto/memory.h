@@ -733,7 +733,7 @@ template <class T, class V> inline void setval(Core& C, const Gm<T>& g, const in
 
 inline void set_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, int64_t cols) {
   const TileDecl& d = decls[i];
-  if (!(1 <= rows && rows <= d.rows && 1 <= cols && cols <= d.cols))
+  if (!(0 <= rows && rows <= d.rows && 0 <= cols && cols <= d.cols))  // an empty window is allowed
     fail(C, "valid shape [%lld, %lld] is outside tile %s of shape [%d, %d]", (long long)rows, (long long)cols, d.name,
          d.rows, d.cols);
   C.valid[2 * i] = (int32_t)rows;
