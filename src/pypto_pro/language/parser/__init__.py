@@ -1127,6 +1127,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         where = f"pl.{opdef.aliases[0]}: '{p.name}'"
         if value is None and p.default is None:
             return None
+        if isinstance(value, dict):  # a dict is a compile-time lookup table, never an operand (official wording)
+            raise self.err(KernelTypeError, f"{where}: Unsupported closure variable type: dict; pass a value, a "
+                           f"tile or a tensor", node)
         if kind == "any":
             return value.param if isinstance(value, TensorHandle) else value
         if kind in ("tile", "tile_or_scalar", "tile_or_group", "tile_or_tensor"):
