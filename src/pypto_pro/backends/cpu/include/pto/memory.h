@@ -131,6 +131,10 @@ inline GmWin gm_window(Core& C, const Gm<T>& g, const int64_t* offs, int a0, int
         shape_str(sh, sizeof sh, g.nd, g.shape);
         fail(C, "%s: offset %lld on axis %d is outside tensor '%s' of shape %s", what, (long long)o, ax, g.name, sh);
       }
+    } else if (o + ext > size && ax == a0 && ax > 0 && a0 < a1 && g.stride[ax - 1] == size * g.stride[ax] &&
+               offs[ax - 1] + (o + ext - 1) / size < g.shape[ax - 1]) {
+      // rows past the end of their axis continue on the next index of the contiguous axis outside it
+      // (ops/movement.py gm_pieces): the strides already address them
     } else if (o + ext > size) {
       shape_str(sh, sizeof sh, g.nd, g.shape);
       fail(C, "%s: the tile window [%lld, %lld) on axis %d exceeds tensor '%s' of shape %s; for tails set the tile's "
@@ -470,7 +474,10 @@ template <class TD, class TS> inline bool same_bytes(const Tile<TD>& d, const Ti
 
 // pl.move between tiles of one core (Mat->Left/Right/Bias, Vec->Vec) or into a peer (Vec->Mat).
 template <class TD, class TS>
-inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offset, int64_t r0, int64_t c0) {
+// nz_frame: a square ZN source moved into a non-ZN tile of its shape; a source valid shape that is the
+// transpose of the destination's names the destination's window (ops/movement.py nz_frame_valid).
+inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offset, int64_t r0, int64_t c0,
+                    bool nz_frame = false) {
   if (has_offset) {
     const int rows = d.vr, cols = d.vc;
     if (r0 < 0 || c0 < 0 || r0 + rows > s.rows || c0 + cols > s.cols)
@@ -481,6 +488,8 @@ inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offs
   }
   const bool transposed = !(s.rows == d.rows && s.cols == d.cols);
   if (transposed) copy_block(d, 0, 0, s, 0, 0, s.vc, s.vr, true, PlainConv<TD, TS>());
+  else if (nz_frame && s.vr == d.vc && s.vc == d.vr && s.vr != s.vc)
+    copy_block(d, 0, 0, s, 0, 0, d.vr, d.vc, false, PlainConv<TD, TS>());
   else if (same_bytes(d, s, s.vr, s.vc))
     std::memmove((void*)d.base, (const void*)s.base, sizeof(TD) * (size_t)d.prows * (size_t)d.pcols);
   else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
@@ -813,7 +822,7 @@ template <class T, class V> inline void setval(Core& C, const Gm<T>& g, const in
 
 inline void set_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, int64_t cols) {
   const TileDecl& d = decls[i];
-  if (!(1 <= rows && rows <= d.rows && 1 <= cols && cols <= d.cols))
+  if (!(0 <= rows && rows <= d.rows && 0 <= cols && cols <= d.cols))  // an empty window is allowed
     fail(C, "valid shape [%lld, %lld] is outside tile %s of shape [%d, %d]", (long long)rows, (long long)cols, d.name,
          d.rows, d.cols);
   C.valid[2 * i] = (int32_t)rows;
