@@ -97,6 +97,7 @@ class Recorder:
         self._meanings: Dict[Tuple, Tuple] = {}
         self._nbytes: Dict[object, int] = {}  # element size by dtype (DataType.nbytes is computed per call)
         self._uninit_seen: set = set()
+        self._window: Tuple[int, int] = (0, 0)  # the (rows, cols) window of the access being checked
         self._ssbuf: Dict[int, Tuple[Tuple, np.ndarray]] = {}  # block -> (region key, bytes written)
         self._gm_writes: List[Tuple[Access, np.ndarray, Tuple]] = []
         # per-op access adjustments
@@ -286,6 +287,7 @@ class Recorder:
         r, c = window
         if ins is None or r <= 0 or c <= 0:
             return
+        self._window = window
         mem = self._buffers.get(id(view.buf)) or self._buffer(view.buf)
         es = self._nbytes.get(view.dtype) or self._nbytes.setdefault(view.dtype, view.dtype.nbytes)
         offs = view.offsets
@@ -335,6 +337,8 @@ class Recorder:
 
     def _uninit(self, ins: Instr, view, mem: _Buffer, lo: int, hi: int) -> None:
         if ins.op in SPECULATIVE_READS:  # a register load reads whole registers; masks decide what counts
+            return
+        if ins.op == "move" and mem.space.name == "Acc" and _acc_padding_only(view, mem, self._window):
             return
         key = (ins.loc, view.name)
         if key in self._uninit_seen:
@@ -513,3 +517,27 @@ def _add_access(ins: Instr, acc: Access) -> None:
 
 
 __all__ = ["Recorder", "SPACE_LABEL"]
+
+
+#: L0C alignment a move out of the Acc may read past what the matmul wrote: rows to the 16-row fractal,
+#: columns to 32 (move.md: the framework aligns an Acc's valid columns up to 32 for a DualModeSplitN move)
+ACC_ROW_ALIGN, ACC_COL_ALIGN = 16, 32
+
+
+def _acc_padding_only(view, mem: "_Buffer", window: Tuple[int, int]) -> bool:
+    """Whether a move out of the Acc (L0C) reads never-written bytes only in the alignment padding of what was
+    written: the written elements of the window form its top-left [wr, wc] rectangle and the window reaches at
+    most to the next multiple of 16 rows and 32 columns beyond it.  The official framework reads that padding by
+    design (a dual-split Acc -> Vec move of an aligned valid shape); it is not an uninitialised read.  Anything
+    else (nothing written, holes inside the written part, a window reaching further) still is."""
+    r, c = window
+    es = view.dtype.nbytes
+    starts = view.addr + view.offsets[:r, :c] * es
+    done = mem.written[starts]
+    rows, cols = np.flatnonzero(done.any(axis=1)), np.flatnonzero(done.any(axis=0))
+    if rows.size == 0:
+        return False
+    wr, wc = int(rows[-1]) + 1, int(cols[-1]) + 1
+    if not done[:wr, :wc].all():
+        return False
+    return r <= -(-wr // ACC_ROW_ALIGN) * ACC_ROW_ALIGN and c <= -(-wc // ACC_COL_ALIGN) * ACC_COL_ALIGN
