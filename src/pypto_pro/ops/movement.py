@@ -380,16 +380,15 @@ class Move:
             _insert(ctx, a["dst"], a["src"], a["offset"])
             return
         s = ctx.tile(a["src"])
-        vals = s.read()
         if s.space == M.Acc:
-            _acc_to_vec(ctx, a, s, vals)
+            _acc_to_vec(ctx, a, s, s.read())
             return
         targets = ctx.peers("cube") if (s.space, a["dst"].space) == (M.Vec, M.Mat) else [ctx.core]
         if not targets:
             raise ctx.error("Vec -> Mat needs the block's cube core; this kernel has none")
         for core in targets:
             d = ctx.tile(a["dst"], core)
-            _write_moved(ctx, a, d, s, vals)
+            _write_moved(ctx, a, d, s)
 
 
 def _split_share(mode, shape) -> Optional[tuple]:
@@ -403,7 +402,9 @@ def _split_share(mode, shape) -> Optional[tuple]:
     return None
 
 
-def _write_moved(ctx, a, d, s, vals):
+def _write_moved(ctx, a, d, s):
+    """Write into ``d`` the part of ``s`` the move copies; only that part is read (the simulator sees the
+    reads, so reading more than is copied would report bytes nobody uses as uninitialised)."""
     if a["offset"] is not None:
         r0, c0 = (int(ctx.scalar(x)) for x in a["offset"])
         rows, cols = d.valid
@@ -413,9 +414,11 @@ def _write_moved(ctx, a, d, s, vals):
         write_result(d, s.read(r0 + rows, c0 + cols)[r0:, c0:], rows, cols)
         return
     if tuple(s.shape) != tuple(d.shape):  # the check allows only equal or transposed shapes here
-        vals = vals.T
+        vals = s.read().T
     elif nz_frame_valid(a["src"], a["dst"]) and tuple(s.valid) == tuple(d.valid)[::-1] != tuple(d.valid):
         vals = s.read(*d.valid)
+    else:
+        vals = s.read()
     write_result(d, vals, vals.shape[0], vals.shape[1])
 
 
