@@ -411,7 +411,7 @@ def _write_moved(ctx, a, d, s):
         if r0 < 0 or c0 < 0 or r0 + rows > s.shape[0] or c0 + cols > s.shape[1]:
             raise ctx.error(f"move window [{r0}:{r0 + rows}, {c0}:{c0 + cols}] leaves source {s.name} "
                             f"of shape {list(s.shape)}")
-        write_result(d, s.read(r0 + rows, c0 + cols)[r0:, c0:], rows, cols)
+        write_result(d, s.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).read(), rows, cols)
         return
     if tuple(s.shape) != tuple(d.shape):  # the check allows only equal or transposed shapes here
         vals = s.read().T
