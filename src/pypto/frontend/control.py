@@ -274,7 +274,9 @@ TILE_SHAPES = state.TILE_SHAPES  # tile shapes set outside a kernel (process-wid
 
 def set_vec_tile_shapes(*dims: int) -> None:
     """Chunk sizes per dim for the following vector ops (<= 4 positive ints).  Outside a kernel: the
-    default for kernels recorded afterwards."""
+    default for kernels recorded afterwards.  An immediate ``SymbolicScalar`` (``SymbolicScalar(32)``)
+    is its int."""
+    dims = tuple(d.concrete() if isinstance(d, SymbolicScalar) and d.is_concrete() else d for d in dims)
     if not 1 <= len(dims) <= 8 or not all(is_static(d) and d > 0 for d in dims):
         raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 8 positive ints, got {list(dims)}")
     TILE_SHAPES.last_vec = tuple(dims)
