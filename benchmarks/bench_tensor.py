@@ -12,7 +12,7 @@ import time
 import torch
 
 import pypto
-from pypto.lower.launch import cpu_workers
+from pypto_pro.backends.cpu.workers import cpu_workers
 from pypto_pro.runtime.jit import select_backend
 
 

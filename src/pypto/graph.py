@@ -59,14 +59,12 @@ class Node:
     loc: Optional[Any] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.op not in NODE_OPS:
+            raise ValueError(f"node op {self.op!r} is not declared in pypto/nodeops.py")
         if self.op != "gm" and self.loc is None:
             from .frontend.tracer import recording_location
 
             self.loc = recording_location(skip=3)  # past __post_init__ and the generated __init__
-
-    def __post_init__(self):
-        if self.op not in NODE_OPS:
-            raise ValueError(f"node op {self.op!r} is not declared in pypto/nodeops.py")
 
     @property
     def ndim(self) -> int:

@@ -127,3 +127,22 @@ def test_numpy_arguments_keep_the_python_path(tmp_path, mod):
         k[None, 1](x, out, 8, 2.0)
     assert np.array_equal(out[8:], x[8:] * np.float32(2.0))
     assert os.environ.get("PYPTO_C_LAUNCHER", "1") != "0"
+
+
+def test_a_signature_frozen_while_the_extension_loads_is_frozen_in_c_later(tmp_path, mod, monkeypatch):
+    # the first freeze finds no extension (it finished loading just after): the next launch freezes again
+    k = _kernel(tmp_path, "c_axpy_f")
+    x, out = torch.randn(16, 64), torch.zeros(16, 64)
+    real = clauncher.frozen
+    monkeypatch.setattr(clauncher, "frozen", lambda *a: None)
+    k[None, 1](x, out, 0, 1.0)
+    monkeypatch.setattr(clauncher, "frozen", real)
+    k[None, 1](x, out, 0, 1.0)  # the frozen Python launcher retries the C freeze
+
+    def python_path(*args, **kwargs):
+        raise AssertionError("the frozen signature took the Python launcher")
+
+    monkeypatch.setattr(k, "launch", python_path)
+    k[None, 1](x, out, 8, 3.0)
+    monkeypatch.undo()
+    assert torch.equal(out[8:], x[8:] * 3.0)

@@ -4,8 +4,6 @@ nothing, and the ops of a value materialised for a later statement carry the lin
 import inspect
 import re
 
-import pytest
-
 import torch
 
 import pypto
@@ -60,8 +58,6 @@ def test_no_doubled_casts_and_no_site_markers_for_empty_ops():
         assert "line ?" not in cpp
 
 
-@pytest.mark.xfail(strict=True, reason="regressed by the merge that runs matmul epilogues on cube-sized tiles: "
-                   "every op of this kernel is labelled with the consuming statement's line again (open, issue 18)")
 def test_ops_of_a_materialised_value_carry_the_line_that_wrote_it():
     cpp = _cpp(two_matmuls, *(torch.randn(64, 64).half() for _ in range(3)), torch.empty(64, 64))
     marked = collections_of(cpp)

@@ -8,7 +8,7 @@ import torch
 
 import pypto
 from pypto.frontend.fastcall import call_key
-from pypto.lower import launch
+from pypto_pro.backends.cpu import workers
 from pypto_pro.backends import cpu
 
 pytestmark = pytest.mark.skipif(not cpu.available(), reason="no C++ compiler for the cpu backend")
@@ -134,11 +134,11 @@ def test_other_threads_and_other_backends_take_the_full_path(monkeypatch):
 
 def test_block_count_follows_the_work_unless_threads_are_set(monkeypatch):
     monkeypatch.delenv("PYPTO_NUM_THREADS", raising=False)
-    assert launch.block_dim("cpu", None, 64 * 64) == 1
-    big = launch.CPU_MIN_BLOCK_ELEMENTS * 64
-    assert launch.block_dim("cpu", None, big) == launch.cpu_workers()
+    assert workers.launch_blocks(None, 64 * 64) == 1
+    big = workers.MIN_BLOCK_ELEMENTS * 64
+    assert workers.launch_blocks(None, big) == workers.cpu_workers()
     monkeypatch.setenv("PYPTO_NUM_THREADS", "3")
-    assert launch.block_dim("cpu", None, 64 * 64) == 3
+    assert workers.launch_blocks(None, 64 * 64) == 3
 
 
 @pypto.frontend.jit

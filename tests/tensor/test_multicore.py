@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import pypto
-from pypto.lower import launch
+from pypto_pro import backends
+from pypto_pro.backends import interp
 
 
 def _count(text: str, op: str) -> int:
@@ -45,7 +46,7 @@ def test_results_do_not_depend_on_the_block_count(monkeypatch):
     x = torch.randn(70, 200)
     results = []
     for blocks in (1, 3, 7):
-        monkeypatch.setattr(launch, "INTERP_BLOCKS", blocks)
+        monkeypatch.setattr(interp, "LAUNCH_BLOCKS", blocks)
         monkeypatch.setenv("PYPTO_NUM_THREADS", str(blocks))  # the cpu backend's block count
         y = torch.empty_like(x)
         long_rows(x, y)
@@ -102,6 +103,6 @@ def test_pass_reading_its_own_output_elsewhere_runs_serially():
 
 def test_cpu_block_count_follows_pypto_num_threads(monkeypatch):
     monkeypatch.setenv("PYPTO_NUM_THREADS", "5")
-    assert launch.block_dim("cpu", None) == 5
+    assert backends.launch_blocks("cpu", None, 0) == 5
     monkeypatch.delenv("PYPTO_NUM_THREADS")
-    assert launch.block_dim("cpu", None) >= 1
+    assert backends.launch_blocks("cpu", None, 0) >= 1

@@ -327,14 +327,11 @@ class JitFunction:
 
     def _freeze(self, program: LoweredProgram, backend: Optional[str], user, dyn):
         """A frozen launcher repeating this call on a backend that prepares kernels (cpu; False where the
-        call ran elsewhere: interp, sim, or the interpreter fallback of a kernel the backend cannot build)."""
+        call ran elsewhere: interp, sim, the interpreter fallback of a kernel the backend cannot build,
+        or a kernel the backend does not relaunch frozen, such as a communicating one)."""
         name = select_backend(backend)
-        prepare = getattr(backends.get_backend(name), "prepare", None)
-        if prepare is None or hasattr(program.kernel, "comm_pes"):  # comm kernels: errors come back via run
-            return False
-        try:
-            compiled = prepare(program.kernel)
-        except NotImplementedError:
+        compiled = backends.prepare_relaunch(name, program.kernel)
+        if compiled is None:
             return False
         arrays = program.bind(user, dyn)
         return freeze(program, compiled, arrays, program._values, program.blocks(name, arrays))

@@ -5,6 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from pypto_pro import backends
 from pypto_pro.comm.launch import launch_error, launch_values
 from pypto_pro.errors import KernelError, KernelLaunchError
 from pypto_pro.ir import nodes as ir
@@ -13,7 +14,6 @@ from pypto_pro.ir.verify import verify
 from pypto_pro.runtime.jit import execute, select_backend
 
 from ..graph import Buffer, Graph
-from .launch import block_dim
 from .lowerer import Lowerer
 
 
@@ -94,7 +94,7 @@ class LoweredProgram:
     def blocks(self, backend: Optional[str], arrays: Dict[int, np.ndarray]) -> int:
         """The block count to launch with on ``backend`` for these bound arrays."""
         work = max((a.size for a in arrays.values()), default=0)
-        return block_dim(select_backend(backend), self.kernel.arch, work)
+        return backends.launch_blocks(select_backend(backend), self.kernel.arch, work)
 
     def run(self, user: Dict[int, np.ndarray], dyn: Dict[int, int], backend: Optional[str], jit=None):
         arrays = self.bind(user, dyn)

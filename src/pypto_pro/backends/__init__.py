@@ -1,8 +1,9 @@
 """Backends consuming the tile IR, and the protocol the runtime drives them through.
 
-A backend is a module ``pypto_pro.backends.<name>`` (see :class:`Backend`).  Every backend has ``run``;
-a backend that compiles kernels ahead of their launch (cpu) also has ``available``, ``prepare``,
-``launch`` and ``frozen_launcher``.  The runtime (``runtime/jit.py``) only talks to this protocol and
+A backend is a module ``pypto_pro.backends.<name>`` (see :class:`Backend`).  Every backend has ``run``
+and ``launch_blocks``; a backend that compiles kernels ahead of their launch (cpu) also has
+``available``, ``prepare``, ``launch`` and ``frozen_launcher``, and may have a ``native_launcher``
+(:class:`NativeLauncher`).  The runtime (``runtime/jit.py``) only talks to this protocol and
 never names a backend: which backend runs by default is :data:`PREFERENCE`, and a backend whose
 ``prepare`` raises ``NotImplementedError`` falls back to the interpreter unless it was asked for
 explicitly (:func:`prepare`).
@@ -29,14 +30,47 @@ class Backend(Protocol):
     launches).  Optional, for backends that build a kernel before launching it:
 
     * ``available() -> bool``: whether the backend can run here (e.g. a C++ compiler exists);
-    * ``prepare(kernel) -> prepared``: build it (cached); ``NotImplementedError`` naming an unsupported op;
+    * ``prepare(kernel, relaunch=False) -> prepared``: build it (cached); ``NotImplementedError`` naming
+      an unsupported op.  ``relaunch=True``: for a frozen relauncher, which skips the launch's own
+      wrapping; ``NotImplementedError`` for a kernel that needs it (cpu: communicating kernels);
     * ``launch(prepared, tensors, scalars, block_dim)``: one launch of a prepared kernel;
     * ``frozen_launcher(kernel_name, prepared, specs) -> (args, block_dim) -> None``: a relauncher for
-      exactly one argument signature, skipping argument binding.
+      exactly one argument signature, skipping argument binding;
+    * ``native_launcher``: a :class:`NativeLauncher` that runs ``kernel[None, n]`` launches of the latest
+      frozen signature without Python code (cpu: the C extension of ``backends/cpu/clauncher.py``).
     """
 
     def run(self, kernel: Any, tensors: Dict[int, Any], scalars: Dict[int, Any], block_dim: int, *,
             jit: Any = None) -> Any: ...
+
+    def launch_blocks(self, arch: Any, work: int) -> int:
+        """Blocks to launch an SPMD kernel of ``arch`` with when the caller leaves the count to the
+        backend (lowered tensor-level programs: the result does not depend on it, only the speed);
+        ``work``: elements of the kernel's largest GM tensor."""
+
+
+class NativeLauncher(Protocol):
+    """A backend's native front for ``kernel[None, n]``: the kernel's bound launchers first try the
+    latest signature frozen in the kernel's slot, natively, and call the Python launcher for anything
+    else, so every check and message stays the Python launcher's.
+
+    * ``state() -> "ready" | "building" | "off"``: loaded, being built (a later launch retries the
+      freeze), or unavailable/disabled;
+    * ``slot()``: a kernel's latest-signature slot (``slot.set(frozen or None)``), None until ready;
+    * ``frozen(kernel_name, prepared, specs, args, env)``: the native description of the signature of
+      ``args`` (None where the native path does not apply to it);
+    * ``bound(slot, fallback, jit, block_dim)``: ``kernel[None, block_dim]``, calling ``fallback``
+      (the Python launcher) for whatever the slot's signature does not cover.
+    """
+
+    def state(self) -> str: ...
+
+    def slot(self) -> Any: ...
+
+    def frozen(self, kernel_name: str, prepared: Any, specs: Sequence[Any], args: Sequence[Any],
+               env: tuple) -> Any: ...
+
+    def bound(self, slot: Any, fallback: Callable, jit: Any, block_dim: int) -> Callable: ...
 
 
 def get_backend(name: str) -> Backend:
@@ -97,5 +131,29 @@ def prepare(name: str, kernel: Any, strict: bool) -> Tuple[str, Optional[Any]]:
         return FALLBACK, None
 
 
-__all__: Sequence[str] = ["Backend", "FALLBACK", "KNOWN", "PREFERENCE", "default_backend", "get_backend",
-                          "get_runner", "is_available", "prepare"]
+def launch_blocks(name: str, arch: Any, work: int) -> int:
+    """The block count backend ``name`` launches an SPMD kernel of ``arch`` with, for ``work`` elements in
+    its largest GM tensor (:meth:`Backend.launch_blocks`)."""
+    return get_backend(name).launch_blocks(arch, work)
+
+
+def native_launcher(name: str) -> Optional[NativeLauncher]:
+    """Backend ``name``'s :class:`NativeLauncher`, or None where it has none."""
+    return getattr(get_backend(name), "native_launcher", None)
+
+
+def prepare_relaunch(name: str, kernel: Any) -> Optional[Any]:
+    """``kernel`` prepared by backend ``name`` for a frozen relauncher; None where the backend does not
+    prepare kernels or declines to relaunch this one (e.g. no compiler here)."""
+    prep = getattr(get_backend(name), "prepare", None)
+    if prep is None:
+        return None
+    try:
+        return prep(kernel, relaunch=True)
+    except NotImplementedError:
+        return None
+
+
+__all__: Sequence[str] = ["Backend", "FALLBACK", "KNOWN", "NativeLauncher", "PREFERENCE", "default_backend",
+                          "get_backend", "get_runner", "is_available", "launch_blocks", "native_launcher", "prepare",
+                          "prepare_relaunch"]

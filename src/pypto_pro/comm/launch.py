@@ -8,6 +8,12 @@ from ..ir import nodes as ir
 from . import callback, heap
 
 
+def communicates(kernel: ir.KernelIR) -> bool:
+    """Whether ``kernel`` takes PE parameters or runs communication ops: each of its launches needs
+    :func:`launch_values` and reports through :func:`launch_error`."""
+    return bool(getattr(kernel, "comm_pes", None)) or getattr(kernel, "comm_callback", None) is not None
+
+
 def launch_values(kernel: ir.KernelIR) -> Dict[int, int]:
     """Var uid -> value of the kernel's PE parameters (``my_symbolic_pe``); allocates its shmem tensors on
     first launch.  Empty for kernels that do not communicate."""

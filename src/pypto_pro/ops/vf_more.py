@@ -10,14 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
-from ..ir.optable import Arg, In, Out, op
+from ..ir.optable import Arg, In, Out
 from ..ir.types import RoundMode
 from .casting import cast_values
-from .vf import BLOCK, VL, active, lanes, lanes_to_bits, mask_bits, require_aligned, ub_view, _writes_in_runs
-
-
-def _nop_check(c, a):
-    return None
+from .vf import BLOCK, VL, active, lanes, lanes_to_bits, mask_bits, require_aligned, ub_view, vf_op, _writes_in_runs
 
 
 def _raw(ctx, ref) -> np.ndarray:
@@ -32,8 +28,7 @@ def _uint(nbytes: int) -> np.dtype:
     return np.dtype(f"<u{nbytes}")
 
 
-@op("vf_mull", [Out("lo"), Out("hi"), In("a"), In("b"), In("mask", "tile", default=None)], "V", internal=True,
-    aliases=("Vf.mull",), check=_nop_check)
+@vf_op("vf_mull", [Out("lo"), Out("hi"), In("a"), In("b"), In("mask", "tile", default=None)], "Vf.mull")
 def _mull(ctx, a):
     """(lo, hi) = the low / high 32 bits of the exact 64-bit product of 32-bit integer lanes (signed
     operands give the signed product); unselected lanes 0."""
@@ -55,8 +50,7 @@ def _squeeze_check(c, a):
     return dt.DT_INT64
 
 
-@op("vf_squeeze", [Out("dst"), In("a"), In("mask")], "V", internal=True, aliases=("Vf.squeeze",),
-    check=_squeeze_check)
+@vf_op("vf_squeeze", [Out("dst"), In("a"), In("mask")], "Vf.squeeze", check=_squeeze_check)
 def _squeeze(ctx, a):
     """dst = the selected lanes of a, in order, from lane 0; the rest 0.  Result: how many lanes."""
     d = a["dst"].dtype
@@ -69,7 +63,7 @@ def _squeeze(ctx, a):
     return int(len(kept))
 
 
-@op("vf_unsqueeze", [Out("dst"), In("mask")], "V", internal=True, aliases=("Vf.unsqueeze",), check=_nop_check)
+@vf_op("vf_unsqueeze", [Out("dst"), In("mask")], "Vf.unsqueeze")
 def _unsqueeze(ctx, a):
     """dst[0] = 0, dst[i] = dst[i-1] + mask[i-1]: each lane's count of selected lanes before it (the
     page's step-by-step rule; the top lane's bit counts for nothing)."""
@@ -79,8 +73,7 @@ def _unsqueeze(ctx, a):
     _put(ctx, a["dst"], out.astype(d.require_numpy()))
 
 
-@op("vf_pack", [Out("dst"), In("a"), Arg("upper", default=False)], "V", internal=True, aliases=("Vf.pack",),
-    check=_nop_check)
+@vf_op("vf_pack", [Out("dst"), In("a"), Arg("upper", default=False)], "Vf.pack")
 def _pack(ctx, a):
     """Register pack: the low half of each element's bits, into the lower (upper) half of dst; the other
     half of dst is 0."""
@@ -96,8 +89,7 @@ def _pack(ctx, a):
     _put(ctx, a["dst"], out.view(d.require_numpy()))
 
 
-@op("vf_unpack", [Out("dst"), In("a"), Arg("upper", default=False)], "V", internal=True, aliases=("Vf.unpack",),
-    check=_nop_check)
+@vf_op("vf_unpack", [Out("dst"), In("a"), Arg("upper", default=False)], "Vf.unpack")
 def _unpack(ctx, a):
     """Register unpack: the lower (upper) half of a's lanes widened to dst's type (zero-extended from
     unsigned, sign-extended from signed sources)."""
@@ -108,8 +100,7 @@ def _unpack(ctx, a):
     _put(ctx, a["dst"], part.astype(np.int64).astype(d.require_numpy()))
 
 
-@op("vf_mask_pack", [Out("dst"), In("a"), Arg("upper", default=False), Arg("unpack", default=False)], "V",
-    internal=True, aliases=("Vf.mask_pack",), check=_nop_check)
+@vf_op("vf_mask_pack", [Out("dst"), In("a"), Arg("upper", default=False), Arg("unpack", default=False)], "Vf.mask_pack")
 def _mask_pack(ctx, a):
     """Mask pack: the even bits of a into the lower (upper) half of dst, the other half 0.  Mask unpack:
     the lower (upper) half of a's bits, each doubled."""
@@ -129,8 +120,7 @@ def _packed_bits(bits: np.ndarray) -> np.ndarray:
     return np.packbits(bits.astype(np.uint8), bitorder="little")
 
 
-@op("vf_mask_store", [Out("dst"), In("src"), Arg("offset", "scalar"), Arg("dist", default="NORM")], "V",
-    internal=True, aliases=("Vf.mask_store",), check=_nop_check)
+@vf_op("vf_mask_store", [Out("dst"), In("src"), Arg("offset", "scalar"), Arg("dist", default="NORM")], "Vf.mask_store")
 def _mask_store(ctx, a):
     """UB = the mask's 256 bits packed 8 per byte, bit i in byte i // 8 at bit i % 8 (NORM: 32 bytes);
     PACK: the even bits only (16 bytes)."""
@@ -143,8 +133,7 @@ def _mask_store(ctx, a):
     v.write(data.reshape(1, -1))
 
 
-@op("vf_mask_load", [Out("dst"), In("src"), Arg("offset", "scalar"), Arg("dist", default="NORM")], "V",
-    internal=True, aliases=("Vf.mask_load",), check=_nop_check)
+@vf_op("vf_mask_load", [Out("dst"), In("src"), Arg("offset", "scalar"), Arg("dist", default="NORM")], "Vf.mask_load")
 def _mask_load(ctx, a):
     """mask = bits from UB (the packing of vf_mask_store).  NORM: 32 bytes; US: 16 bytes, every bit
     doubled; DS: 64 bytes, every other bit kept."""
@@ -160,8 +149,8 @@ def _mask_load(ctx, a):
     _put(ctx, a["dst"], bits.astype(np.uint8))
 
 
-@op("vf_store2", [Out("dst"), In("a"), In("b"), Arg("offset", "scalar"), In("mask", "tile", default=None)], "V",
-    internal=True, aliases=("Vf.store_align_intlv",), check=_nop_check)
+@vf_op("vf_store2", [Out("dst"), In("a"), In("b"), Arg("offset", "scalar"), In("mask", "tile", default=None)],
+       "Vf.store_align_intlv")
 def _store2(ctx, a):
     """StoreDist.INTLV: a[0] b[0] a[1] b[1] ... (2 * VL bytes); lane i of both is written when the mask
     selects lane i."""
@@ -175,9 +164,8 @@ def _store2(ctx, a):
     _writes_in_runs(v, z, on)
 
 
-@op("vf_load_blocks", [Out("dst"), In("src"), Arg("offset", "scalar"), Arg("block_stride", "scalar"),
-                       In("mask", "tile", default=None)], "V", internal=True, aliases=("Vf.load_align_blocks",),
-    check=_nop_check)
+@vf_op("vf_load_blocks", [Out("dst"), In("src"), Arg("offset", "scalar"), Arg("block_stride", "scalar"),
+                          In("mask", "tile", default=None)], "Vf.load_align_blocks")
 def _load_blocks(ctx, a):
     """DataBlock load: register block k (32 bytes) = UB at ``offset + k * block_stride`` blocks when any of
     the mask's 32 bits of block k is set, else 0 (that block is not read)."""
@@ -198,8 +186,8 @@ def _load_blocks(ctx, a):
     _put(ctx, a["dst"], out)
 
 
-@op("vf_gather", [Out("dst"), In("src"), Arg("offset", "scalar"), In("index"), In("mask", "tile", default=None)],
-    "V", internal=True, aliases=("Vf.gather",), check=_nop_check)
+@vf_op("vf_gather", [Out("dst"), In("src"), Arg("offset", "scalar"), In("index"), In("mask", "tile", default=None)],
+       "Vf.gather")
 def _gather(ctx, a):
     """Tile -> register gather: dst[i] = the UB element ``index[i]`` (elements of dst's type) past the
     base, for selected lanes; the rest 0."""
@@ -216,8 +204,7 @@ def _gather(ctx, a):
     _put(ctx, a["dst"], out)
 
 
-@op("vf_gather_reg", [Out("dst"), In("src"), In("index")], "V", internal=True, aliases=("Vf.gather_reg",),
-    check=_nop_check)
+@vf_op("vf_gather_reg", [Out("dst"), In("src"), In("index")], "Vf.gather_reg")
 def _gather_reg(ctx, a):
     """Register -> register gather: dst[i] = src[index[i] mod lanes] (decision: indices wrap)."""
     x = _raw(ctx, a["src"])
@@ -226,8 +213,8 @@ def _gather_reg(ctx, a):
     _put(ctx, a["dst"], x[idx[:n]] if len(idx) >= n else np.resize(x[idx], n))
 
 
-@op("vf_scatter", [Out("dst"), Arg("offset", "scalar"), In("src"), In("index"), In("mask", "tile", default=None)],
-    "V", internal=True, aliases=("Vf.scatter",), check=_nop_check)
+@vf_op("vf_scatter", [Out("dst"), Arg("offset", "scalar"), In("src"), In("index"), In("mask", "tile", default=None)],
+       "Vf.scatter")
 def _scatter(ctx, a):
     """UB element ``index[i]`` past the base = src[i] for selected lanes, in lane order (decision: with a
     repeated index the highest lane wins)."""
@@ -243,8 +230,7 @@ def _scatter(ctx, a):
         v.write(x[i:i + 1].reshape(1, 1))
 
 
-@op("vf_mask_from_reg", [Out("dst"), In("a"), Arg("block", "scalar")], "V", internal=True,
-    aliases=("Vf.mask_gen_with_reg_tensor",), check=_nop_check)
+@vf_op("vf_mask_from_reg", [Out("dst"), In("a"), Arg("block", "scalar")], "Vf.mask_gen_with_reg_tensor")
 def _mask_from_reg(ctx, a):
     """The bits of block ``block`` of register a (8 bytes for 32-bit types, 16 bytes for 16-bit ones),
     each repeated 4 (2) times: the mask of those lanes."""
@@ -258,8 +244,8 @@ def _mask_from_reg(ctx, a):
     _put(ctx, a["dst"], lanes_to_bits(bits, w))
 
 
-@op("vf_hist", [Out("dst"), In("a"), In("acc"), In("mask", "tile", default=None), Arg("high", default=False),
-                Arg("cumulative", default=True)], "V", internal=True, aliases=("Vf.histograms",), check=_nop_check)
+@vf_op("vf_hist", [Out("dst"), In("a"), In("acc"), In("mask", "tile", default=None), Arg("high", default=False),
+                   Arg("cumulative", default=True)], "Vf.histograms")
 def _hist(ctx, a):
     """dst = acc + the histogram of a's selected bytes (values 0..127, or 128..255 with ``high``):
     dst[n] counts the value base + n (FREQUENCY) or the values base..base + n (ACCUMULATE); counts wrap
@@ -281,8 +267,8 @@ def _hist(ctx, a):
 
 
 
-@op("vf_cast4", [Out("dst"), In("a"), Arg("mode"), Arg("src_type"), Arg("dst_type"), In("mask", "tile", default=None),
-                 Arg("part", default=0)], "V", internal=True, aliases=("Vf.astype4",), check=_nop_check)
+@vf_op("vf_cast4", [Out("dst"), In("a"), Arg("mode"), Arg("src_type"), Arg("dst_type"),
+                    In("mask", "tile", default=None), Arg("part", default=0)], "Vf.astype4")
 def _cast4(ctx, a):
     """astype to / from a 4-bit integer register (512 nibble lanes, the even lane in the low nibble of a
     byte).  16-bit lane i <-> nibble lane 4 * i + part; to 4 bits: rounded as ``mode`` says, then

@@ -1,19 +1,17 @@
-"""Frozen per-signature launchers: the least per-call work for repeated launches on the cpu backend.
+"""What a frozen per-signature launcher is keyed by: the least per-call work for repeated launches.
 
 The first launch with given argument types, dtypes, shapes (devices, writeability) goes through the full
-checks of :mod:`.args`; it then freezes a closure that only copies data pointers, shapes, strides
-and scalars into the kernel's argument buffer and calls the compiled library.
+checks of :mod:`.args`; a backend that prepares kernels then freezes a relauncher for that key
+(``frozen_launcher`` of the backend protocol, :mod:`pypto_pro.backends`), which later launches with
+the same :func:`arg_key` and :func:`launch_environment` call directly.
 """
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
-
-from .args import ParamSpec, check_scalar, element_strides
-
 
 _TORCH_TENSOR = None
 
@@ -59,93 +57,3 @@ def arg_key(args: Sequence[Any]) -> Optional[Tuple]:
         else:
             return None
     return tuple(key)
-
-
-def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> Callable:
-    """A launcher for arguments with the key of the call that created it (already fully checked).
-
-    The key fixes every tensor's type, dtype and shape, so the launcher owns a private argument
-    buffer with the shapes (and contiguous strides) written once; per call it writes the data
-    pointers, the strides of non-contiguous tensors and the scalars.  Other threads use the
-    compiled kernel's per-thread buffers and write everything."""
-    import ctypes
-    import threading
-
-    gen = compiled.gen
-    tensors = []
-    scalars = []
-    for p in specs:
-        if p.tensor is not None:
-            tensors.append((p.index, gen.tensor_slots[p.index], f"argument '{p.name}'"))
-        else:
-            slot, kind = gen.scalar_slots[p.index]
-            scalars.append((p.index, slot, kind, p))
-    tt = torch_tensor_type()
-    n = max(1, gen.nslots)
-    own = (ctypes.c_int64 * n)()
-    own_dbl = (ctypes.c_double * n).from_buffer(own)
-    own_err = type(compiled.buffers()[2])()
-    own_ref = ctypes.byref(own_err)
-    owner = threading.get_ident()
-    get_ident = threading.get_ident
-    fn = compiled.fn
-    state = {"shapes": False}
-    contiguous = {}  # slot -> whether own holds that tensor's contiguous strides
-
-    def write_all(buf, dbl, args) -> None:
-        for i, slot, what in tensors:
-            a = args[i]
-            if type(a) is tt:
-                shape, strides, ptr = a.shape, a.stride(), a.data_ptr()
-            else:
-                shape, strides, ptr = a.shape, element_strides(a, what, kernel_name), a.ctypes.data
-            nd = len(shape)
-            buf[slot:slot + 1 + 2 * nd] = [ptr, *shape, *strides]
-        for i, slot, kind, spec in scalars:
-            v = check_scalar(kernel_name, spec, args[i])
-            if kind == "f":
-                dbl[slot] = v
-            else:
-                buf[slot] = int(v)
-
-    def launch(args, block_dim: int) -> None:
-        if get_ident() != owner or not state["shapes"]:
-            if get_ident() != owner:
-                buf, dbl, err = compiled.buffers()
-                write_all(buf, dbl, args)
-                compiled.call(buf, err, block_dim)
-                return
-            write_all(own, own_dbl, args)  # first call on the owning thread: shapes and strides
-            state["shapes"] = True
-            for i, slot, _ in tensors:
-                contiguous[slot] = False
-        for i, slot, what in tensors:
-            a = args[i]
-            if type(a) is tt:
-                own[slot] = a.data_ptr()
-                if a.is_contiguous():
-                    if contiguous[slot]:
-                        continue
-                    contiguous[slot] = True
-                else:
-                    contiguous[slot] = False
-                nd = a.dim()
-                own[slot + 1 + nd:slot + 1 + 2 * nd] = a.stride()
-            else:
-                own[slot] = a.ctypes.data
-                nd = a.ndim
-                own[slot + 1 + nd:slot + 1 + 2 * nd] = element_strides(a, what, kernel_name)
-        for i, slot, kind, spec in scalars:
-            v = check_scalar(kernel_name, spec, args[i])
-            if kind == "f":
-                own_dbl[slot] = v
-            else:
-                own[slot] = int(v)
-        if compiled.log_sink is not None:
-            compiled.call(own, own_err, block_dim)
-        elif fn(own, block_dim, own_ref) != 0:
-            compiled.raise_error(own_err)
-
-    launch.c_frozen = None  # the C launcher's Frozen of this signature (runtime/jit.py sets it)
-    launch.c_pending = None
-    return launch

@@ -82,11 +82,18 @@ def parameter_loc(fn: Callable, pname: str) -> Optional[SourceLoc]:
             return SourceLoc(filename, line, text)
     return SourceLoc(filename, line)
 
-def _c_launcher_state() -> str:
-    """The C launch extension's state: "ready", "building" or "off" (backends/cpu/clauncher.py)."""
-    from ..backends.cpu import clauncher
 
-    return clauncher.state()
+class FrozenSignature:
+    """What repeats a launch with one argument signature: the backend's frozen relauncher (``run``),
+    its native description for the kernel's slot (``native``, see :class:`backends.NativeLauncher`)
+    and, while the native launcher is still being built, what to freeze it from (``pending``)."""
+
+    __slots__ = ("run", "native", "pending")
+
+    def __init__(self, run: Callable[[Any, int], None]):
+        self.run = run
+        self.native: Any = None
+        self.pending: Optional[Tuple[backends.NativeLauncher, Any, List[ParamSpec]]] = None
 
 
 class VariantCache(dict):
@@ -95,7 +102,7 @@ class VariantCache(dict):
     Clearing it also drops the kernel's frozen launchers, so the next launch of every signature
     compiles again (the official tests count variants after clearing ``_compiled_by_signature``)."""
 
-    def __init__(self, fast: Dict[Tuple, Callable], on_clear: Optional[Callable[[], None]] = None):
+    def __init__(self, fast: Dict[Tuple, FrozenSignature], on_clear: Optional[Callable[[], None]] = None):
         super().__init__()
         self._fast = fast
         self._on_clear = on_clear
@@ -128,11 +135,13 @@ class JitKernel:
         self.auto_mutex = auto_mutex
         self._arch_request = arch
         self._backend_request = backend
-        self._fast: Dict[Tuple, Callable] = {}
+        self._fast: Dict[Tuple, FrozenSignature] = {}
         self._variants: VariantCache = VariantCache(self._fast, self._forget_frozen)
-        #: the C launcher's slot holding the latest frozen signature (backends/cpu/clauncher.py; None
-        #: until the extension is loaded) and ``kernel[None, n]`` objects by block count
-        self._c_slot = None
+        #: the native launcher that bound launchers go through (backends.NativeLauncher; None until a
+        #: backend that has one is ready), its slot holding the latest frozen signature, and
+        #: ``kernel[None, n]`` objects by block count
+        self._native: Optional[backends.NativeLauncher] = None
+        self._slot = None
         self._bound: Dict[int, Callable] = {}
         self._signature: Optional[List[ParamSpec]] = None
         self._param_names: Optional[Tuple[str, ...]] = None
@@ -185,8 +194,8 @@ class JitKernel:
 
     # ------------------------------------------------------------------ launch forms
     def _forget_frozen(self) -> None:
-        if self._c_slot is not None:
-            self._c_slot.set(None)
+        if self._slot is not None:
+            self._slot.set(None)
 
     def __getitem__(self, key) -> Callable[..., None]:
         n = key if type(key) is int else \
@@ -216,10 +225,8 @@ class JitKernel:
 
         if stream is None and type(block_dim) is int and 1 <= block_dim <= MAX_BLOCK_DIM and tiling is None \
                 and dtypes is None and len(self._bound) < 64:
-            if self._c_slot is not None:
-                from ..backends.cpu import clauncher
-
-                launcher = clauncher.bound(self._c_slot, launcher, self, block_dim)
+            if self._slot is not None:
+                launcher = self._native.bound(self._slot, launcher, self, block_dim)
             self._bound[block_dim] = launcher
         return launcher
 
@@ -343,22 +350,16 @@ class JitKernel:
             raise KernelLaunchError(f"block_dim must be an int in [1, {MAX_BLOCK_DIM}] (the hardware's blockDim "
                                     f"limit), got {block_dim!r}", kernel=self.name)
         key = arg_key(args)
-        if key is not None:  # a changed $PYPTO_BACKEND / arch / thread count must not reuse a cpu launcher
+        if key is not None:  # a changed $PYPTO_BACKEND / arch / thread count must not reuse a frozen launcher
             key = (launch_environment(), key, tiling[0] if tiling else None, dtypes)
         fast = self._fast.get(key) if key is not None else None
         if fast is not None:  # a frozen launcher for exactly these argument types and shapes
-            c_frozen = fast.c_frozen
-            if c_frozen is None and fast.c_pending is not None:
-                c_state = _c_launcher_state()
-                if c_state == "ready":
-                    with self._lock:  # the extension was loaded after this signature was frozen
-                        fast.c_frozen = c_frozen = self._freeze_in_c(*fast.c_pending, args, key[0])
-                        fast.c_pending = None
-                elif c_state == "off":
-                    fast.c_pending = None
-            if c_frozen is not None and self._c_slot is not None:
-                self._c_slot.set(c_frozen)
-            fast(args, block_dim)
+            native = fast.native
+            if native is None and fast.pending is not None:
+                native = self._retry_native(fast, args, key[0])
+            if native is not None and self._slot is not None:
+                self._slot.set(native)
+            fast.run(args, block_dim)
             self.last_report = None
             return
         specs = self.signature()
@@ -369,37 +370,52 @@ class JitKernel:
         values = runtime_scalars(kir.params, tensors, scalars)
         selected = self.selected_backend()
         backend, prepared = backends.prepare(selected, kir, strict=self._backend_request == selected)
-        if prepared is not None:  # a backend that builds kernels (cpu): launch, then keep a frozen relauncher
+        if prepared is not None:  # a backend that builds kernels: launch, then keep a frozen relauncher
             module = backends.get_backend(backend)
             module.launch(prepared, tensors, values, block_dim)
             if key is not None and not any(p.pointer is not None for p in specs):
                 with self._lock:
                     if len(self._fast) > 256:
                         self._fast.clear()
-                    fast = self._fast[key] = module.frozen_launcher(self.name, prepared, specs)
-                    fast.c_frozen = self._freeze_in_c(prepared, specs, args, key[0])
-                    # retried on later launches only while the extension is still being built
-                    fast.c_pending = (prepared, specs) if fast.c_frozen is None and \
-                        _c_launcher_state() == "building" else None
+                    fast = self._fast[key] = FrozenSignature(module.frozen_launcher(self.name, prepared, specs))
+                    native = backends.native_launcher(backend)
+                    if native is not None:
+                        fast.native = self._freeze_native(native, prepared, specs, args, key[0])
+                        # retried by later launches unless the native launcher is off: while it is
+                        # being built, and once when it is ready (it may have become so since this try)
+                        if fast.native is None and native.state() != "off":
+                            fast.pending = (native, prepared, specs)
             self.last_report = None
             return
         self.last_report = get_runner(backend)(kir, tensors, values, block_dim, jit=self)
 
-    def _freeze_in_c(self, compiled, specs, args, env):
-        """The C launcher's description of this signature, made current in the kernel's slot (None
-        where the C path does not apply).  Called with self._lock held."""
-        from ..backends.cpu import clauncher
+    def _retry_native(self, fast: FrozenSignature, args, env):
+        """The native description of a signature frozen before its native launcher was ready (None
+        while it is still being built, or where the native path does not apply)."""
+        with self._lock:
+            if fast.pending is None:
+                return fast.native
+            native, prepared, specs = fast.pending
+            state = native.state()
+            if state == "ready":
+                fast.native = self._freeze_native(native, prepared, specs, args, env)
+                fast.pending = None
+            elif state == "off":
+                fast.pending = None
+            return fast.native
 
-        if not clauncher.enabled():
-            return None
-        if self._c_slot is None:
-            self._c_slot = clauncher.slot()
-            if self._c_slot is None:
+    def _freeze_native(self, native: backends.NativeLauncher, prepared, specs, args, env):
+        """``native``'s description of this signature, made current in the kernel's slot (None where
+        the native path does not apply).  Called with self._lock held."""
+        if self._slot is None:
+            slot = native.slot()
+            if slot is None:
                 return None
-            self._bound.clear()  # launchers made before the extension was loaded: remake them with it
-        c_frozen = clauncher.frozen(self.name, compiled, specs, args, env)
-        self._c_slot.set(c_frozen)
-        return c_frozen
+            self._native, self._slot = native, slot
+            self._bound.clear()  # launchers made before the native launcher was ready: remake them with it
+        frozen = native.frozen(self.name, prepared, specs, args, env)
+        self._slot.set(frozen)
+        return frozen
 
     def ir_text(self, *args, tiling_key: Optional[Dict[str, int]] = None,
                 datatype: Optional[Dict[str, DataType]] = None) -> str:

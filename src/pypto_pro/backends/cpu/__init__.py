@@ -3,6 +3,8 @@
 ``run(kernel, tensors, scalars, block_dim)`` is the backend entry point (see :mod:`pypto_pro.backends`);
 :func:`prepare` builds (or fetches from the in-memory and on-disk caches) the library of one kernel
 specialization and raises ``NotImplementedError`` naming the first op the backend cannot emit.
+Repeated launches skip argument binding (:func:`frozen_launcher`, ``relaunch.py``) and, for
+``kernel[None, n]`` with torch tensors, Python altogether (:data:`native_launcher`, ``clauncher.py``).
 """
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from typing import Any, Dict
 
 import numpy as np
 
+from ...comm.launch import communicates
 from ...ir.nodes import KernelIR
+from . import clauncher as native_launcher
 from . import prebuilt
 from .launcher import CompiledKernel, build, run_compiled
 from .toolchain import find_toolchain
+from .workers import launch_blocks
 
 _compiled: "weakref.WeakKeyDictionary[KernelIR, CompiledKernel]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
@@ -26,8 +31,14 @@ def available() -> bool:
     return find_toolchain() is not None
 
 
-def prepare(kernel: KernelIR) -> CompiledKernel:
-    """The loaded library of ``kernel`` (built on first use; cached in memory and on disk)."""
+def prepare(kernel: KernelIR, relaunch: bool = False) -> CompiledKernel:
+    """The loaded library of ``kernel`` (built on first use; cached in memory and on disk).
+
+    ``relaunch``: for a frozen relauncher, which calls the library directly.  A communicating kernel is
+    declined (``NotImplementedError``): its comm ops call back into Python, and their errors and PE
+    values reach a launch only through the launch's own wrapper (``comm/launch.py``)."""
+    if relaunch and communicates(kernel):
+        raise NotImplementedError("a frozen relaunch of a communicating kernel (pypto.distributed)")
     ck = _compiled.get(kernel)
     if ck is not None:
         return ck
@@ -49,8 +60,8 @@ def launch(ck: CompiledKernel, tensors: Dict[int, np.ndarray], scalars: Dict[int
 
 
 def frozen_launcher(kernel_name: str, ck: CompiledKernel, specs):
-    """A relauncher of ``ck`` for one argument signature (``runtime/fastpath.py`` binds the arguments)."""
-    from ...runtime.fastpath import frozen_launcher as freeze
+    """A relauncher of ``ck`` for one argument signature (``relaunch.py`` writes the arguments)."""
+    from .relaunch import frozen_launcher as freeze
     return freeze(kernel_name, ck, specs)
 
 
@@ -60,4 +71,4 @@ def run(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any
     return None
 
 
-__all__ = ["available", "frozen_launcher", "launch", "prepare", "run"]
+__all__ = ["available", "frozen_launcher", "launch", "launch_blocks", "native_launcher", "prepare", "run"]

@@ -28,13 +28,15 @@ from ...ops.scalar import _FMT, _condition_source, _format, printf_int_bits
 from ...ops.gather import CMP_MODES, PATTERNS, is_compare_form
 from ...ops.sync import used_cores_of
 from .codegen import KernelCodegen, c_type
-from .registry import register
+from .emit_call import call, flag, literal, number, tile
+from .registry import register as _register
 
 M = MemorySpace
 
 
-def _register(name: str, fn: Callable[[KernelCodegen, ir.OpStmt], str]) -> None:
-    register(name, fn)
+def _dtype_name(name: str):
+    """The name of tile ``name``'s dtype as a C string literal."""
+    return lambda g, a: f'"{a[name].dtype.name}"'
 
 
 # ------------------------------------------------------------------ vector ops
@@ -61,7 +63,7 @@ def _fill_index(g: KernelCodegen, s: ir.OpStmt) -> str:
 
 _register("fillpad", _fillpad)
 _register("fill_index", _fill_index)
-_register("transpose", lambda g, s: f"pto::transpose(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});")
+_register("transpose", call("transpose", tile("dst"), tile("src")))
 def _gather(g: KernelCodegen, s: ir.OpStmt) -> str:
     a = s.args
     if is_compare_form(a):  # gather(dst, src, k_value, cdst, tmp, cmp_mode=...): include/pto/gather_cmp.h
@@ -73,22 +75,17 @@ def _gather(g: KernelCodegen, s: ir.OpStmt) -> str:
 
 
 _register("gather", _gather)
-_register("scatter", lambda g, s: f"pto::scatter(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                                  f"{g.tile(s.args['idx'])});")
-_register("gathermask", lambda g, s: f"pto::gathermask(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                                     f"{PATTERNS[s.args['pattern_mode']][0]}, {PATTERNS[s.args['pattern_mode']][1]});")
-_register("gatherb", lambda g, s: f"pto::gatherb(C, {g.tile(s.args['out'])}, {g.tile(s.args['src'])}, "
-                                  f"{g.tile(s.args['offsets'])}, \"{s.args['src'].dtype.name}\");")
-_register("histogram", lambda g, s: f"pto::histogram(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                                    f"{g.tile(s.args['idx'])}, {'true' if s.args['is_msb'] else 'false'});")
+_register("scatter", call("scatter", tile("dst"), tile("src"), tile("idx")))
+_register("gathermask", call("gathermask", tile("dst"), tile("src"), lambda g, a: f"{PATTERNS[a['pattern_mode']][0]}",
+                             lambda g, a: f"{PATTERNS[a['pattern_mode']][1]}"))
+_register("gatherb", call("gatherb", tile("out"), tile("src"), tile("offsets"), _dtype_name("src")))
+_register("histogram", call("histogram", tile("dst"), tile("src"), tile("idx"), flag("is_msb")))
 
 
 # ------------------------------------------------------------------ sorting (include/pto/sort.h)
-_register("sort32", lambda g, s: f"pto::sort32(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                                 f"{g.tile(s.args['idx'])}, {'false' if s.args['tmp'] is None else 'true'}, "
-                                 f"\"{s.args['src'].dtype.name}\");")
-_register("mrgsort", lambda g, s: f"pto::mrgsort(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                                  f"{int(s.args['block_len'])});")
+_register("sort32", call("sort32", tile("dst"), tile("src"), tile("idx"),
+                         lambda g, a: "false" if a["tmp"] is None else "true", _dtype_name("src")))
+_register("mrgsort", call("mrgsort", tile("dst"), tile("src"), number("block_len")))
 
 
 def _mrgsort2(g: KernelCodegen, s: ir.OpStmt) -> str:
@@ -103,17 +100,15 @@ def _mrgsort2(g: KernelCodegen, s: ir.OpStmt) -> str:
 
 
 _register("mrgsort2", _mrgsort2)
-_register("philox", lambda g, s: f"pto::philox(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                                 f"UINT64_C({s.args['key']}), UINT64_C({s.args['counter']}));")
+_register("philox", call("philox", tile("dst"), tile("src"), lambda g, a: f"UINT64_C({a['key']})",
+                         lambda g, a: f"UINT64_C({a['counter']})"))
 
 _PART = {"partadd": "OpAdd", "partmax": "OpMax", "partmin": "OpMin", "partmul": "OpMul"}
 for _op, _fn in _PART.items():
-    _register(_op, lambda g, s, fn=_fn: f"pto::part<pto::{fn}>(C, {g.tile(s.args['dst'])}, {g.tile(s.args['s0'])}, "
-                                         f"{g.tile(s.args['s1'])});")
+    _register(_op, call("part", tile("dst"), tile("s0"), tile("s1"), types=(literal(f"pto::{_fn}"),)))
 
 for _op in ("add_relu_cast", "sub_relu_cast", "mul_cast"):
-    _register(_op, lambda g, s, fn=_op: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['lhs'])}, "
-                                         f"{g.tile(s.args['rhs'])}, {int(RoundMode(s.args['mode']))});")
+    _register(_op, call(_op, tile("dst"), tile("lhs"), tile("rhs"), lambda g, a: str(int(RoundMode(a["mode"])))))
 
 
 # ------------------------------------------------------------------ synchronisation

@@ -1,10 +1,12 @@
-"""C++ emission of the Reg/VF ops (:mod:`pypto_pro.ops.vf`) into ``pto/vf.h`` calls."""
+"""C++ emission of the Reg/VF ops (:mod:`pypto_pro.ops.vf`, :mod:`pypto_pro.ops.vf_more`) into
+``pto/vf.h`` and ``pto/vf_more.h`` calls (most are one call: :mod:`.emit_call`)."""
 from __future__ import annotations
 
 from ...ir import nodes as ir
 from ...ops.vf import lanes, lanes_to_bits, pattern_lanes
 from ... import dtypes as dt
 from .codegen import KernelCodegen, c_type
+from .emit_call import Emitter, Operand, call, chosen, ctype, flag, int64, number, scalar
 from .registry import register
 
 _BINARY = {"add": "OpAdd", "sub": "OpSub", "mul": "OpMul", "div": "OpDiv", "max": "OpMax", "min": "OpMin",
@@ -42,8 +44,39 @@ def _b(v) -> str:
     return "true" if v else "false"
 
 
-def _register(name: str, fn) -> None:
-    register(name, fn)
+# ------------------------------------------------------------------ operands of the one-call emitters
+def reg(name: str) -> Operand:
+    """A register's address."""
+    return lambda g, a: _reg(g, a[name])
+
+
+def mask(name: str) -> Operand:
+    """A mask register's bytes (nullptr without one)."""
+    return lambda g, a: _mask(g, a[name])
+
+
+def mask_out(name: str) -> Operand:
+    """A mask register written by the op."""
+    return lambda g, a: f"(uint8_t*){_reg(g, a[name])}"
+
+
+def ub(name: str) -> Operand:
+    """UB at the op's ``offset`` past tile ``name``'s first element."""
+    return lambda g, a: _ub(g, a[name], a["offset"])
+
+
+def pto_fn(table) -> Operand:
+    """The ``pto::`` functor of the op's ``fn`` (a template argument)."""
+    return chosen("fn", {fn: f"pto::{c}" for fn, c in table.items()})
+
+
+def _capacity(g: KernelCodegen, a) -> str:
+    return str(_cap(g))
+
+
+def _by_operand(name: str, on_register: Emitter, on_scalar: Emitter) -> Emitter:
+    """``on_register`` when operand ``name`` is a register, else ``on_scalar``."""
+    return lambda g, s: (on_register if isinstance(s.args[name], ir.TileRef) else on_scalar)(g, s)
 
 
 def _create_mask(g, s):
@@ -53,34 +86,29 @@ def _create_mask(g, s):
             f"pto::vf_mask_set({_reg(g, a['dst'])}, b_); }}")
 
 
+def _bitwise(g, s):
+    a = s.args
+    t = c_type(a["dst"].dtype)
+    b = a["b"]
+    if isinstance(b, ir.TileRef):
+        bargs = f"{_reg(g, b)}, false, ({t})0"
+    elif b is None:
+        bargs = f"({t}*)nullptr, false, ({t})0"
+    else:
+        bargs = f"({t}*)nullptr, true, pto::st<{t}>(pto::scal<{t}>({g.scalar(b)}))"
+    return (f"pto::vf_bitwise<{t}>({_reg(g, a['dst'])}, {_reg(g, a['a'])}, {bargs}, {_mask(g, a['mask'])}, "
+            f"{_b(a['merge'])}, {_BITWISE[a['fn']]});")
+
+
+_lanewise = _by_operand(
+    "b", call("vf_binary", reg("dst"), reg("a"), reg("b"), mask("mask"), flag("merge"),
+              types=(ctype("dst"), pto_fn(_BINARY))),
+    call("vf_binary_s", reg("dst"), reg("a"), scalar("b"), mask("mask"), flag("merge"),
+         types=(ctype("dst"), pto_fn(_BINARY))))
+
+
 def _binary(g, s):
-    a = s.args
-    t = c_type(a["dst"].dtype)
-    if a["fn"] in _BITWISE:
-        b = a["b"]
-        if isinstance(b, ir.TileRef):
-            bargs = f"{_reg(g, b)}, false, ({t})0"
-        elif b is None:
-            bargs = f"({t}*)nullptr, false, ({t})0"
-        else:
-            bargs = f"({t}*)nullptr, true, pto::st<{t}>(pto::scal<{t}>({g.scalar(b)}))"
-        return (f"pto::vf_bitwise<{t}>({_reg(g, a['dst'])}, {_reg(g, a['a'])}, {bargs}, {_mask(g, a['mask'])}, "
-                f"{_b(a['merge'])}, {_BITWISE[a['fn']]});")
-    op = _BINARY[a["fn"]]
-    if isinstance(a["b"], ir.TileRef):
-        return (f"pto::vf_binary<{t}, pto::{op}>(C, {_reg(g, a['dst'])}, {_reg(g, a['a'])}, {_reg(g, a['b'])}, "
-                f"{_mask(g, a['mask'])}, {_b(a['merge'])});")
-    return (f"pto::vf_binary_s<{t}, pto::{op}>(C, {_reg(g, a['dst'])}, {_reg(g, a['a'])}, {g.scalar(a['b'])}, "
-            f"{_mask(g, a['mask'])}, {_b(a['merge'])});")
-
-
-def _dup(g, s):
-    a = s.args
-    t = c_type(a["dst"].dtype)
-    if isinstance(a["value"], ir.TileRef):
-        return (f"pto::vf_dup_lane<{t}>({_reg(g, a['dst'])}, {_reg(g, a['value'])}, {_b(a['highest'])}, "
-                f"{_mask(g, a['mask'])}, {_b(a['merge'])});")
-    return f"pto::vf_dup_s<{t}>({_reg(g, a['dst'])}, {g.scalar(a['value'])}, {_mask(g, a['mask'])}, {_b(a['merge'])});"
+    return (_bitwise if s.args["fn"] in _BITWISE else _lanewise)(g, s)
 
 
 def _reduce(g, s):
@@ -101,16 +129,6 @@ def _reduce(g, s):
             f"{_mask(g, a['mask'])}, (pto::ct<VT_>)({ident})); }}")
 
 
-def _compare(g, s):
-    a = s.args
-    t = c_type(a["a"].dtype)
-    cmp = _CMP[a["fn"]]
-    dst = f"(uint8_t*){_reg(g, a['dst'])}"
-    if isinstance(a["b"], ir.TileRef):
-        return f"pto::vf_compare<{t}, pto::{cmp}>({dst}, {_reg(g, a['a'])}, {_reg(g, a['b'])}, {_mask(g, a['mask'])});"
-    return f"pto::vf_compare_s<{t}, pto::{cmp}>({dst}, {_reg(g, a['a'])}, {g.scalar(a['b'])}, {_mask(g, a['mask'])});"
-
-
 def _store(g, s):
     a = s.args
     if a["dist"] in _STORE_DIST:
@@ -122,55 +140,15 @@ def _store(g, s):
             f"{_reg(g, a['src'])}, {_mask(g, a['mask'])}, (int64_t)({stride}), {_cap(g)});")
 
 
-_register("vf_create_mask", _create_mask)
-_register("vf_update_mask", lambda g, s: f"pto::vf_update_mask((uint8_t*){_reg(g, s.args['dst'])}, "
-                                         f"(int64_t)({g.scalar(s.args['count'])}), {s.args['dtype'].nbytes});")
-def _mask_logic(g, s):
-    a = s.args
-    if a["fn"] == "sel":
-        return (f"pto::vf_mask_sel((uint8_t*){_reg(g, a['dst'])}, (const uint8_t*){_reg(g, a['a'])}, "
-                f"{_mask(g, a['b'])}, {_mask(g, a['mask'])});")
-    return (f"pto::vf_mask_logic((uint8_t*){_reg(g, a['dst'])}, (const uint8_t*){_reg(g, a['a'])}, "
-            f"{_mask(g, a['b'])}, {_mask(g, a['mask'])}, {_MASK_FN[a['fn']]});")
+_MASK_LOGIC = {"sel": call("vf_mask_sel", mask_out("dst"), mask("a"), mask("b"), mask("mask"), core=False)}
+_MASK_OTHER = call("vf_mask_logic", mask_out("dst"), mask("a"), mask("b"), mask("mask"),
+                   chosen("fn", {fn: str(code) for fn, code in _MASK_FN.items()}), core=False)
+_LOADS = {"U": call("vf_load_u", reg("dst"), ub("src"), _capacity, types=(ctype("dst"),)),
+          "BLK": call("vf_load_blk", reg("dst"), ub("src"), _capacity, types=(ctype("dst"),))}
+_LOAD_DIST = call("vf_load", reg("dst"), ub("src"), chosen("dist", {d: str(code) for d, code in _LOAD.items()}),
+                  _capacity, types=(ctype("dst"),))
 
 
-def _fma(g, s):
-    a = s.args
-    t = c_type(a["dst"].dtype)
-    if isinstance(a["b"], ir.TileRef):
-        return (f"pto::vf_fma<{t}>(C, {_reg(g, a['dst'])}, {_reg(g, a['a'])}, {_reg(g, a['b'])}, {_reg(g, a['c'])}, "
-                f"{_mask(g, a['mask'])});")
-    return (f"pto::vf_fma_s<{t}>(C, {_reg(g, a['dst'])}, {_reg(g, a['a'])}, {g.scalar(a['b'])}, {_reg(g, a['c'])}, "
-            f"{_mask(g, a['mask'])});")
-
-
-def _load(g, s):
-    a = s.args
-    t = c_type(a["dst"].dtype)
-    ub = _ub(g, a["src"], a["offset"])
-    if a["dist"] == "U":
-        return f"pto::vf_load_u<{t}>(C, {_reg(g, a['dst'])}, {ub}, {_cap(g)});"
-    if a["dist"] == "BLK":
-        return f"pto::vf_load_blk<{t}>(C, {_reg(g, a['dst'])}, {ub}, {_cap(g)});"
-    return f"pto::vf_load<{t}>(C, {_reg(g, a['dst'])}, {ub}, {_LOAD[a['dist']]}, {_cap(g)});"
-
-
-_register("vf_mask_logic", _mask_logic)
-_register("vf_binary", _binary)
-_register("vf_fma", _fma)
-_register("vf_unary", lambda g, s: f"pto::vf_unary<{c_type(s.args['dst'].dtype)}, pto::{_UNARY[s.args['fn']]}>("
-                                   f"{_reg(g, s.args['dst'])}, {_reg(g, s.args['a'])}, {_mask(g, s.args['mask'])}, "
-                                   f"{_b(s.args['merge'])});")
-_register("vf_dup", _dup)
-_register("vf_arange", lambda g, s: f"pto::vf_arange<{c_type(s.args['dst'].dtype)}>({_reg(g, s.args['dst'])}, "
-                                    f"{g.scalar(s.args['start'])}, {_b(s.args['descending'])});")
-_register("vf_reduce", _reduce)
-_register("vf_compare", _compare)
-_register("vf_select", lambda g, s: f"pto::vf_select<{c_type(s.args['dst'].dtype)}>({_reg(g, s.args['dst'])}, "
-                                    f"{_reg(g, s.args['a'])}, {_reg(g, s.args['b'])}, {_mask(g, s.args['mask'])});")
-_register("vf_cast", lambda g, s: f"pto::vf_cast<{c_type(s.args['dst'].dtype)}, {c_type(s.args['a'].dtype)}>("
-                                  f"{_reg(g, s.args['dst'])}, {_reg(g, s.args['a'])}, {_mask(g, s.args['mask'])}, "
-                                  f"{s.args['part']}, {int(s.args['mode'])});")
 def _permute(g, s):
     a = s.args
     t = f"uint{8 * a['width']}_t" if a["width"] else c_type(a["dst0"].dtype)  # width: mask lanes as unsigned ints
@@ -178,81 +156,82 @@ def _permute(g, s):
     return f"pto::vf_permute<{t}>({regs}, {_b(a['interleave'])});"
 
 
-_register("vf_permute", _permute)
-_register("vf_load", _load)
-_register("vf_load2", lambda g, s: f"pto::vf_load2<{c_type(s.args['dst0'].dtype)}>(C, {_reg(g, s.args['dst0'])}, "
-                                   f"{_reg(g, s.args['dst1'])}, {_ub(g, s.args['src'], s.args['offset'])}, {_cap(g)});")
-_register("vf_store", _store)
-_register("vf_mem_bar", lambda g, s: "/* vf.mem_bar: program order */")
-
+register("vf_create_mask", _create_mask)
+register("vf_update_mask", call("vf_update_mask", mask_out("dst"), int64("count"),
+                                lambda g, a: str(a["dtype"].nbytes), core=False))
+register("vf_mask_logic", lambda g, s: _MASK_LOGIC.get(s.args["fn"], _MASK_OTHER)(g, s))
+register("vf_binary", _binary)
+register("vf_fma", _by_operand("b", call("vf_fma", reg("dst"), reg("a"), reg("b"), reg("c"), mask("mask"),
+                                         types=(ctype("dst"),)),
+                               call("vf_fma_s", reg("dst"), reg("a"), scalar("b"), reg("c"), mask("mask"),
+                                    types=(ctype("dst"),))))
+register("vf_unary", call("vf_unary", reg("dst"), reg("a"), mask("mask"), flag("merge"),
+                          types=(ctype("dst"), pto_fn(_UNARY)), core=False))
+register("vf_dup", _by_operand("value", call("vf_dup_lane", reg("dst"), reg("value"), flag("highest"), mask("mask"),
+                                             flag("merge"), types=(ctype("dst"),), core=False),
+                               call("vf_dup_s", reg("dst"), scalar("value"), mask("mask"), flag("merge"),
+                                    types=(ctype("dst"),), core=False)))
+register("vf_arange", call("vf_arange", reg("dst"), scalar("start"), flag("descending"), types=(ctype("dst"),),
+                           core=False))
+register("vf_reduce", _reduce)
+register("vf_compare", _by_operand("b", call("vf_compare", mask_out("dst"), reg("a"), reg("b"), mask("mask"),
+                                             types=(ctype("a"), pto_fn(_CMP)), core=False),
+                                   call("vf_compare_s", mask_out("dst"), reg("a"), scalar("b"), mask("mask"),
+                                        types=(ctype("a"), pto_fn(_CMP)), core=False)))
+register("vf_select", call("vf_select", reg("dst"), reg("a"), reg("b"), mask("mask"), types=(ctype("dst"),),
+                           core=False))
+register("vf_cast", call("vf_cast", reg("dst"), reg("a"), mask("mask"), number("part"), number("mode"),
+                         types=(ctype("dst"), ctype("a")), core=False))
+register("vf_permute", _permute)
+register("vf_load", lambda g, s: _LOADS.get(s.args["dist"], _LOAD_DIST)(g, s))
+register("vf_load2", call("vf_load2", reg("dst0"), reg("dst1"), ub("src"), _capacity, types=(ctype("dst0"),)))
+register("vf_store", _store)
+register("vf_mem_bar", lambda g, s: "/* vf.mem_bar: program order */")
 
 
 # ---------------------------------------------------------------- ops/vf_more.py
-def _t(ref) -> str:
-    return c_type(ref.dtype)
-
-
-def _u8(g, ref) -> str:
-    return f"(uint8_t*){_reg(g, ref)}"
-
-
 def _squeeze(g, s):
     a = s.args
-    call = f"pto::vf_squeeze<{_t(a['dst'])}>({_reg(g, a['dst'])}, {_reg(g, a['a'])}, {_mask(g, a['mask'])})"
-    return f"{g.var(s.result)} = {call};" if s.result is not None else f"(void){call};"
-
-
-def _hist(g, s):
-    a = s.args
-    return (f"pto::vf_hist<{_t(a['dst'])}>({_reg(g, a['dst'])}, (const uint8_t*){_reg(g, a['a'])}, "
-            f"{_reg(g, a['acc'])}, {_mask(g, a['mask'])}, {_b(a['high'])}, {_b(a['cumulative'])});")
+    call_ = f"pto::vf_squeeze<{c_type(a['dst'].dtype)}>({_reg(g, a['dst'])}, {_reg(g, a['a'])}, {_mask(g, a['mask'])})"
+    return f"{g.var(s.result)} = {call_};" if s.result is not None else f"(void){call_};"
 
 
 def _cast4(g, s):
     a = s.args
     signed = _b(dt.DT_INT4 in (a["src_type"], a["dst_type"]))
     if a["dst_type"].bits() < 8:
-        return (f"pto::vf_cast_to4<{c_type(a['src_type'])}>({_u8(g, a['dst'])}, {_reg(g, a['a'])}, "
+        return (f"pto::vf_cast_to4<{c_type(a['src_type'])}>((uint8_t*){_reg(g, a['dst'])}, {_reg(g, a['a'])}, "
                 f"{_mask(g, a['mask'])}, {a['part']}, {int(a['mode'])}, {signed});")
     return (f"pto::vf_cast_from4<{c_type(a['dst_type'])}>({_reg(g, a['dst'])}, (const uint8_t*){_reg(g, a['a'])}, "
             f"{_mask(g, a['mask'])}, {a['part']}, {int(a['mode'])}, {signed});")
 
 
-_register("vf_mull", lambda g, s: f"pto::vf_mull<{_t(s.args['lo'])}>({_reg(g, s.args['lo'])}, {_reg(g, s.args['hi'])}, "
-                                  f"{_reg(g, s.args['a'])}, {_reg(g, s.args['b'])}, {_mask(g, s.args['mask'])});")
-_register("vf_squeeze", _squeeze)
-_register("vf_unsqueeze", lambda g, s: f"pto::vf_unsqueeze<{_t(s.args['dst'])}>({_reg(g, s.args['dst'])}, "
-                                       f"{_mask(g, s.args['mask'])});")
-_register("vf_pack", lambda g, s: f"pto::vf_pack<{_t(s.args['dst'])}, {_t(s.args['a'])}>({_reg(g, s.args['dst'])}, "
-                                  f"{_reg(g, s.args['a'])}, {_b(s.args['upper'])});")
-_register("vf_unpack", lambda g, s: f"pto::vf_unpack<{_t(s.args['dst'])}, {_t(s.args['a'])}>({_reg(g, s.args['dst'])}, "
-                                    f"{_reg(g, s.args['a'])}, {_b(s.args['upper'])});")
-_register("vf_mask_pack", lambda g, s: f"pto::vf_mask_pack({_u8(g, s.args['dst'])}, {_mask(g, s.args['a'])}, "
-                                       f"{_b(s.args['upper'])}, {_b(s.args['unpack'])});")
-_register("vf_mask_store", lambda g, s: f"pto::vf_mask_store(C, {_ub(g, s.args['dst'], s.args['offset'])}, "
-                                        f"{_mask(g, s.args['src'])}, {1 if s.args['dist'] == 'PACK' else 0}, "
-                                        f"{_cap(g)});")
-_register("vf_mask_load", lambda g, s: f"pto::vf_mask_load(C, {_u8(g, s.args['dst'])}, "
-                                       f"{_ub(g, s.args['src'], s.args['offset'])}, "
-                                       f"{ {'NORM': 0, 'US': 1, 'DS': 2}[s.args['dist']]}, {_cap(g)});")
-_register("vf_store2", lambda g, s: f"pto::vf_store2<{_t(s.args['a'])}>(C, {_ub(g, s.args['dst'], s.args['offset'])}, "
-                                    f"{_reg(g, s.args['a'])}, {_reg(g, s.args['b'])}, {_mask(g, s.args['mask'])}, "
-                                    f"{_cap(g)});")
-_register("vf_load_blocks", lambda g, s: f"pto::vf_load_blocks<{_t(s.args['dst'])}>(C, {_reg(g, s.args['dst'])}, "
-                                         f"{_ub(g, s.args['src'], s.args['offset'])}, "
-                                         f"(int64_t)({g.scalar(s.args['block_stride'])}) * 32, "
-                                         f"{_mask(g, s.args['mask'])}, {_cap(g)});")
-_register("vf_gather", lambda g, s: f"pto::vf_gather<{_t(s.args['dst'])}>(C, {_reg(g, s.args['dst'])}, "
-                                    f"{_ub(g, s.args['src'], s.args['offset'])}, ({_t(s.args['dst'])}*)"
-                                    f"{_reg(g, s.args['index'])}, {_mask(g, s.args['mask'])}, {_cap(g)});")
-_register("vf_gather_reg", lambda g, s: f"pto::vf_gather_reg<{_t(s.args['dst'])}, {_t(s.args['index'])}>("
-                                        f"{_reg(g, s.args['dst'])}, {_reg(g, s.args['src'])}, "
-                                        f"{_reg(g, s.args['index'])});")
-_register("vf_scatter", lambda g, s: f"pto::vf_scatter<{_t(s.args['src'])}, {_t(s.args['index'])}>(C, "
-                                     f"{_ub(g, s.args['dst'], s.args['offset'])}, {_reg(g, s.args['src'])}, "
-                                     f"{_reg(g, s.args['index'])}, {_mask(g, s.args['mask'])}, {_cap(g)});")
-_register("vf_mask_from_reg", lambda g, s: f"pto::vf_mask_from_reg(C, {_u8(g, s.args['dst'])}, "
-                                           f"(const void*){_reg(g, s.args['a'])}, {s.args['a'].dtype.nbytes}, "
-                                           f"(int64_t)({g.scalar(s.args['block'])}));")
-_register("vf_hist", _hist)
-_register("vf_cast4", _cast4)
+register("vf_mull", call("vf_mull", reg("lo"), reg("hi"), reg("a"), reg("b"), mask("mask"), types=(ctype("lo"),),
+                         core=False))
+register("vf_squeeze", _squeeze)
+register("vf_unsqueeze", call("vf_unsqueeze", reg("dst"), mask("mask"), types=(ctype("dst"),), core=False))
+register("vf_pack", call("vf_pack", reg("dst"), reg("a"), flag("upper"), types=(ctype("dst"), ctype("a")),
+                         core=False))
+register("vf_unpack", call("vf_unpack", reg("dst"), reg("a"), flag("upper"), types=(ctype("dst"), ctype("a")),
+                           core=False))
+register("vf_mask_pack", call("vf_mask_pack", mask_out("dst"), mask("a"), flag("upper"), flag("unpack"), core=False))
+register("vf_mask_store", call("vf_mask_store", ub("dst"), mask("src"),
+                               lambda g, a: "1" if a["dist"] == "PACK" else "0", _capacity))
+register("vf_mask_load", call("vf_mask_load", mask_out("dst"), ub("src"), chosen("dist", {"NORM": "0", "US": "1",
+                                                                                          "DS": "2"}), _capacity))
+register("vf_store2", call("vf_store2", ub("dst"), reg("a"), reg("b"), mask("mask"), _capacity, types=(ctype("a"),)))
+register("vf_load_blocks", call("vf_load_blocks", reg("dst"), ub("src"),
+                                lambda g, a: f"(int64_t)({g.scalar(a['block_stride'])}) * 32", mask("mask"),
+                                _capacity, types=(ctype("dst"),)))
+register("vf_gather", call("vf_gather", reg("dst"), ub("src"),
+                           lambda g, a: f"({c_type(a['dst'].dtype)}*){_reg(g, a['index'])}", mask("mask"), _capacity,
+                           types=(ctype("dst"),)))
+register("vf_gather_reg", call("vf_gather_reg", reg("dst"), reg("src"), reg("index"),
+                               types=(ctype("dst"), ctype("index")), core=False))
+register("vf_scatter", call("vf_scatter", ub("dst"), reg("src"), reg("index"), mask("mask"), _capacity,
+                            types=(ctype("src"), ctype("index"))))
+register("vf_mask_from_reg", call("vf_mask_from_reg", mask_out("dst"), lambda g, a: f"(const void*){_reg(g, a['a'])}",
+                                  lambda g, a: str(a["a"].dtype.nbytes), int64("block")))
+register("vf_hist", call("vf_hist", reg("dst"), lambda g, a: f"(const uint8_t*){_reg(g, a['a'])}", reg("acc"),
+                         mask("mask"), flag("high"), flag("cumulative"), types=(ctype("dst"),), core=False))
+register("vf_cast4", _cast4)

@@ -89,6 +89,12 @@ class TileView:
             grid = typed[:rows * cols].reshape(cols, rows).T
         return cls(typed, buf, space, addr, dtype, offsets, valid, name, hook, grid)
 
+    def flat(self, addr: int, dtype: DataType, count: int, name: str) -> "TileView":
+        """``count`` elements of ``dtype`` at byte ``addr`` of this view's memory as one ``[1, count]`` ND
+        row (how a register load or store addresses UB), bounds-checked like a declared tile."""
+        return TileView.at(self.buf, self.space, addr, dtype, np.arange(count).reshape(1, count), (1, count), name,
+                           self.hook, Layout.ND)
+
     def sub(self, r0: int, r1: int, c0: int, c1: int, valid: Tuple[int, int]) -> "TileView":
         """The subview ``[r0:r1, c0:c1]`` sharing this tile's memory."""
         grid = None if self.grid is None else self.grid[r0:r1, c0:c1]

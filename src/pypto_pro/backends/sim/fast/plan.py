@@ -108,6 +108,9 @@ def _flat(values):
 
 def build_plan(kernel: ir.KernelIR, params: CostParams) -> KernelPlan:
     """The plan of a kernel (with auto_mutex applied); raises :class:`NotCovered`."""
+    if any(isinstance(s, ir.OpStmt) and s.pipe == "COMM" for s in ir.walk(kernel.body)):
+        # pypto.distributed's transfers and signals: their cross-PE order is the engine's check
+        raise NotCovered("communication ops (the COMM pipe of pypto.distributed)")
     if kernel.kind != "vector":
         raise NotCovered(f"a {kernel.kind} kernel (only vector kernels are covered)")
     decl_index = {t.uid: i for i, t in enumerate(kernel.tiles)}
