@@ -167,3 +167,25 @@ def test_pass_verification_evaluates_the_read():
     out = torch.zeros(2, 8)
     k(x, torch.tensor([6, 3], dtype=torch.int32), out)
     assert torch.equal(out, torch.stack([x[6] * 2.0, x[3] * 2.0]))
+
+
+@pytest.mark.parametrize("backend", ["interp", "cpu"])
+def test_read_values_written_into_a_kernel_tensor(backend):
+    """``pypto.Tensor(shape, dtype)`` inside a kernel is a new GM tensor; element writes of constants and of read
+    values (``info[0, 1] = idx[1]``), and a loop storing ``idx[i] * 2 + i`` element by element."""
+    @pypto.frontend.jit(backend=backend)
+    def k(idx: pypto.Tensor([4], I32), out: pypto.Tensor([4], I32), info_out: pypto.Tensor([1, 3], I32)):
+        pypto.set_vec_tile_shapes(4)
+        for i in pypto.loop(0, 4, 1, name="L", idx_name="i"):
+            out[i] = idx[i] * 2 + i
+        info = pypto.Tensor([1, 3], I32)
+        pypto.set_vec_tile_shapes(1, 3)
+        info[0, 0] = 7
+        info[0, 1] = idx[1]
+        info[0, 2] = idx[2] + 1
+        info_out[:] = info
+
+    idx = torch.tensor([3, 1, 4, 1], dtype=torch.int32)
+    out, info = torch.zeros(4, dtype=torch.int32), torch.zeros(1, 3, dtype=torch.int32)
+    k(idx, out, info)
+    assert out.tolist() == [6, 3, 10, 5] and info.tolist() == [[7, 1, 5]]
