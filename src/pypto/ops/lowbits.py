@@ -26,25 +26,27 @@ def _bits_as_fp32(bits) -> Tensor:
 
 
 def to_fp32(x) -> Tensor:
-    """``x`` (FP8E4M3FN, FP8E5M2 or FP8E8M0) as FP32, exactly."""
+    """``x`` (FP8E4M3FN, FP8E5M2 or FP8E8M0) as FP32, exactly.
+
+    An FP8 code's exponent and mantissa fields, moved to the top of an FP32 bit pattern, read as FP32
+    with bias 127 instead of the format's: multiplying by ``2**(127 - bias)`` gives the value, for
+    subnormals too (FP32's subnormal step scales to the format's).  The sign bit goes to bit 31
+    (``-2**31`` is an INT32); NaN / infinity codes are set as FP32 bit patterns first."""
     name = node_of(x).dtype.name
     code = cast(view(x, dtype=dt.DT_UINT8), dt.DT_INT32)
     if name == "FP8E8M0":  # 2**(e - 127); e = 0 is 2**-127 (an FP32 subnormal), e = 255 is NaN
         bits = where(code == 0, 1 << 22, where(code == 255, _NAN_BITS, code * (1 << 23)))
         return _bits_as_fp32(bits)
     ebits, mbits, bias = _FORMATS[name]
-    sign = code // 128
     mag = code % 128
-    exp = mag // (1 << mbits)
-    man = mag % (1 << mbits)
-    normal = (exp + (127 - bias)) * (1 << 23) + man * (1 << (23 - mbits))
+    bits = mag * (1 << (23 - mbits)) + (code // 128) * -(1 << 31)
+    top = (1 << (ebits + mbits)) - 1  # the largest magnitude code
     if name == "FP8E4M3FN":  # no infinities; S.1111.111 is NaN
-        bits = where(mag == 127, _NAN_BITS, normal)
-    else:  # IEEE-like: exponent all ones is inf (mantissa 0) or NaN
-        bits = where(exp == (1 << ebits) - 1, where(man == 0, _INF_BITS, _NAN_BITS), normal)
-    subnormal = cast(man, dt.DT_FP32) * float(2.0 ** (1 - bias - mbits))
-    value = where(exp == 0, subnormal, _bits_as_fp32(bits))
-    return where(sign == 1, value * -1.0, value)
+        bits = where(mag == top, _NAN_BITS, bits)
+    else:  # exponent all ones: infinity (mantissa 0) or NaN, signed
+        special = where(mag == top - (1 << mbits) + 1, _INF_BITS, _NAN_BITS) + (code // 128) * -(1 << 31)
+        bits = where(mag > top - (1 << mbits), special, bits)
+    return _bits_as_fp32(bits) * float(2.0 ** (127 - bias))
 
 
 #: the formats :func:`to_fp32` decodes
