@@ -12,6 +12,9 @@ $(VENV)/.installed: pyproject.toml
 	# torch first and pinned: an unpinned torch would pull a multi-GB CUDA build
 	$(PIP) install --quiet "torch==2.13.0"
 	$(PIP) install --quiet -e ".[test,plot]"
+	# optional: the cross-host transport of pypto.distributed (MPI one-sided; docs/distributed.md).  Pinned:
+	# MPICH 5.0.x wheels refuse connect/accept between singleton processes, 4.3.2 accepts it
+	$(PIP) install --quiet "mpi4py==4.1.2" "mpich==4.3.2"
 	# once per install: the cpu backend's runtime library and precompiled tile header (per-user cache)
 	$(PY) -m pypto_pro.backends.cpu
 	touch $@
@@ -27,7 +30,8 @@ demo: venv
 # compiles every distinct kernel once, later runs only what changed.  `make clean` empties it.  Kernels
 # compile from the precompiled tile header that `make venv` builds with the runtime library (per-user cache).
 # Op x dtype matrices (marker cpu_sample) run whole on the interpreter pass and as a covering cross-section
-# on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.
+# on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.  Tests with a `backend`
+# parameter are every_backend (not rerun by the interpreter pass).  See docs/testing.md.
 test: venv
 	$(PY) -m pytest -q -n 2 --dist loadgroup tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro

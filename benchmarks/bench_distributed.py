@@ -7,6 +7,10 @@ For world sizes 2 and 4 (processes of this machine, gloo), rank 0 reports:
 * the transport: a kernel that puts a large block into the next PE's copy and fences with a barrier,
   as GB/s, against a plain ``numpy.copyto`` of the same bytes into a shared-memory (/dev/shm) mapping.
 
+Both pypto rows run twice: on the shared-memory transport (the default on one host) and on the
+cross-host transport forced on this machine (``PYPTO_SHMEM_TRANSPORT=mpi``: MPI one-sided over the
+mpich wheel; shown as "-" where mpi4py is not installed).
+
 Medians over ``--repeat`` runs, with the spread (min..max).  The backend is the default one
 (``PYPTO_BACKEND`` overrides; ``cpu`` runs the communication ops through its Python callback).
 Usage: python benchmarks/bench_distributed.py [--repeat N] [--worlds 2,4]
@@ -84,15 +88,34 @@ def _shm_copy_times(src: np.ndarray, repeat: int):
         return _timed(lambda: np.copyto(dst, src), repeat)
 
 
+def _mpi_group(n):
+    """A group of all ranks on the MPI transport, or ``None`` where mpi4py/MPI is missing."""
+    from pypto_pro.comm import mpi
+    from pypto_pro.errors import KernelRuntimeError
+
+    try:
+        mpi._mpi()
+        ok = 1
+    except KernelRuntimeError:
+        ok = 0
+    flags = [None] * n
+    dist.all_gather_object(flags, ok)
+    if not all(flags):
+        return None
+    os.environ["PYPTO_SHMEM_TRANSPORT"] = "mpi"  # read when the group's heap is set up (first launch)
+    return dist.new_group(list(range(n))).group_name
+
+
 def _rank(rank, n, store, repeat, results):
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=n)
     torch.manual_seed(rank)
     x, w = torch.randn(ROWS, K), torch.randn(K, N)
     out = torch.zeros(ROWS * n, N)
     name = dist.group.WORLD.group_name
+    block = torch.randn(*BLOCK)
 
-    def ours():
-        allgather_matmul(x, w, out, name, n)
+    def ours(group=name):
+        allgather_matmul(x, w, out, group, n)
 
     def theirs():
         parts = [torch.empty_like(x) for _ in range(n)]
@@ -101,12 +124,18 @@ def _rank(rank, n, store, repeat, results):
 
     t_ours, t_torch = _timed(ours, repeat), _timed(theirs, repeat)
     assert torch.allclose(out, theirs(), rtol=1e-4, atol=1e-3)
-    block = torch.randn(*BLOCK)
     t_put = _timed(lambda: put_block(block, name, n), repeat)
     src = block.numpy()
     t_copy = _shm_copy_times(src, repeat)
+    t_ours_mpi = t_put_mpi = None
+    over_mpi = _mpi_group(n)
+    if over_mpi is not None:
+        out.zero_()
+        t_ours_mpi = _timed(lambda: ours(over_mpi), repeat)
+        assert torch.allclose(out, theirs(), rtol=1e-4, atol=1e-3)
+        t_put_mpi = _timed(lambda: put_block(block, over_mpi, n), repeat)
     if rank == 0:
-        results[n] = (t_ours, t_torch, t_put, t_copy, src.nbytes)
+        results[n] = (t_ours, t_ours_mpi, t_torch, t_put, t_put_mpi, t_copy, src.nbytes)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -124,18 +153,31 @@ def main() -> None:
     backend = os.environ.get("PYPTO_BACKEND", "default")
     print(f"backend {backend}; all-gather of [{ROWS}, {K}] FP32 per rank, then @ [{K}, {N}]; "
           f"put of {BLOCK[0]}x{BLOCK[1]} FP32; median (min..max) over {args.repeat} runs, rank 0")
-    print(f"{'world':>5} | {'pypto ag+mm ms':>22} | {'torch ag+mm ms':>22} | {'put+barrier GB/s':>22} | "
-          f"{'shm copy GB/s':>22}")
+    print(f"{'world':>5} | {'pypto ag+mm ms (shm)':>22} | {'pypto ag+mm ms (mpi)':>22} | {'torch ag+mm ms':>22}")
     for n in sorted(results.keys()):
-        t_ours, t_torch, t_put, t_copy, nbytes = results[n]
-        a, b = _stats(t_ours), _stats(t_torch)
-        p, c = _stats(t_put), _stats(t_copy)
+        t_ours, t_ours_mpi, t_torch = results[n][:3]
+        print(f"{n:>5} | {_ms(t_ours)} | {_ms(t_ours_mpi)} | {_ms(t_torch)}")
+    heads = ("put+barrier GB/s (shm)", "put+barrier GB/s (mpi)", "plain shm copy GB/s")
+    print(f"{'world':>5} | " + " | ".join(f"{h:>22}" for h in heads))
+    for n in sorted(results.keys()):
+        t_put, t_put_mpi, t_copy, nbytes = results[n][3:]
+        print(f"{n:>5} | {_gbs(t_put, nbytes)} | {_gbs(t_put_mpi, nbytes)} | {_gbs(t_copy, nbytes)}")
 
-        def gbs(m):  # ms -> GB/s (the fastest run gives the highest rate)
-            return nbytes / (m * 1e-3) / 1e9
 
-        print(f"{n:>5} | {a[0]:8.3f} ({a[1]:.3f}..{a[2]:.3f}) | {b[0]:8.3f} ({b[1]:.3f}..{b[2]:.3f}) | "
-              f"{gbs(p[0]):8.2f} ({gbs(p[2]):.2f}..{gbs(p[1]):.2f}) | {gbs(c[0]):8.2f} ({gbs(c[2]):.2f}..{gbs(c[1]):.2f})")
+def _ms(samples) -> str:
+    if samples is None:
+        return f"{'-':>22}"
+    m = _stats(samples)
+    return f"{m[0]:8.3f} ({m[1]:.3f}..{m[2]:.3f})".rjust(22)
+
+
+def _gbs(samples, nbytes: int) -> str:
+    """Median GB/s (slowest..fastest run)."""
+    if samples is None:
+        return f"{'-':>22}"
+    m = _stats(samples)
+    rate = [nbytes / (v * 1e-3) / 1e9 for v in m]
+    return f"{rate[0]:8.2f} ({rate[2]:.2f}..{rate[1]:.2f})".rjust(22)
 
 
 if __name__ == "__main__":

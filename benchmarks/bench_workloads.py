@@ -1,21 +1,32 @@
-"""The workloads of issue 16 side by side with torch (docs/performance.md carries the table).
+"""The workloads of issue 16 side by side with numpy and torch (docs/performance.md carries the table).
 
-One run prints, per workload and thread count: our median time, torch eager's, torch.compile's where it
-applies, the ratio the goal is stated in, and GB/s or GFLOP/s; every time is the median of --repeat
-samples, with the spread (min-max) in brackets.  ``--clock cpu`` measures the calling thread's CPU time
+One run prints, per workload and thread count: our median time, numpy's (where numpy has the op;
+element-wise numpy runs on one thread, its matmul on --threads OpenBLAS threads), torch eager's,
+torch.compile's where the goal is stated against it, the ratio the goal is stated in, and GB/s or
+GFLOP/s; every time is the median of --repeat samples, with the spread (min-max) in brackets.  ``--clock cpu`` measures the calling thread's CPU time
 instead of wall time: on a machine shared with other jobs that is the steadier number for the
 one-thread cases (both sides then run on the calling thread: our one-block launches and torch with
 one intra-op thread); it is meaningless for more threads.
 
+Allocations: torch and numpy return a fresh 16 MiB array per call.  With glibc's defaults such a block
+is often an mmap that is unmapped on free, so the next call page-faults (and zeroes) all of it: torch's
+softmax then takes 2-9 ms at random instead of 2.  The script re-executes itself with glibc malloc
+tunables that keep such blocks on the heap (reused, no faults): the reference libraries are measured
+at their best.  --fresh-pages keeps glibc's defaults.
+
 Usage: python benchmarks/bench_workloads.py [--repeat N] [--threads 1,2] [--clock wall|cpu] [--only NAME,..]
+       [--fresh-pages]
 """
 import argparse
+import ctypes
+import glob
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 import pypto
@@ -92,6 +103,36 @@ def tile_select_kernel():
     return cmp_select
 
 
+def set_numpy_blas_threads(n: int) -> None:
+    """numpy's bundled OpenBLAS: n threads for np.matmul (no threadpoolctl here; the wheel exports the setter)."""
+    for lib in glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "libscipy_openblas*.so")):
+        dll = ctypes.CDLL(lib)
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads"):
+            fn = getattr(dll, name, None)
+            if fn is not None:
+                fn(ctypes.c_int(n))
+                return
+
+
+def np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def np_rms_norm(x, g, eps):
+    return x / np.sqrt(np.mean(x * x, -1, keepdims=True) + eps) * g
+
+
+def np_layer_norm(x, g, b, eps):
+    m = x.mean(-1, keepdims=True)
+    d = x - m
+    return d / np.sqrt(np.mean(d * d, -1, keepdims=True) + eps) * g + b
+
+
+def np_chain(a, b):
+    return a / (1.0 + np.exp(-((a * b + 1.0) * 0.5 - b)))
+
+
 def samples(fn, repeat: int, clock) -> list:
     time.sleep(0.1)  # let the previous contender's spinning thread pool go idle
     fn()
@@ -118,25 +159,32 @@ def workloads(threads: int):
     g, beta = torch.rand(1024) + 0.5, torch.randn(1024)
     gelu_ref = torch.nn.functional.gelu
     mb = 4 * 512 * 1024 * 2 / 1e9
-    yield ("exact gelu 512x1024", lambda: gelu_k(x, y), lambda: gelu_ref(x), "eager", mb, None)
-    yield ("erf 512x1024", lambda: erf_k(x, y), lambda: torch.erf(x), "eager", mb, None)
-    yield ("where(x>0,x,0) 512x1024", lambda: where_k(x, y), lambda: torch.where(x > 0, x, 0.0), "eager", mb, None)
+    xn, x2n, an, bn, gn, betan = x.numpy(), x2.numpy(), a.numpy(), b.numpy(), g.numpy(), beta.numpy()
+    yield ("exact gelu 512x1024", lambda: gelu_k(x, y), lambda: gelu_ref(x), "eager", mb, None, None)
+    yield ("erf 512x1024", lambda: erf_k(x, y), lambda: torch.erf(x), "eager", mb, None, None)
+    yield ("where(x>0,x,0) 512x1024", lambda: where_k(x, y), lambda: torch.where(x > 0, x, 0.0), "eager", mb, None,
+           lambda: np.where(xn > 0, xn, np.float32(0)))
     sel = tile_select_kernel()
     yield ("tile compare+select 256x1024", lambda: sel[None, threads](x2, y2),
-           lambda: torch.where(x2 > 0, x2, torch.zeros(())), "eager", 4 * 256 * 1024 * 2 / 1e9, None)
+           lambda: torch.where(x2 > 0, x2, torch.zeros(())), "eager", 4 * 256 * 1024 * 2 / 1e9, None,
+           lambda: np.where(x2n > 0, x2n, np.float32(0)))
     big = 4 * 4096 * 1024 * 2 / 1e9
-    yield ("softmax 4096x1024", lambda: softmax_k(a, yb), lambda: torch.softmax(a, -1), "eager", big, None)
+    yield ("softmax 4096x1024", lambda: softmax_k(a, yb), lambda: torch.softmax(a, -1), "eager", big, None,
+           lambda: np_softmax(an))
     yield ("rms_norm 4096x1024", lambda: rmsnorm_k(a, g, yb),
-           lambda: torch.nn.functional.rms_norm(a, (1024,), g, 1e-6), "eager", big, None)
+           lambda: torch.nn.functional.rms_norm(a, (1024,), g, 1e-6), "eager", big, None,
+           lambda: np_rms_norm(an, gn, np.float32(1e-6)))
     yield ("layer_norm 4096x1024", lambda: layernorm_k(a, g, beta, yb),
-           lambda: torch.nn.functional.layer_norm(a, (1024,), g, beta, 1e-5), "eager", big, None)
+           lambda: torch.nn.functional.layer_norm(a, (1024,), g, beta, 1e-5), "eager", big, None,
+           lambda: np_layer_norm(an, gn, betan, np.float32(1e-5)))
     yield ("chain sigmoid((a*b+1)*.5-b)*a", lambda: chain_k(a, b, yb),
-           lambda: torch.sigmoid((a * b + 1.0) * 0.5 - b) * a, "compile", 3 * 4 * 4096 * 1024 / 1e9, None)
+           lambda: torch.sigmoid((a * b + 1.0) * 0.5 - b) * a, "compile", 3 * 4 * 4096 * 1024 / 1e9, None,
+           lambda: np_chain(an, bn))
     xm, w1, w2 = torch.randn(256, 512), torch.randn(512, 1024) * 0.05, torch.randn(1024, 512) * 0.05
     gm, ym = torch.rand(512) + 0.5, torch.empty(256, 512)
     mlp_ref = lambda: torch.nn.functional.rms_norm(gelu_ref(xm @ w1) @ w2 + xm, (512,), gm, 1e-6)  # noqa: E731
     yield ("MLP rms_norm(gelu(x@W1)@W2+x)", lambda: mlp_k(xm, w1, w2, gm, ym), mlp_ref, "eager", None,
-           2 * 2 * 256 * 512 * 1024 / 1e9)
+           2 * 2 * 256 * 512 * 1024 / 1e9, None)
     for dt, tdt, s, tiles in ((pl.DT_FP16, torch.float16, 1024, (128, 128, 128)),
                               (pl.DT_FP16, torch.float16, 1024, (256, 32, 256)),
                               (pl.DT_FP32, torch.float32, 2048, (128, 128, 128)),
@@ -144,8 +192,9 @@ def workloads(threads: int):
         am, bm, cm = torch.randn(s, s).to(tdt), torch.randn(s, s).to(tdt), torch.empty(s, s)
         af, bf = am.float(), bm.float()
         mm = mm_kernel(dt, *tiles)
+        an_, bn_ = af.numpy(), bf.numpy()
         yield (f"matmul {s}^3 {dt.name} {'x'.join(map(str, tiles))}", lambda: mm[None, threads](am, bm, cm),
-               lambda: torch.matmul(af, bf), "eager", None, 2 * s ** 3 / 1e9)
+               lambda: torch.matmul(af, bf), "eager", None, 2 * s ** 3 / 1e9, lambda: np.matmul(an_, bn_))
 
 
 def launch_row(repeat: int, clock) -> None:
@@ -172,16 +221,24 @@ def launch_row(repeat: int, clock) -> None:
     print(f"{'cached launch seed Add (us)':<34}{fmt(s_o)}  torch.add {fmt(s_t)}  ours/torch {r:5.2f}")
 
 
+HEAP_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
+
+
 def main() -> None:
+    if "--fresh-pages" not in sys.argv and os.environ.get("GLIBC_TUNABLES") != HEAP_TUNABLES:
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "GLIBC_TUNABLES": HEAP_TUNABLES})
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    parser.add_argument("--fresh-pages", action="store_true", help="glibc's default malloc (see the module doc)")
     args = parser.parse_args()
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
     only = [w for w in args.only.split(",") if w]
-    print(f"torch {torch.__version__}, clock: {args.clock}; times in ms: median [min-max] of {args.repeat}")
+    print(f"torch {torch.__version__}, numpy {np.__version__}, clock: {args.clock}; times in ms: median [min-max] of "
+          f"{args.repeat}; malloc: {'glibc defaults' if args.fresh_pages else HEAP_TUNABLES}; "
+          f"load average {os.getloadavg()[0]:.1f}")
     if not only or any("launch" in w for w in only):
         os.environ["PYPTO_NUM_THREADS"] = "1"
         torch.set_num_threads(1)
@@ -189,12 +246,14 @@ def main() -> None:
     for threads in (int(t) for t in args.threads.split(",")):
         os.environ["PYPTO_NUM_THREADS"] = str(threads)
         torch.set_num_threads(threads)
+        set_numpy_blas_threads(threads)
         print(f"\n--- {threads} thread(s)")
-        print(f"{'workload':<34}{'ours':>24}{'torch':>26}  {'ratio':>22}  rate")
-        for name, ours, ref, against, gb, gflop in workloads(threads):
+        print(f"{'workload':<34}{'ours':>24}{'numpy':>24}{'torch':>26}  {'ratio':>22}  rate")
+        for name, ours, ref, against, gb, gflop, np_ref in workloads(threads):
             if only and not any(w in name for w in only):
                 continue
             s_o = samples(ours, args.repeat, clock)
+            s_n = samples(np_ref, args.repeat, clock) if np_ref is not None else None
             if against == "compile":
                 ref = torch.compile(ref)
             s_t = samples(ref, args.repeat, clock)
@@ -203,7 +262,8 @@ def main() -> None:
             if against == "eager" and name.split()[0] in ("softmax", "rms_norm", "layer_norm"):
                 ratio = f"eager/ours {m_t / m_o:5.2f}"
             rate = f"{gb / m_o:6.1f} GB/s" if gb else f"{gflop / m_o:6.1f} GFLOP/s vs {gflop / m_t:6.1f}"
-            print(f"{name:<34}{fmt(s_o)}  {against:>7} {fmt(s_t)}  {ratio:>22}  {rate}")
+            numpy_col = fmt(s_n) if s_n else f"{'-':>8}"
+            print(f"{name:<34}{fmt(s_o)}  {numpy_col:>22}  {against:>7} {fmt(s_t)}  {ratio:>22}  {rate}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cpu_sampling import MARK as CPU_SAMPLE, deselect_cpu_cross_section
+from ordering import longest_modules_first
 
 TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
 
@@ -27,8 +28,21 @@ def pytest_configure(config):
         config._pypto_own_build_dir = True
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    mark_backend_parametrized(items)
     deselect_cpu_cross_section(config, items)
+    longest_modules_first(config, items)
+
+
+def mark_backend_parametrized(items) -> None:
+    """A test with a ``backend`` parameter picks its backends itself: mark it ``every_backend``, so that the
+    interpreter pass of `make test` (``-m "not every_backend"``) does not run its three cases again.  (Runs
+    before ``-m`` deselects.)"""
+    for item in items:
+        if "backend" in getattr(getattr(item, "callspec", None), "params", {}) \
+                and item.get_closest_marker("every_backend") is None:
+            item.add_marker("every_backend")
 
 
 def pytest_unconfigure(config):

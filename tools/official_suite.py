@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import glob
 import os
 import subprocess
 import sys
@@ -42,10 +43,16 @@ def _group(classname: str, file: str, depth: int) -> str:
     return "/".join(parts[:depth]) if len(parts) > depth else "/".join(parts[:-1]) or parts[0]
 
 
-def summarise(junit: str, depth: int = 1) -> str:
+def _cases(junits):
+    for junit in junits:
+        yield from ET.parse(junit).getroot().iter("testcase")
+
+
+def summarise(junit, depth: int = 1) -> str:
+    """Pass counts per directory of one junit file, or of several (a list: e.g. one run per directory)."""
     counts = collections.defaultdict(collections.Counter)
     reasons = collections.Counter()
-    for case in ET.parse(junit).getroot().iter("testcase"):
+    for case in _cases([junit] if isinstance(junit, str) else junit):
         group = _group(case.get("classname", ""), case.get("file", ""), depth)
         outcome = "passed"
         for child in case:
@@ -80,20 +87,23 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=120, help="seconds per test")
     parser.add_argument("--junit", default="official_suite.xml")
     parser.add_argument("--depth", type=int, default=1, help="directory depth of the summary")
-    parser.add_argument("--summary-only", action="store_true", help="summarise an existing --junit file")
+    parser.add_argument("--summary-only", action="store_true",
+                        help="summarise existing junit files: --junit may be a glob (one file per directory run)")
     parser.add_argument("pytest_args", nargs="*")
     args, unknown = parser.parse_known_args(argv)  # pytest options (--ignore=..., -k ...) pass through
     args.pytest_args += unknown
     junit = os.path.abspath(args.junit)
-    if not args.summary_only:
-        env = dict(os.environ, PYPTO_BACKEND=args.backend)
-        command = [sys.executable, "-m", "pytest", "-p", "pypto_pro.npu.plugin", "-p", "no:cacheprovider",
-                   "-q", "--continue-on-collection-errors", f"--timeout={args.timeout}",
-                   f"--junitxml={junit}", "-o", "junit_family=xunit1"]
-        if args.workers != "0":
-            command += ["-n", args.workers]
-        command += _targets(args.checkout, args.level) + args.pytest_args
-        subprocess.run(command, cwd=args.checkout, env=env, stdout=subprocess.DEVNULL)
+    if args.summary_only:
+        print(summarise(sorted(glob.glob(junit)), args.depth))
+        return 0
+    env = dict(os.environ, PYPTO_BACKEND=args.backend)
+    command = [sys.executable, "-m", "pytest", "-p", "pypto_pro.npu.plugin", "-p", "no:cacheprovider",
+               "-q", "--continue-on-collection-errors", f"--timeout={args.timeout}",
+               f"--junitxml={junit}", "-o", "junit_family=xunit1"]
+    if args.workers != "0":
+        command += ["-n", args.workers]
+    command += _targets(args.checkout, args.level) + args.pytest_args
+    subprocess.run(command, cwd=args.checkout, env=env, stdout=subprocess.DEVNULL)
     print(summarise(junit, args.depth))
     return 0
 

@@ -18,6 +18,10 @@ CASES = [
     (32, 128, 32, np.float16, {"k_tile": 32}),
     (16, 64, 64, ml_dtypes.bfloat16, {"bias": True, "k_tile": 16}),
     (16, 32, 16, np.float32, {"transposed_b": True}),
+    # fp32 relayout fast paths (whole 8 x 8 NZ <-> ZN blocks, NZ loads in 64-byte lines) and their edges:
+    # K a multiple of 8 but not 16, and N/K not multiples of 8 (the general copy paths)
+    (40, 72, 24, np.float32, {}),
+    (24, 60, 20, np.float32, {"transposed_b": True}),
 ]
 
 

@@ -177,3 +177,77 @@ def unordered_get(rank, n, k, backend):
     race_probe(x, out, g.group_name, k, 1, True)
     assert torch.equal(out, torch.full((8, 32), float((rank - 1) % k + 1)))
     return message
+
+
+def on_transport(rank, n, transport, case, *args):
+    """``case(rank, n, *args)`` with ``$PYPTO_SHMEM_TRANSPORT=transport`` (read when a group's heap is set
+    up: the cases make fresh groups), and the transport each of its groups got."""
+    from pypto_pro.comm import heap
+
+    before = set(heap._segments)
+    old = os.environ.get("PYPTO_SHMEM_TRANSPORT")
+    os.environ["PYPTO_SHMEM_TRANSPORT"] = transport
+    try:
+        result = globals()[case](rank, n, *args)
+    finally:
+        if old is None:
+            del os.environ["PYPTO_SHMEM_TRANSPORT"]
+        else:
+            os.environ["PYPTO_SHMEM_TRANSPORT"] = old
+    used = sorted({seg.transport for name, seg in heap._segments.items() if name not in before})
+    return result, used
+
+
+def as_separate_hosts(rank, n, transport, case, *args):
+    """``case`` with every process reporting a hostname of its own (as if each rank ran on its own
+    machine), under ``$PYPTO_SHMEM_TRANSPORT=transport``; the error text when setting up fails."""
+    import pypto
+    from pypto_pro.comm import segment
+
+    real = segment.socket.gethostname
+    segment.socket.gethostname = lambda: f"node{rank}"
+    try:
+        return on_transport(rank, n, transport, case, *args)
+    except pypto.KernelError as e:
+        return str(e), None
+    finally:
+        segment.socket.gethostname = real
+
+
+def allreduce_16bit(rank, n, k, backend):
+    """BF16/FP16 sums by atomic ADD puts; exact where every partial sum is representable (small
+    integers), so the order in which the PEs' adds land does not matter."""
+    from shmem_kernels import allreduce_16bit as kernel
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    torch.manual_seed(600 + rank)
+    x = torch.randint(-8, 9, (8, 32)).to(torch.bfloat16)
+    y = torch.randint(-8, 9, (8, 32)).to(torch.float16)
+    out_x, out_y = torch.zeros_like(x), torch.zeros_like(y)
+    kernel(x, y, out_x, out_y, g.group_name, k)
+    ref_x, ref_y = x.float(), y.float()
+    dist.all_reduce(ref_x, group=g)
+    dist.all_reduce(ref_y, group=g)
+    assert torch.equal(out_x.float(), ref_x) and torch.equal(out_y.float(), ref_y)
+    return out_x.float().sum().item() + out_y.float().sum().item()
+
+
+def one_sided_while_target_is_busy(rank, n, k, backend):
+    """PE 0 adds into PE 1 while PE 1 is busy outside communication (3 s): a one-sided transfer
+    completes without the target's help; the seconds PE 0's launch took."""
+    from shmem_kernels import add_into_next as kernel
+
+    g = _subgroup(rank, k, backend)
+    if g is None:
+        return None
+    x = torch.ones(8, 32)
+    kernel(x, g.group_name, k)  # the heap is set up (collectively)
+    dist.barrier(group=g)
+    if rank == 1:
+        time.sleep(3)
+        return None
+    start = time.monotonic()
+    kernel(x, g.group_name, k)
+    return time.monotonic() - start

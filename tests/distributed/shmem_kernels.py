@@ -169,3 +169,32 @@ def race_probe(x: pypto.Tensor([8, 32], pypto.DT_FP32), out: pypto.Tensor([8, 32
         if fence:
             D.shmem_barrier_all(sync)
         out[:] = D.shmem_get(buf, me)
+
+
+@pypto.frontend.jit
+def allreduce_16bit(x: pypto.Tensor([8, 32], pypto.DT_BF16), y: pypto.Tensor([8, 32], pypto.DT_FP16),
+                    out_x: pypto.Tensor([8, 32], pypto.DT_BF16), out_y: pypto.Tensor([8, 32], pypto.DT_FP16),
+                    group, n):
+    """Sums of BF16 and FP16 tensors over the group by atomic ADD puts (types MPI cannot add itself)."""
+    pypto.set_vec_tile_shapes(8, 32)
+    acc_x = D.create_shmem_tensor(group, n, pypto.DT_BF16, [8, 32])
+    acc_y = D.create_shmem_tensor(group, n, pypto.DT_FP16, [8, 32])
+    sync = D.create_shmem_signal(group, n)
+    ready = D.shmem_barrier_all(sync, pred=[D.shmem_clear_data(acc_x), D.shmem_clear_data(acc_y)])
+    for pe in range(n):
+        D.shmem_put(x, [0, 0], acc_x, pe, put_op=ADD, pred=[ready])
+        D.shmem_put(y, [0, 0], acc_y, pe, put_op=ADD, pred=[ready])
+    done = D.shmem_barrier_all(sync)
+    me = D.my_symbolic_pe(group)
+    out_x[:] = D.shmem_get(acc_x, me, pred=[done])
+    out_y[:] = D.shmem_get(acc_y, me, pred=[done])
+
+
+@pypto.frontend.jit
+def add_into_next(x: pypto.Tensor([8, 32], pypto.DT_FP32), group, n):
+    """Adds x into the next PE's buffer and signals it; waits for nothing (one-sided)."""
+    pypto.set_vec_tile_shapes(8, 32)
+    buf = D.create_shmem_tensor(group, n, pypto.DT_FP32, [8, 32])
+    nxt = (D.my_symbolic_pe(group) + 1) % n
+    put = D.shmem_put(x, [0, 0], buf, nxt, put_op=ADD)
+    D.shmem_signal(buf, nxt, 1, [8, 32], [0, 0], target_pe=nxt, sig_op=ADD, pred=[put])

@@ -32,6 +32,10 @@ def test_moe_dispatch_combine_uneven(world, k):
     assert world.run(cases.moe_dispatch_combine, k, "interp")[:k] == [sum(r) for r in cases.COUNTS[k]]
 
 
+def test_16bit_atomic_adds(world):
+    world.run(cases.allreduce_16bit, 4, "interp")
+
+
 def test_two_groups_at_once(world):
     world.run(cases.two_groups, "interp")
 
@@ -55,15 +59,12 @@ def test_sim_reports_a_get_not_ordered_after_the_remote_put(world):
         assert message.count("kernels.py:") == 2  # the get's line and the put's line
 
 
-def test_forcing_the_mpi_transport_says_it_is_not_implemented(monkeypatch):
+def test_an_unknown_transport_is_refused(monkeypatch):
     from pypto_pro.comm import heap
 
-    monkeypatch.setenv("PYPTO_SHMEM_TRANSPORT", "mpi")
-    with pytest.raises(NotImplementedError, match="MPI one-sided"):
-        heap.segment("WORLD")
     monkeypatch.setenv("PYPTO_SHMEM_TRANSPORT", "tcp")
-    with pytest.raises(ValueError, match="'shm' or 'mpi'"):
-        heap.segment("WORLD")
+    with pytest.raises(ValueError, match="'auto', 'shm', 'mpi'"):
+        heap.transport()
 
 
 def test_a_rank_that_dies_fails_the_others(world):

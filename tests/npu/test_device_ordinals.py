@@ -29,7 +29,7 @@ def test_a_bare_device_ordinal_means_the_npu(tmp_path):
     path.write_text(textwrap.dedent(SCRIPT))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([SRC] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    env["PYPTO_BUILD_DIR"] = str(tmp_path / "build")
+    env["PYPTO_BUILD_DIR"] = os.environ.get("PYPTO_BUILD_DIR") or str(tmp_path / "build")
     run = subprocess.run([sys.executable, "-m", "pypto_pro.npu", str(path)], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr

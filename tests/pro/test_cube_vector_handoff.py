@@ -160,3 +160,40 @@ def test_an_nz_gm_tensor_is_not_implemented(backend):
                        match=r"(?s)store_into_nz_tensor.*'y'.*pl\.NZ.*test_cube_vector_handoff"):
         jit_on(store_into_nz_tensor, backend)(x, y)
     assert not y.any()
+
+
+# ------------------------------------------------------------------- Acc -> Vec into a narrower Vec tile
+NARROW = 24  # the Acc tile's valid columns; the Vec tile is [BM, ND_ // 2] wide
+
+
+def single_into_narrow(a: pl.Tensor[[BM, KD], F16], b: pl.Tensor[[KD, ND_], F16], c: pl.Tensor[[BM, NARROW], F32]):
+    a1 = one_slot([BM, KD], F16, S.Mat, 0x00000, 0)
+    b1 = one_slot([KD, ND_], F16, S.Mat, 0x10000, 1)
+    a0 = one_slot([BM, KD], F16, S.Left, 0x0000, 2)
+    b0 = one_slot([KD, ND_], F16, S.Right, 0x0000, 3, valid_shape=[-1, -1])
+    acc = one_slot([BM, ND_], F32, S.Acc, 0x0000, 4, valid_shape=[-1, -1])
+    part = one_slot([BM, ND_ // 2], F32, S.Vec, 0x0000, 5, valid_shape=[-1, -1])
+    with pl.section_vector():
+        if pl.get_subblock_idx() == 0:
+            pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=7)
+            pl.set_validshape(part, [BM, NARROW])
+            pl.store(c, part, [0, 0])
+    with pl.section_cube():
+        pl.load(a1, a, [0, 0])
+        pl.load(b1, b, [0, 0])
+        pl.move(a0, a1)
+        pl.set_validshape(b0, [KD, ND_])
+        pl.move(b0, b1)
+        pl.set_validshape(b0, [KD, NARROW])
+        pl.set_validshape(acc, [BM, NARROW])
+        pl.matmul(acc, a0, b0)
+        pl.move(part, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)  # [BM, ND_] -> [BM, ND_ // 2]
+        pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=7)
+
+
+def test_acc_to_vec_into_a_narrower_vec_tile_that_holds_the_valid_window(backend):
+    rng = np.random.default_rng(3)
+    a = rng.integers(-4, 5, (BM, KD)).astype(np.float16)
+    b = rng.integers(-4, 5, (KD, ND_)).astype(np.float16)
+    c = run_on(single_into_narrow, backend, a, b, np.full((BM, NARROW), np.nan, np.float32))[2]
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b[:, :NARROW].astype(np.float32))

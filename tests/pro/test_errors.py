@@ -313,7 +313,7 @@ def bad_validshape(x: pl.Tensor[[8, 32], pl.DT_FP32], r: int):
         pl.set_validshape(t, [r, 32])  # E:validshape
 
 
-@pytest.mark.parametrize("rows", [0, 9])
+@pytest.mark.parametrize("rows", [-1, 9])  # 0 rows is an empty window (tests/pro/test_empty_valid_window.py)
 def test_runtime_valid_shape_outside_the_tile(rows):
     with pytest.raises(KernelRuntimeError, match="valid shape") as e:
         bad_validshape(GOOD.copy(), rows)
@@ -331,3 +331,19 @@ def test_ops_cannot_be_called_outside_a_kernel():
     with pytest.raises(KernelSyntaxError, match="inside a @pl.jit kernel"):
         pl.add(None, None, None)
 
+
+
+def test_a_dict_operand_is_an_unsupported_closure_value():
+    """A dict (a compile-time lookup table) given as an op operand is refused with the official wording."""
+    from pypto_pro.language.parser.diagnostics import ParserTypeError
+
+    def scale_dict(x: pl.Tensor[[8, 8], FP32], y: pl.Tensor[[8, 8], FP32]):
+        with pl.section_vector():
+            t = pl.make_tile(pl.TileType(shape=[8, 8], dtype=FP32, target_memory=VEC), addr=0)
+            pl.load(t, x, [0, 0])
+            pl.muls(t, t, {"value": 2.0})  # E:dict
+
+    x = np.zeros((8, 8), np.float32)
+    with pytest.raises(ParserTypeError, match="Unsupported closure variable type: dict") as e:
+        pl.jit(scale_dict, backend="interp")(x, x.copy())
+    assert_points_at(e.value, "dict")

@@ -500,13 +500,15 @@ def test_set_stride_loads_rows_a_gap_apart(backend, gap):
     assert torch.equal(y, torch.stack([flat[:XC], flat[gap:gap + XC]]))
 
 
-def test_set_stride_again_in_each_iteration(backend):
+def test_set_stride_again_in_each_iteration_offsets_name_the_first_row(backend):
+    """The load's offset [k, 0] names row k as the tensor was declared; only the tile's second row
+    steps by the new stride (official set_stride: a gather of line k and line k + gap / XC)."""
     x = torch.randn(XR, XC).half()
     y = torch.zeros(8, XC).half()
     gaps = [2 * XC, 5 * XC, 3 * XC, 7 * XC]
     on(strides_per_iteration, backend)[None, 1](x, torch.tensor([gaps], dtype=torch.int32), y)
     flat = x.reshape(-1)
-    want = [flat[(k + j) * g:(k + j) * g + XC] for k, g in enumerate(gaps) for j in (0, 1)]
+    want = [flat[k * XC + j * g:k * XC + j * g + XC] for k, g in enumerate(gaps) for j in (0, 1)]
     assert torch.equal(y, torch.stack(want))
 
 
@@ -530,3 +532,24 @@ def test_set_stride_argument_errors():
         pl.jit(not_a_name, backend="interp")(x, x)
     with pytest.raises(KernelTypeError, match="stride must be a list of 2 entries"):
         pl.jit(wrong_length, backend="interp")(x)
+
+
+def store_rows_apart(x: pl.Tensor[[2, XC], pl.DT_FP16], gap: pl.Tensor[[1, 2], pl.DT_INT32],
+                     y: pl.Tensor[[XR, XC], pl.DT_FP16]):
+    ring = pl.make_tile_group(type=pl.TileType([2, XC], pl.DT_FP16, pl.MemorySpace.Vec), addrs=0x100,
+                              mutex_ids=[3, 4])
+    with pl.section_vector():
+        pair = ring.next()
+        pl.load(pair, x, [0, 0])
+        pl.set_stride(y, [gap[0, 1], 1])
+        pl.store(y, pair, [gap[0, 0], 0])
+
+
+def test_set_stride_store_starts_at_the_declared_row(backend):
+    """A store into a re-strided tensor at [r, 0] writes row r (as declared) and row r + gap / XC."""
+    x = torch.randn(2, XC).half()
+    y = torch.zeros(XR, XC).half()
+    on(store_rows_apart, backend)[None, 1](x, torch.tensor([[5, 9 * XC]], dtype=torch.int32), y)
+    want = torch.zeros(XR, XC).half()
+    want[5], want[14] = x[0], x[1]
+    assert torch.equal(y, want)

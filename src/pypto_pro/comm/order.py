@@ -30,14 +30,19 @@ def meta_bytes(n_pes: int) -> int:
 
 
 class Meta:
-    """Views of one PE's ordering metadata in the segment."""
+    """One PE's ordering metadata in its heap at ``offset`` (atomic int64 arrays of the transport)."""
 
-    def __init__(self, raw: np.ndarray, n_pes: int):
-        self.head = raw[0:1]
-        self.log = raw[1:1 + LOG * _FIELDS].reshape(LOG, _FIELDS)
-        rest = raw[1 + LOG * _FIELDS:]
-        self.signalled = rest[:n_pes * n_pes].reshape(n_pes, n_pes)  # row = sender's clock
-        self.barrier = rest[n_pes * n_pes:2 * n_pes * n_pes].reshape(n_pes, n_pes)
+    def __init__(self, seg, pe: int, offset: int, n_pes: int):
+        def part(words: int, shape):
+            nonlocal offset
+            arr = seg.array(pe, offset, np.int64, shape, atomic=True)
+            offset += 8 * words
+            return arr
+
+        self.head = part(1, (1,))
+        self.log = part(LOG * _FIELDS, (LOG, _FIELDS))
+        self.signalled = part(n_pes * n_pes, (n_pes, n_pes))  # row = sender's clock
+        self.barrier = part(n_pes * n_pes, (n_pes, n_pes))
 
 
 def _where(loc: Optional[SourceLoc]) -> Tuple[int, int]:
@@ -67,11 +72,10 @@ def tick(b) -> np.ndarray:
 
 
 def on_put(b, pe: int, box, loc) -> None:
-    """Called with the segment locked."""
+    """Called with the segment locked (the shared-memory transport's updates are atomic under it)."""
     vc = tick(b)
     meta = b.meta[pe]
-    i = int(meta.head[0]) % LOG
-    meta.head[0] += 1
+    i = meta.head.fetch_add(0, 1) % LOG
     crc, line = _where(loc)
     lo, hi = _box(box)
     meta.log[i] = [1, b.me, vc[b.me], crc, line, b.generation, *lo, *hi]
@@ -79,25 +83,23 @@ def on_put(b, pe: int, box, loc) -> None:
 
 def on_signal(b, target: int) -> None:
     vc = tick(b)
-    rows = b.meta[target].signalled
-    rows[b.me] = np.maximum(rows[b.me], vc)
+    b.meta[target].signalled.maximum((b.me,), vc)
 
 
 def on_wait(b) -> None:
     vc = b.seg.clock
-    np.maximum(vc, b.meta[b.me].signalled.max(axis=0), out=vc)
+    np.maximum(vc, b.meta[b.me].signalled[...].max(axis=0), out=vc)
 
 
 def on_barrier_arrive(b) -> None:
     vc = tick(b)
     for pe in range(b.slot.n_pes):
-        rows = b.meta[pe].barrier
-        rows[b.me] = np.maximum(rows[b.me], vc)
+        b.meta[pe].barrier.maximum((b.me,), vc)
 
 
 def on_barrier_leave(b) -> None:
     vc = b.seg.clock
-    np.maximum(vc, b.meta[b.me].barrier.max(axis=0), out=vc)
+    np.maximum(vc, b.meta[b.me].barrier[...].max(axis=0), out=vc)
 
 
 def check_get(b, pe: int, box, loc) -> None:
@@ -105,7 +107,7 @@ def check_get(b, pe: int, box, loc) -> None:
     vc = b.seg.clock
     lo, hi = _box(box)
     nd = len(box)
-    for rec in b.meta[pe].log:
+    for rec in b.meta[pe].log[...]:
         valid, writer, clock, crc, line, gen = (int(x) for x in rec[:6])
         if not valid or writer == b.me or gen != b.generation or clock <= vc[writer]:
             continue

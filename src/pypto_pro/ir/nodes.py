@@ -337,6 +337,9 @@ class TensorView(TensorParam):
     #: ``pl.set_stride``: the rows past the root's memory are not addressable (dims[0] shrinks to the
     #: rows that fit at each use) instead of making the view invalid
     clamp_rows: bool = False
+    #: ``pl.set_stride``: the strides the tensor had before (elements); ``pl.load``/``pl.store`` offsets
+    #: address the element they named before, and only the tile's steps follow ``strides``
+    offset_strides: Optional[List[Union[int, "Var"]]] = None
 
     def describe(self) -> str:
         line = f" at line {self.made_at.lineno}" if self.made_at else ""

@@ -76,16 +76,6 @@ def _gm_box(ctx, param, offsets, extents) -> Tuple[slice, ...]:
     return tuple(slice(o, o + e) for o, e in zip(offs, ext))
 
 
-def accumulate(dst: np.ndarray, src: np.ndarray) -> None:
-    """``dst += src`` as one rounding of the exact sum (fp16/bf16 added in fp32; integers wrap)."""
-    if np.issubdtype(dst.dtype, np.integer):
-        dst[...] = (dst.astype(np.int64) + src.astype(np.int64)).astype(dst.dtype)
-    elif dst.dtype == np.float64:
-        dst[...] = dst + src
-    else:
-        dst[...] = (dst.astype(np.float32) + src.astype(np.float32)).astype(dst.dtype)
-
-
 _PUT = [In("src", "tensor"), Arg("src_offsets", "index_list"), Arg("extents", "index_list"), Arg("slot"),
         Arg("pe", "scalar"), Arg("dst_offsets", "index_list"), Arg("atomic", default=SET)]
 
@@ -100,11 +90,12 @@ def _put(ctx, a):
     dst_box = _box(ctx, slot, a["dst_offsets"], a["extents"], "shmem_put")
     ctx.note_gm(a["src"], src_box, False)
     data = np.asarray(ctx.tensor(a["src"])[src_box])
-    if data.dtype != b.data[pe].dtype:
-        data = data.view(b.data[pe].dtype) if data.dtype.itemsize == b.data[pe].dtype.itemsize else data
+    dtype = slot.dtype.require_numpy()
+    if data.dtype != dtype:
+        data = data.view(dtype) if data.dtype.itemsize == np.dtype(dtype).itemsize else data
     with b.seg.lock():
         if a["atomic"] == ADD:
-            accumulate(b.data[pe][dst_box], data)
+            b.data[pe].add(dst_box, data)
         else:
             b.data[pe][dst_box] = data
         if _checking(ctx):
@@ -149,11 +140,10 @@ def _signal(ctx, a):
         for pe in (range(slot.n_pes) if target == -1 else (target,)):
             if _checking(ctx):
                 order.on_signal(b, pe)
-            counters = b.signals[pe][(src, *box)]
             if a["atomic"] == ADD:
-                counters += np.int32(value)
+                b.signals[pe].add((src, *box), np.int32(value))
             else:
-                counters[...] = value
+                b.signals[pe][(src, *box)] = value
 
 
 _WAIT = [Arg("slot"), Arg("src_pe", "scalar"), Arg("offsets", "index_list"), Arg("extents", "index_list"),
@@ -170,15 +160,15 @@ def _wait(ctx, a):
     box = _box(ctx, slot, a["offsets"], a["extents"], "shmem_wait_until")
     value = int(ctx.scalar(a["value"]))
     compare = CMP[int(a["cmp"])]
-    counters = b.signals[b.me][(src, *box)]
+    mine, where = b.signals[b.me], (src, *box)
     region = ", ".join(f"{s.start}:{s.stop}" for s in box)
-    b.seg.wait(lambda: bool(np.all(compare(counters, value))),
+    b.seg.wait(lambda: bool(np.all(compare(mine[where], value))),
                f"the signal of [{region}] of {slot!r} from PE {src} to become {CMP_TEXT[int(a['cmp'])]} {value}")
     if _checking(ctx):
         order.on_wait(b)
     if a["clear"]:
         with b.seg.lock():
-            counters[...] = 0
+            mine[where] = 0
 
 
 @op("shmem_barrier", [Arg("slot")], "COMM", internal=True, check=_check,
@@ -193,9 +183,9 @@ def _barrier(ctx, a):
         if _checking(ctx):
             order.on_barrier_arrive(b)
         for pe in range(slot.n_pes):
-            b.signals[pe][(me, *first)] += np.int32(1)
-    mine = b.signals[me]
-    b.seg.wait(lambda: all(int(mine[(src, *first)]) >= epoch for src in range(slot.n_pes)),
+            b.signals[pe].add((me, *first), np.int32(1))
+    mine, arrivals = b.signals[me], (slice(None), *first)
+    b.seg.wait(lambda: bool(np.all(mine[arrivals] >= epoch)),
                f"every PE of group '{slot.group}' to reach barrier {epoch} on {slot!r}")
     if _checking(ctx):
         order.on_barrier_leave(b)

@@ -76,6 +76,32 @@ def gm_window(ctx, arr: np.ndarray, param: TensorParam, offsets: List, order, ro
     return tuple(index), (a0 is not None and a0 > a1), ndim == 1
 
 
+def gm_pieces(ctx, arr: np.ndarray, param: TensorParam, offsets: List, order, rows: int, cols: int, what: str):
+    """``gm_window`` as a list of ``(index, first tile row, end tile row)`` pieces, plus ``transposed`` and
+    ``one_d``.  Tile rows that run past the end of their axis continue on the next index of the axis
+    outside it when that axis steps over the whole row axis (contiguous axes): GM is addressed by strides,
+    so a ``[256, D]`` tile loaded at ``[b, s, 0, 0]`` with ``order=[2, 3]`` from ``[B, S, 64, D]`` reads
+    64 heads of four consecutive positions ``s`` (official lightning indexer).  Elsewhere as gm_window."""
+    ndim = arr.ndim
+    a0, a1 = ((ndim - 2, ndim - 1) if ndim >= 2 else (None, 0)) if order is None else _norm(order, ndim)
+    offs = [int(ctx.scalar(o)) for o in offsets]
+    if (a0 is None or a1 is None or not 0 < a0 < a1 or len(offs) != ndim or rows <= 0 or offs[a0] < 0
+            or offs[a0] + rows <= arr.shape[a0] or arr.strides[a0 - 1] != arr.shape[a0] * arr.strides[a0]):
+        index, transposed, one_d = gm_window(ctx, arr, param, offsets, order, rows, cols, what)
+        return [(index, 0, rows)], transposed, one_d
+    size, pieces, r = arr.shape[a0], [], 0
+    while r < rows:
+        at = offs[a0] + r
+        n = min(rows - r, size - at % size)
+        sub = list(offs)
+        sub[a0 - 1] += at // size
+        sub[a0] = at % size
+        index, transposed, one_d = gm_window(ctx, arr, param, sub, [a0, a1], n, cols, what)
+        pieces.append((index, r, r + n))
+        r += n
+    return pieces, transposed, one_d
+
+
 def _gm_read(ctx, arr, index, transposed, one_d):
     vals = arr[index]
     if one_d:
@@ -130,11 +156,14 @@ def _load_run(ctx, a, tile_units: bool):
     arr = ctx.tensor(a["src"])
     rows, cols = d.valid
     offsets = _scaled_offsets(ctx, a["offsets"], d.shape, arr.ndim, a["order"]) if tile_units else a["offsets"]
-    index, transposed, one_d = gm_window(ctx, arr, a["src"], offsets, a["order"], rows, cols,
-                                         "pl.load_tile" if tile_units else "pl.load")
+    pieces, transposed, one_d = gm_pieces(ctx, arr, a["src"], offsets, a["order"], rows, cols,
+                                          "pl.load_tile" if tile_units else "pl.load")
     if rows and cols:
-        ctx.note_gm(a["src"], index, write=False)
-        vals = _gm_read(ctx, arr, index, transposed, one_d)
+        parts = []
+        for index, _, _ in pieces:
+            ctx.note_gm(a["src"], index, write=False)
+            parts.append(_gm_read(ctx, arr, index, transposed, one_d))
+        vals = parts[0] if len(parts) == 1 else np.concatenate(parts)
         if a["dst"].dtype != a["src"].dtype:
             vals = _bits_as(vals, d.storage_dtype)
         d.write(vals, rows, cols)
@@ -201,10 +230,15 @@ def _store_run(ctx, a, tile_units: bool):
     if tile_units:
         offsets = _scaled_offsets(ctx, offsets, s.shape, arr.ndim, a["order"])
     what = "pl.store_tile" if tile_units else "pl.store"
-    index, _, one_d = gm_window(ctx, arr, a["dst"], offsets, a["order"], rows, cols, what)
+    pieces, _, one_d = gm_pieces(ctx, arr, a["dst"], offsets, a["order"], rows, cols, what)
     if not rows or not cols:
         return
-    vals = s.read(rows, cols)
+    tile_vals = s.read(rows, cols)
+    for index, r0, r1 in pieces:
+        _store_piece(ctx, a, s, arr, index, one_d, tile_vals[r0:r1])
+
+
+def _store_piece(ctx, a, s, arr, index, one_d, vals):
     tdt = a["dst"].dtype
     if s.space == M.Acc:
         vals = fixpipe.apply(ctx, vals, tdt, a["relu_pre_mode"], a["scale"])
@@ -278,6 +312,15 @@ def insert_transposes(dst, src) -> bool:
     return dst.layout == Layout.ZN and src.layout == Layout.NZ
 
 
+def nz_frame_valid(src, dst) -> bool:
+    """Whether a square ZN source's valid shape may be given in its NZ frame when moved into a non-ZN tile
+    of the same declared shape (move.md compares ZN/NZ pairs with transposed shapes): there a source valid
+    ``[r, c]`` that is the transpose of the destination's ``[c, r]`` names the destination's window."""
+    s, d = src.static_shape, dst.static_shape
+    return (src.layout == Layout.ZN and dst.layout != Layout.ZN and s is not None and d is not None
+            and tuple(s) == tuple(d) and s[0] == s[1])
+
+
 def is_insert(a) -> bool:
     """Whether a ``pl.move`` with an offset is an insert: its source, seen in the destination's frame,
     fits inside a larger destination (move.md)."""
@@ -327,7 +370,8 @@ class Move:
             if s is not None and d is not None and not is_insert(a) and (d[0] > s[0] or d[1] > s[1]):
                 c.fail(f"extracting a {list(d)} tile from a {list(s)} tile")
         elif (s is not None and d is not None and tuple(s) != tuple(d) and tuple(s) != (d[1], d[0])
-              and tuple(d) != _split_share(a["acc_to_vec_mode"], s)):
+              and tuple(d) != _split_share(a["acc_to_vec_mode"], s) and src.space != M.Acc):
+            # an Acc source's valid window (each AIV's share of it) must fit the Vec tile: checked per launch
             c.fail(f"shapes {list(s)} -> {list(d)} are neither equal nor transposed; pass offset= to extract/insert")
 
     @staticmethod
@@ -370,6 +414,8 @@ def _write_moved(ctx, a, d, s, vals):
         return
     if tuple(s.shape) != tuple(d.shape):  # the check allows only equal or transposed shapes here
         vals = vals.T
+    elif nz_frame_valid(a["src"], a["dst"]) and tuple(s.valid) == tuple(d.valid)[::-1] != tuple(d.valid):
+        vals = s.read(*d.valid)
     write_result(d, vals, vals.shape[0], vals.shape[1])
 
 
@@ -450,4 +496,4 @@ class Insert:
         _insert(ctx, a["dst"], a["src"], a["offset"])
 
 
-__all__ = ["gm_window", "is_insert", "insert_transposes"]
+__all__ = ["gm_window", "is_insert", "insert_transposes", "nz_frame_valid"]

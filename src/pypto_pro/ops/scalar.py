@@ -131,8 +131,8 @@ class SetValidShape:
         decls = t.slots if isinstance(t, TileGroupDecl) else [ctx.decl_of(t)]
         if decls == [None]:
             raise ctx.error("set_validshape needs a whole tile or a tile group, not a subview")
-        for d in decls:
-            if not (1 <= rows <= d.shape[0] and 1 <= cols <= d.shape[1]):
+        for d in decls:  # an empty window (a share of nothing, e.g. AIV1's of a dual-split tail <= 16) is allowed
+            if not (0 <= rows <= d.shape[0] and 0 <= cols <= d.shape[1]):
                 raise ctx.error(f"valid shape [{rows}, {cols}] is outside tile {d.name} of shape {d.shape}")
             ctx.set_valid(d, rows, cols)
 

@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 
 from ...ir import nodes as ir
-from ...ops.movement import is_insert, insert_transposes
+from ...ops.movement import insert_transposes, is_insert, nz_frame_valid
 from ...ir.types import AccToVecMode, AtomicType, MemorySpace, ReluPreMode, RoundMode
 from ...ops import fixpipe
 from .codegen import KernelCodegen, c_type
@@ -199,15 +199,16 @@ def _move(g, s):
         return "\n".join(["{", *prelude, f"  pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
                                           f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {fix}{offset});", "}"])
     has_off = "true" if a["offset"] is not None else "false"
+    nz_frame = "true" if nz_frame_valid(src, dst) else "false"
     r0, c0 = (g.scalar(x) for x in a["offset"]) if a["offset"] is not None else ("0", "0")
     if _peer_cube(a):
         return "\n".join([
             "{",
             "  pto::Core* P_ = C.blk->cube();",
             '  if (!P_) pto::fail(C, "Vec -> Mat needs the block\'s cube core; this kernel has none");',
-            f"  pto::move_to(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {has_off}, {r0}, {c0});",
+            f"  pto::move_to(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {has_off}, {r0}, {c0}, {nz_frame});",
             "}"])
-    return f"pto::move_to(C, {g.tile(dst)}, {g.tile(src)}, {has_off}, {r0}, {c0});"
+    return f"pto::move_to(C, {g.tile(dst)}, {g.tile(src)}, {has_off}, {r0}, {c0}, {nz_frame});"
 
 
 def _move_peer(s):

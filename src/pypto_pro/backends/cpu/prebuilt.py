@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ... import __version__
 from ...runtime import cache
@@ -163,20 +163,21 @@ def drop_pch(include_dir: Path) -> None:
         pass
 
 
-def compile_kernel(tc: Toolchain, source: Path, output: Path) -> None:
-    """Compile a generated kernel.cpp into ``output``, from the PCH when it is built.
+def compile_kernel(tc: Toolchain, source: Path, output: Path, extra: Sequence[str] = ()) -> None:
+    """Compile a generated kernel.cpp (or the simulator's trace program of one) into ``output``, from the
+    PCH when it is built; ``extra``: further compiler arguments.
 
     The PCH holds exactly what parsing the header would produce, so the library is the same either way; a
     compile that fails with the PCH is retried without it (and the PCH dropped) before reporting."""
     pch = pch_include_dir(tc)
     if pch is None:
-        compile_shared(tc, source, output, opt=KERNEL_OPT)
+        compile_shared(tc, source, output, opt=KERNEL_OPT, extra=extra)
         return
     try:
-        compile_shared(tc, source, output, opt=KERNEL_OPT, include_first=[pch])
+        compile_shared(tc, source, output, opt=KERNEL_OPT, extra=extra, include_first=[pch])
     except CompileError:
         drop_pch(pch)
-        compile_shared(tc, source, output, opt=KERNEL_OPT)
+        compile_shared(tc, source, output, opt=KERNEL_OPT, extra=extra)
 
 
 # ---------------------------------------------------------------------------------------- once per install
@@ -243,7 +244,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not quiet:
             print("pypto_pro: no C++ compiler found; nothing to prebuild (the cpu backend is unavailable)")
         return 0
-    for path in prebuild(tc):
+    from ..sim.fast.replaylib import build_replay  # the simulator's fast path links it (same toolchain)
+
+    for path in prebuild(tc) + [build_replay(tc)]:
         if not quiet:
             print(f"pypto_pro: prebuilt {path}")
     return 0

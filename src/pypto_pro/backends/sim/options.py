@@ -4,8 +4,10 @@
 collect every hazard into ``kernel.last_report.hazards`` and keep going.  Options given on the
 kernel win over the environment.
 
-``fast`` (default True; ``PYPTO_SIM_FAST=0`` turns it off): run the kernels it covers on the compiled
-fast path (same report, same values; any hazard is reported by the interpreter engine).
+``fast`` (default None, "when it pays"; ``PYPTO_SIM_FAST=1`` / ``0`` forces it on / off): run the kernels it
+covers on the compiled fast path (same report, same values; any hazard is reported by the interpreter
+engine).  By default a kernel takes the fast path once its launches are big enough to repay compiling
+its trace program (see fast/__init__.py, ``worth_compiling``); small launches stay on the engine.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ class SimOptions:
     """How the simulator runs a launch."""
 
     strict: bool = True
-    #: run covered kernels on the compiled fast path (backends/sim/fast); False: always the interpreter engine
-    fast: bool = True
+    #: run covered kernels on the compiled fast path (backends/sim/fast): True always, False never (the
+    #: interpreter engine), None when the launch is big enough to repay the compile
+    fast: Optional[bool] = None
 
 
 def resolve_options(given: Optional[Mapping[str, Any]] = None) -> SimOptions:

@@ -105,14 +105,30 @@ def simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int
     runs on the interpreter engine below."""
     with paused_cycle_collection():
         locked = with_auto_mutex(kernel)
-        if fast.enabled(options):
+        use_fast = fast.enabled(options)
+        if use_fast is None:
+            use_fast = fast.worth_compiling(locked, tensors)
+        if use_fast == "check":
+            from .fast.check import run_checked
+
+            def fast_run():
+                done = fast.run_fast(kernel, locked, tensors, scalars, block_dim, resident_blocks(locked))
+                return done if isinstance(done, str) else _fast_report(locked, block_dim, done)
+            return run_checked(fast_run, lambda: _simulate(locked, tensors, scalars, block_dim, options),
+                               locked.name, tensors, fast.HAZARD_REASONS)
+        if use_fast:
             done = fast.run_fast(kernel, locked, tensors, scalars, block_dim, resident_blocks(locked))
             if not isinstance(done, str):
-                streams, cycles, summaries, labels = done
-                return SimReport(locked.name, locked.arch.name, block_dim, resident_blocks(locked), labels,
-                                 list(range(block_dim)), streams, params_for(locked.arch), cycles, [],
-                                 tile_infos(locked), summaries, counts=streams.counts)
-        return _simulate(locked, tensors, scalars, block_dim, options)
+                return _fast_report(locked, block_dim, done)
+        report = _simulate(locked, tensors, scalars, block_dim, options)
+        fast.note_engine_launch(locked, sum(c["instructions"] for c in report.per_core))
+        return report
+
+
+def _fast_report(locked: KernelIR, block_dim: int, done) -> SimReport:
+    streams, cycles, summaries, labels, blocks = done
+    return SimReport(locked.name, locked.arch.name, block_dim, resident_blocks(locked), labels, blocks, streams,
+                     params_for(locked.arch), cycles, [], tile_infos(locked), summaries, counts=streams.counts)
 
 
 def _simulate(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,

@@ -1103,6 +1103,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         bound = dict(bound.arguments)
         for p in opdef.params:
             bound[p.name] = self.convert_operand(opdef, p, bound[p.name], node)
+        self._strided_access(opdef, bound, node)
         self._check_mask_only(opdef, bound, node)
         try:
             result_dtype = opdef.check(CheckCtx(opdef, self.arch), bound)
@@ -1126,6 +1127,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         where = f"pl.{opdef.aliases[0]}: '{p.name}'"
         if value is None and p.default is None:
             return None
+        if isinstance(value, dict):  # a dict is a compile-time lookup table, never an operand (official wording)
+            raise self.err(KernelTypeError, f"{where}: Unsupported closure variable type: dict; pass a value, a "
+                           f"tile or a tensor", node)
         if kind == "any":
             return value.param if isinstance(value, TensorHandle) else value
         if kind in ("tile", "tile_or_scalar", "tile_or_group", "tile_or_tensor"):
@@ -1331,9 +1335,38 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         strides = [self._index_value(s, f"pl.set_stride: stride[{i}]", node) for i, s in enumerate(stride)]
         root = p.base if isinstance(p, ir.TensorView) else p
         offset = p.byte_offset if isinstance(p, ir.TensorView) else 0
+        view = self._view(root, p.dtype, p.dims, strides, offset, node, clamp_rows=True)
+        view.offset_strides = (p.offset_strides or p.strides) if isinstance(p, ir.TensorView) else \
+            self._row_major(p.dims, node)
         # in place: the name now denotes the re-strided tensor
-        self.assign_name(target.id, TensorHandle(self._view(root, p.dtype, p.dims, strides, offset, node,
-                                                            clamp_rows=True)), node)
+        self.assign_name(target.id, TensorHandle(view), node)
+
+    def _row_major(self, dims, node) -> list:
+        strides = [1]
+        for d in reversed(dims[1:]):
+            strides.insert(0, self._index_value(self.binop("*", strides[0], d, node), "a row-major stride", node))
+        return strides
+
+    def _strided_access(self, opdef: OpDef, bound: dict, node) -> None:
+        """``pl.load``/``pl.store`` on a ``pl.set_stride`` tensor: the access starts at the element its offsets
+        named before the strides were set (official set_stride: a gather of rows ``s`` apart starts at row
+        ``i``), so it becomes an access at offset 0 of a view starting there with the new strides."""
+        name = "src" if opdef.name == "load" else "dst" if opdef.name == "store" else None
+        view = bound.get(name) if name else None
+        if not isinstance(view, ir.TensorView) or view.offset_strides is None:
+            return
+        offsets = bound["offsets"]
+        if len(offsets) != view.ndim:
+            return  # the op's own check names the mismatch
+        start = view.byte_offset
+        for o, s in zip(offsets, view.offset_strides):
+            start = self.binop("+", start, self.binop("*", self.binop("*", o, s, node), view.dtype.nbytes, node),
+                               node)
+        at = self._view(view.base, view.dtype, view.dims, view.strides,
+                        self._index_value(start, "the start of a set_stride access", node), node, clamp_rows=True)
+        at.name = view.name
+        bound[name] = at
+        bound["offsets"] = [0] * view.ndim
 
     def _set_packed_stride(self, node, target, p: ir.TensorParam, stride) -> None:
         """``pl.set_stride`` of a packed FP4 tensor: ``[row_stride, col_stride]`` in logical 4-bit elements,

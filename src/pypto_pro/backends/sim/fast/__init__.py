@@ -13,11 +13,18 @@ For a covered kernel (:mod:`.plan`) a launch runs in three steps:
 
 Whenever something is not clean (any hazard, a bound error, a failing scalar op) or not covered, nothing
 has been written yet and the launch runs on the interpreter engine, which raises or reports exactly as
-before; the reason is logged at INFO.  ``PYPTO_SIM_FAST=0`` or ``sim_options={"fast": False}`` turns the
-fast path off.
+before; the reason is logged at INFO.
+
+Compiling a trace program takes seconds, which a small launch (a unit test's kernel: the engine runs it in
+milliseconds) never repays.  So by default (:func:`worth_compiling`) a kernel takes the fast path once a
+launch passes GM arguments of at least :data:`MIN_BYTES` in all, or once one of its launches ran at least
+:data:`MIN_INSTRUCTIONS` instructions on the engine, or when its trace program is built already.
+``PYPTO_SIM_FAST=1`` / ``sim_options={"fast": True}`` always takes it, ``PYPTO_SIM_FAST=0`` /
+``{"fast": False}`` never.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import weakref
@@ -38,12 +45,18 @@ from .plan import MAXDIM, W, KernelPlan, NotCovered, build_plan
 FAST_PIPES = PIPES[:7]
 
 _STATUS = {1: "a race", 2: "an uninitialised read", 3: "a GM access out of bounds", 4: "a deadlock",
-           5: "a failing scalar operation", 6: "a mutex never released", 7: "an unlock of a mutex not held"}
+           5: "a failing scalar operation", 6: "a mutex never released", 7: "an unlock of a mutex not held",
+           9: "a cross-core event with no core to reach"}
 #: more records than this run on the interpreter engine (memory: ~170 bytes per record)
 MAX_RECORDS = 8_000_000
 #: the replay keeps a vector clock of (core x pipe) entries per core and pipe: above this many blocks the
 #: clocks alone would take more than ~100 MiB (the interpreter engine needs as much, but only when it runs)
 MAX_BLOCKS = 512
+#: by default, launches with at least this many bytes of tensor arguments take the fast path ...
+MIN_BYTES = 1 << 20
+#: ... and so do all later launches of a kernel one of whose engine launches ran this many instructions
+#: (about a quarter of a second on the engine)
+MIN_INSTRUCTIONS = 20_000
 
 
 class _Prepared:
@@ -58,13 +71,40 @@ class _Prepared:
 _prepared: "weakref.WeakKeyDictionary[ir.KernelIR, _Prepared]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 _logged: set = set()
+#: kernels (with auto_mutex applied) whose engine launches were big enough to repay a compile
+_big: "weakref.WeakSet[ir.KernelIR]" = weakref.WeakSet()
 
 
-def enabled(options) -> bool:
+def enabled(options) -> Union[None, bool, str]:
+    """True: always the fast path; False: never; None: where it pays (:func:`worth_compiling`); "check":
+    both paths, which must agree (:mod:`.check`)."""
     env = os.environ.get("PYPTO_SIM_FAST", "").strip().lower()
     if env in ("0", "false", "no", "off"):
         return False
-    return getattr(options, "fast", True)
+    if env in ("1", "true", "yes", "on"):
+        return True
+    if env == "check":
+        return "check"
+    return getattr(options, "fast", None)
+
+
+#: the reasons run_fast gives when the fast path found a hazard (the engine must report it)
+HAZARD_REASONS = frozenset(("a race", "an uninitialised read", "a deadlock", "a mutex never released",
+                            "an unlock of a mutex not held"))
+
+
+def worth_compiling(locked: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> bool:
+    """Whether this launch should take the fast path by default: its trace program exists already, the
+    launch moves at least MIN_BYTES of arguments, or an earlier engine launch was big."""
+    return (locked in _prepared or locked in _big
+            or sum(int(a.nbytes) for a in tensors.values()) >= MIN_BYTES)
+
+
+def note_engine_launch(locked: ir.KernelIR, instructions: int) -> None:
+    """An engine launch of ``locked`` ran ``instructions`` instructions: a big one makes later launches
+    take the fast path."""
+    if instructions >= MIN_INSTRUCTIONS:
+        _big.add(locked)
 
 
 def _note(kernel: ir.KernelIR, reason: str) -> None:
@@ -159,7 +199,7 @@ def _values(prepared: _Prepared, kernel: ir.KernelIR, tensors, scalars, block_di
 
 def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any],
              block_dim: int, capacity: int) -> Union[str, Tuple]:
-    """Run the launch on the fast path: ``(streams, total cycles, summaries, labels)``, or the reason
+    """Run the launch on the fast path: ``(streams, total cycles, summaries, labels, blocks)``, or the reason
     (a string) why the interpreter engine must run it instead (then nothing has been written)."""
     prepared = _prepare(kernel, locked)
     if prepared.reason is not None:
@@ -176,7 +216,7 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
     plan: KernelPlan = prepared.plan
     args = _pack(prepared, locked, tensors, scalars)
     lib = prepared.lib
-    n = lib.trace(args.ctypes.data, block_dim, MAX_RECORDS)
+    n = lib.trace(args.ctypes.data, block_dim, plan.per_block, plan.first_vector, MAX_RECORDS)
     if n < 0:
         reason = "a failing scalar operation" if n == -1 else "too many instructions"
         _note(kernel, reason)
@@ -188,18 +228,24 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
         ptable[p.index, 1:1 + arr.ndim] = arr.shape
     params = params_for(locked.arch)
     out = np.empty((max(1, n), 5 + W), np.int64)
-    ncores = block_dim
+    ncores = block_dim * plan.per_block
     cores = np.zeros((max(1, ncores), 10), np.int64)
     misc = np.zeros(3, np.int64)
-    lib.replay(plan.table.ctypes.data, plan.decls.ctypes.data, ptable.ctypes.data, capacity, params.scalar_issue,
-               int(locked.arch.capacity["Vec"]), out.ctypes.data, cores.ctypes.data, misc.ctypes.data)
+    topology = np.array([plan.per_block, plan.first_vector, params.cross_core_latency], np.int64)
+    costs = None
+    if plan.windowed and n > 0:  # costs over runtime windows
+        buf = (ctypes.c_int64 * (n * W)).from_address(lib.records())
+        costs = plan.record_costs(np.frombuffer(buf, np.int64).reshape(n, W))
+    lib.replay(plan.table.ctypes.data, plan.decls.ctypes.data, ptable.ctypes.data, topology.ctypes.data, capacity,
+               params.scalar_issue, None if costs is None else costs.ctypes.data, plan.chip_bytes, out.ctypes.data,
+               cores.ctypes.data, misc.ctypes.data)
     status = int(misc[1])
     if status != 0:
         reason = _STATUS.get(status, f"status {status}")
         logger.info("sim kernel %s: %s found; the interpreter engine reports it", kernel.name, reason)
         return reason
     _values(prepared, kernel, tensors, scalars, block_dim)
-    labels = [f"block {b} AIV0" for b in range(block_dim)]
+    labels = plan.labels(block_dim)
     core_start = cores[:ncores, 9].tolist() + [n]
     summaries = []
     for c in range(ncores):
@@ -207,6 +253,6 @@ def run_fast(kernel: ir.KernelIR, locked: ir.KernelIR, tensors: Dict[int, np.nda
         busy = {p: row[i] for i, p in enumerate(FAST_PIPES)}
         busy.update({p: 0 for p in PIPES if p not in busy})  # COMM: kernels with it run on the engine
         summaries.append((busy, row[7], row[8]))
-    streams = LazyStreams(plan, locked, out[:n], core_start, labels, tensors)
-    return streams, int(misc[0]), summaries, labels
+    streams = LazyStreams(plan, locked, out[:n], core_start, labels, tensors, costs)
+    return streams, int(misc[0]), summaries, labels, [ci // plan.per_block for ci in range(ncores)]
 

@@ -22,11 +22,12 @@ class LazyStreams(Sequence):
     """``streams[ci]``: core ``ci``'s instructions, built from the replay's output on first access."""
 
     def __init__(self, plan: KernelPlan, kernel: ir.KernelIR, out: np.ndarray, core_start: Sequence[int],
-                 labels: Sequence[str], tensors: Dict[int, np.ndarray]):
+                 labels: Sequence[str], tensors: Dict[int, np.ndarray], costs: Optional[np.ndarray] = None):
         self._plan, self._kernel, self._out = plan, kernel, out
         self._core_start = list(core_start)
         self._labels = list(labels)
         self._tensors = tensors
+        self._costs = costs  # per record, where statements have runtime windows (else the plan's)
         self.counts = [self._core_start[i + 1] - self._core_start[i] for i in range(len(labels))]
         self._lists: Optional[List[List[Instr]]] = None
 
@@ -42,12 +43,11 @@ class LazyStreams(Sequence):
     def lists(self) -> List[List[Instr]]:
         if self._lists is None:
             self._lists = self._build()
-            self._out = None
+            self._out = self._costs = None
         return self._lists
 
     def _build(self) -> List[List[Instr]]:
         plan, kernel, out = self._plan, self._kernel, self._out
-        tiles = kernel.tiles
         gm: Dict[int, Tuple] = {}
         for p in plan.params:
             arr = self._tensors[p.index]
@@ -57,9 +57,10 @@ class LazyStreams(Sequence):
         syncs: Dict[Tuple, Tuple] = {}
         flat: List[Instr] = []
         rows = out.tolist()
+        costs = self._costs.tolist() if self._costs is not None else None
         streams: List[List[Instr]] = []
         for ci, label in enumerate(self._labels):
-            region = ("L", ci, "Vec", f"{SPACE_LABEL['Vec']} of {label}")
+            regions: Dict[str, Tuple] = {}
             stream: List[Instr] = []
             for seq, k in enumerate(range(self._core_start[ci], self._core_start[ci + 1])):
                 row = rows[k]
@@ -68,34 +69,39 @@ class LazyStreams(Sequence):
                 sync = p.sync
                 if sync is not None and p.sync_value >= 0:
                     value = vals[p.sync_value]
-                    key = (sync[0], sync[1][:2] + (value,)) if isinstance(sync[1], tuple) else (sync[0], value)
+                    if sync[0] == "xset":
+                        key = ("xset", tuple((t, sync[1], value, ci) for t in plan.peers(sync[1], ci)))
+                    elif sync[0] == "xwait":
+                        key = ("xwait", tuple((ci, sync[1], value, t) for t in plan.peers(sync[1], ci)))
+                    elif isinstance(sync[1], tuple):
+                        key = (sync[0], sync[1][:2] + (value,))
+                    else:
+                        key = (sync[0], value)
                     sync = syncs.setdefault(key, key)
-                ins = Instr(ci, seq, p.stmt.op.name, p.pipe, p.stmt.loc, sync, p.cost)
+                ins = Instr(ci, seq, p.stmt.op.name, p.pipe, p.stmt.loc, sync, p.cost if costs is None else costs[k])
                 accs = []
                 for t in p.accesses:
+                    r, c = t.dims(vals)
+                    if r <= 0 or c <= 0:  # an empty window: no access
+                        continue
                     if t.gm:
                         gregion, itemsize, name, dtype = gm[t.param.index]
                         nd = t.param.ndim
                         lo = tuple(vals[t.value:t.value + nd])
                         ext = [1] * nd
-                        ext[-1] = t.cols
+                        ext[-1] = c
                         if nd >= 2:
-                            ext[-2] = t.rows
+                            ext[-2] = r
                         hi = tuple(a + e for a, e in zip(lo, ext))
-                        rows_ = t.rows if nd >= 2 else 1
-                        accs.append(Access(gregion, lo, hi, t.write, False, name, t.rows * t.cols * itemsize, rows_,
-                                           t.cols, "GM", dtype, True))
+                        accs.append(Access(gregion, lo, hi, t.write, False, name, r * c * itemsize,
+                                           r if nd >= 2 else 1, c, "GM", dtype, True))
                     else:
                         d = vals[t.value]
-                        key = (ci, d, t.write)
+                        key = (ci, d, t.write, r, c)
                         acc = tile_accs.get(key)
                         if acc is None:
-                            decl = tiles[d]
-                            es = decl.dtype.nbytes
-                            nbytes = t.rows * t.cols * es
-                            acc = tile_accs[key] = Access(region, (decl.addr,), (decl.addr + nbytes,), t.write, False,
-                                                          decl.name, nbytes, t.rows, t.cols, "Vec", decl.dtype.name,
-                                                          False)
+                            acc = tile_accs[key] = self._tile_access(ci, label, regions, d, t.write, r, c,
+                                                                     t.rows < 0 or t.cols < 0)
                         accs.append(acc)
                 if accs:
                     ins.accesses = accs
@@ -107,3 +113,26 @@ class LazyStreams(Sequence):
             if row[AFTER] >= 0:
                 flat[k].after = flat[row[AFTER]]
         return streams
+
+    def _tile_access(self, ci: int, label: str, regions: Dict[str, Tuple], d: int, write: bool, rows: int, cols: int,
+                     window: bool) -> Access:
+        """The recorder's access of declaration ``d`` over rows x cols: its whole bytes, or (a valid window
+        of an ND tile) the window's byte runs, one per row unless the rows are whole."""
+        decl = self._kernel.tiles[d]
+        space, lo, hi = self._plan.decl_bytes[d]
+        region = regions.get(space)
+        if region is None:
+            region = regions[space] = ("L", ci, space, f"{SPACE_LABEL[space]} of {label}")
+        es = decl.dtype.nbytes
+        runs = None
+        if window:
+            pitch = decl.shape[1] * es
+            if rows == 1 or cols == decl.shape[1]:
+                hi = lo + ((rows - 1) * decl.shape[1] + cols) * es
+            else:
+                runs = tuple((lo + i * pitch, lo + i * pitch + cols * es) for i in range(rows))
+                hi = runs[-1][1]
+        acc = Access(region, (lo,), (hi,), write, False, decl.name, rows * cols * es, rows, cols, space,
+                     decl.dtype.name, False)
+        acc.runs = runs
+        return acc

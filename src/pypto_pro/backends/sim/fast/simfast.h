@@ -27,9 +27,9 @@ constexpr int TAB = 32;      // statement table row width (see fast/plan.py)
 constexpr int MAXACC = 4;
 constexpr int MAXDIM = 6;
 
-enum Kind : int64_t { DATA = 0, SET = 1, WAIT = 2, BAR = 3, BAR_ALL = 4, LOCK = 5, UNLOCK = 6 };
+enum Kind : int64_t { DATA = 0, SET = 1, WAIT = 2, BAR = 3, BAR_ALL = 4, LOCK = 5, UNLOCK = 6, XSET = 7, XWAIT = 8 };
 enum Status : int64_t { CLEAN = 0, RACE = 1, UNINIT = 2, BOUNDS = 3, DEADLOCK = 4, TRACE_FAILED = 5,
-                        UNRELEASED = 6, BAD_UNLOCK = 7, TOO_BIG = 8 };
+                        UNRELEASED = 6, BAD_UNLOCK = 7, TOO_BIG = 8, NO_PEER = 9 };
 
 struct Trace {
   std::vector<int64_t> rec;          // W per record
@@ -48,8 +48,10 @@ inline int64_t* push() {
 }
 
 // statement table row (int64 each)
-enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0 };
-// per access: type (0 tile, 1 GM), write, value index, param index, rows, cols
+enum Col { C_PIPE = 0, C_KIND, C_COST, C_SETP, C_WAITP, C_VAL, C_NACC, C_ACC0 };  // C_SETP: a cross-core op's family
+// per access: type (0 tile, 1 GM), write, value index, param index, rows, cols (rows/cols: a number, or
+// -1 - k for record value k, a valid window's rows or cols at run time; a tile access with two numbers
+// covers the whole tile)
 constexpr int ACCW = 6;
 
 struct Ins {
@@ -63,7 +65,14 @@ struct SRec {
   int32_t nd, agent;
   int64_t clock;
   bool write, alive;
+  bool exact;  // false: the span of a window's byte runs (it may overlap what they do not)
   int32_t core, seq;
+};
+
+// The bytes an access of a tile covers: one run [lo, hi), or `rows` runs of `run` bytes every `pitch`.
+struct Span {
+  int64_t lo, hi, rows, run, pitch;
+  bool exact() const { return rows <= 1 || run == pitch; }
 };
 
 struct Region {
@@ -96,9 +105,10 @@ struct KeyHash {
 struct Replay {
   // inputs
   const int64_t* tab;      // statement table
-  const int64_t* decls;    // per declaration: addr, bytes
+  const int64_t* decls;    // per declaration: flat on-chip addr, bytes, row pitch bytes, element bytes
   const int64_t* params;   // per tensor param: ndim, shape[MAXDIM]
-  int64_t ncores, capacity, issue_cycles, ub_capacity;
+  int64_t ncores, capacity, issue_cycles, chip_bytes;
+  int64_t per_block = 1, first_vector = 0, xlatency = 0;  // cores per block, first AIV in a block, set -> wait  // chip: a core's memories laid end to end
   std::vector<Ins> ins;
   std::vector<int64_t> core_start;
   // state
@@ -108,7 +118,7 @@ struct Replay {
   std::vector<int64_t> ptr, t_s, finish_time, pred;
   std::vector<char> started, finished, queued, dma;
   std::deque<int64_t> work;
-  std::unordered_map<Key, std::deque<FlagEntry>, KeyHash> flags;
+  std::unordered_map<Key, std::deque<FlagEntry>, KeyHash> flags;   // in-core flags and cross-core events
   std::map<std::array<int64_t, 2>, Mutex> mutexes;          // ordered: the unreleased check names the first
   std::unordered_map<int64_t, Mutex*> mutex_at;              // (core << 32 | id) -> its entry in mutexes
   std::unordered_map<Key, std::vector<int64_t>, KeyHash> waiters;
@@ -152,10 +162,43 @@ struct Replay {
 
   const int64_t* row(const Ins& i) const { return tab + (int64_t)i.stmt * TAB; }
 
+  // The cores a cross-core set of `family` on core ci reaches, which are also those a wait there consumes
+  // from (ops/sync.py _sources; plan.py KernelPlan.peers): INTER_SUBBLOCK (1) the block's AIVs, AIVs only;
+  // INTRA_BLOCK (2) the other kind of core of the block.
+  void peers(int64_t family, int64_t ci, std::vector<int64_t>& out) const {
+    out.clear();
+    int64_t first = ci / per_block * per_block, local = ci % per_block;
+    bool vec = local >= first_vector;
+    if (family == 1) {
+      if (vec) for (int64_t j = first_vector; j < per_block; ++j) out.push_back(first + j);
+    } else if (vec) {
+      for (int64_t j = 0; j < first_vector; ++j) out.push_back(first + j);
+    } else {
+      for (int64_t j = first_vector; j < per_block; ++j) out.push_back(first + j);
+    }
+  }
+  std::vector<int64_t> peer_buf;
+
+  // The rows x cols an access of this execution covers; false for an empty window (the recorder then
+  // records no access).
+  static bool dims(const Ins& I, const int64_t* A, int64_t& rows, int64_t& cols) {
+    rows = A[4] >= 0 ? A[4] : I.v[1 + (-1 - A[4])];
+    cols = A[5] >= 0 ? A[5] : I.v[1 + (-1 - A[5])];
+    return rows > 0 && cols > 0;
+  }
+
+  // The bytes of a tile access: the whole tile, or a window's rows (ND tiles: runs of cols elements).
+  Span span(const Ins& I, const int64_t* A, int64_t rows, int64_t cols) const {
+    const int64_t* D = decls + 4 * I.v[1 + A[2]];
+    if (A[4] >= 0 && A[5] >= 0) return Span{D[0], D[0] + D[1], 1, D[1], D[1]};
+    int64_t run = cols * D[3];
+    return Span{D[0], D[0] + (rows - 1) * D[2] + run, rows, run, D[2]};
+  }
+
   // ------------------------------------------------------------------ checks in program order
   // Uninitialised reads and GM bounds depend on program order only (as the recorder checks them).
   void precheck() {
-    std::vector<uint8_t> written((size_t)ub_capacity);
+    std::vector<uint8_t> written((size_t)chip_bytes);
     for (int64_t ci = 0; ci < ncores && status == CLEAN; ++ci) {
       std::fill(written.begin(), written.end(), 0);
       for (int64_t k = core_start[ci]; k < core_start[ci + 1]; ++k) {
@@ -163,17 +206,21 @@ struct Replay {
         const int64_t* r = row(I);
         for (int64_t a = 0; a < r[C_NACC]; ++a) {
           const int64_t* A = r + C_ACC0 + a * ACCW;
+          int64_t wr, wc;
+          if (!dims(I, A, wr, wc)) continue;  // an empty window accesses nothing
           if (A[0] == 0) {
-            int64_t d = I.v[1 + A[2]];
-            int64_t lo = decls[2 * d], hi = lo + decls[2 * d + 1];
-            if (A[1]) std::memset(written.data() + lo, 1, (size_t)(hi - lo));
-            else if (std::memchr(written.data() + lo, 0, (size_t)(hi - lo)) != nullptr) return fail(UNINIT, k);
+            Span sp = span(I, A, wr, wc);
+            for (int64_t i = 0, lo = sp.lo; i < (sp.exact() ? 1 : sp.rows); ++i, lo += sp.pitch) {
+              int64_t n = sp.exact() ? sp.hi - sp.lo : sp.run;
+              if (A[1]) std::memset(written.data() + lo, 1, (size_t)n);
+              else if (std::memchr(written.data() + lo, 0, (size_t)n) != nullptr) return fail(UNINIT, k);
+            }
           } else {
             const int64_t* P = params + A[3] * (1 + MAXDIM);
             int64_t nd = P[0];
             for (int64_t x = 0; x < nd; ++x) {
               int64_t lo = I.v[1 + A[2] + x];
-              int64_t ext = (x == nd - 1) ? A[5] : (x == nd - 2) ? A[4] : 1;
+              int64_t ext = (x == nd - 1) ? wc : (x == nd - 2) ? wr : 1;
               if (lo < 0 || lo + ext > P[1 + x]) return fail(BOUNDS, k);
             }
           }
@@ -183,22 +230,25 @@ struct Replay {
   }
 
   // ------------------------------------------------------------------ shadow memory (shadow.py)
-  bool access(const Ins& I, const int64_t* A, int64_t agent, int64_t clock, const int64_t* avc, bool is_dma) {
+  bool access(const Ins& I, const int64_t* A, int64_t wr, int64_t wc, int64_t agent, int64_t clock,
+              const int64_t* avc, bool is_dma) {
     SRec n{};
     int64_t rkey;
     bool write = A[1] != 0;
+    n.exact = true;
     if (A[0] == 0) {
-      int64_t d = I.v[1 + A[2]];
+      Span sp = span(I, A, wr, wc);
       n.nd = 1;
-      n.lo[0] = decls[2 * d];
-      n.hi[0] = n.lo[0] + decls[2 * d + 1];
+      n.lo[0] = sp.lo;
+      n.hi[0] = sp.hi;
+      n.exact = sp.exact();
       rkey = -1 - (int64_t)I.core;
     } else {
       const int64_t* P = params + A[3] * (1 + MAXDIM);
       n.nd = (int32_t)P[0];
       for (int x = 0; x < n.nd; ++x) {
         n.lo[x] = I.v[1 + A[2] + x];
-        n.hi[x] = n.lo[x] + ((x == n.nd - 1) ? A[5] : (x == n.nd - 2) ? A[4] : 1);
+        n.hi[x] = n.lo[x] + ((x == n.nd - 1) ? wc : (x == n.nd - 2) ? wr : 1);
       }
       rkey = A[3];
     }
@@ -236,6 +286,7 @@ struct Replay {
           if (r.lo[x] < n.lo[x] || r.hi[x] > n.hi[x]) covers = false;
         }
         if (!overlap) continue;
+        if (!n.exact) covers = false;  // a window's span may cover bytes its runs do not
         if (r.agent == agent && !(is_dma && write && r.write)) {
           if (covers && (write || !r.write)) { r.alive = false; dropped = true; }
           continue;
@@ -271,7 +322,8 @@ struct Replay {
     ptr.assign(ncores, 0); t_s.assign(ncores, 0); finish_time.assign(ncores, 0);
     started.assign(ncores, 0); finished.assign(ncores, 0);
     pred.assign(ncores, -1);
-    for (int64_t c = 0; c < ncores; ++c) pred[c] = c - capacity >= 0 ? c - capacity : -1;  // one core per block
+    // the same core of the block `capacity` blocks earlier runs first on the same physical core
+    for (int64_t c = 0; c < ncores; ++c) pred[c] = c - capacity * per_block >= 0 ? c - capacity * per_block : -1;
     for (int64_t c = 0; c < ncores; ++c) wake(c * NP + S);
     while (!work.empty() && status == CLEAN) {
       int64_t a = work.front();
@@ -417,6 +469,25 @@ struct Replay {
       I.after = e.setter;
       join(a, e.vc);
       if (e.time > start) start = e.time;
+    } else if (I.kind == XWAIT) {
+      const int64_t* r = row(I);
+      int64_t family = r[C_SETP], event = I.v[1 + r[C_VAL]];
+      peers(family, ci, peer_buf);
+      if (peer_buf.empty()) { fail(NO_PEER, self); return true; }
+      for (int64_t s : peer_buf) {
+        Key k{4, ci, family, event, s};
+        auto it = flags.find(k);
+        if (it == flags.end() || it->second.empty()) { park(a, k); return false; }
+      }
+      int64_t dep = 0;
+      for (int64_t s : peer_buf) {
+        auto& q = flags.find(Key{4, ci, family, event, s})->second;
+        FlagEntry e = std::move(q.front());
+        q.pop_front();
+        if (e.time >= dep) { dep = e.time; I.after = e.setter; }
+        join(a, e.vc);
+      }
+      if (dep > start) start = dep;
     } else if (I.kind == LOCK) {
       int64_t id = I.v[1 + row(I)[C_VAL]];
       Mutex& m = mutex(ci, id);
@@ -436,7 +507,10 @@ struct Replay {
     int64_t clock = ++count[a];
     const int64_t* r = row(I);
     for (int64_t x = 0; x < r[C_NACC]; ++x) {
-      if (!access(I, r + C_ACC0 + x * ACCW, a, clock, vc_of(a), dma[a] != 0)) { fail(RACE, self); return true; }
+      const int64_t* A = r + C_ACC0 + x * ACCW;
+      int64_t wr, wc;
+      if (!dims(I, A, wr, wc)) continue;
+      if (!access(I, A, wr, wc, a, clock, vc_of(a), dma[a] != 0)) { fail(RACE, self); return true; }
     }
     if (I.kind == BAR) {
       vc_of(a)[a] = clock;
@@ -444,6 +518,16 @@ struct Replay {
       Key k = flag_key(ci, I);
       flags[k].push_back(FlagEntry{end, snapshot(a, clock), self});
       notify(k);
+    } else if (I.kind == XSET) {
+      int64_t family = r[C_SETP], event = I.v[1 + r[C_VAL]];
+      peers(family, ci, peer_buf);
+      if (peer_buf.empty()) { fail(NO_PEER, self); return true; }
+      std::vector<int64_t> snap = snapshot(a, clock);
+      for (int64_t t : peer_buf) {
+        Key k{4, t, family, event, ci};
+        flags[k].push_back(FlagEntry{end + xlatency, snap, self});
+        notify(k);
+      }
     } else if (I.kind == UNLOCK) {
       int64_t id = I.v[1 + r[C_VAL]];
       Mutex& m = mutex(ci, id);

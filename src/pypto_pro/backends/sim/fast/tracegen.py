@@ -3,8 +3,9 @@
 It is the cpu backend's code generator (expressions, loops, ifs, sections, slot arithmetic: the same
 semantics as the interpreter, which the cpu backend is tested against) with every op statement replaced by
 ``simfast::push()`` of the statement id and its runtime values, and a driver that runs the blocks in order
-(core ``b`` is block ``b``, as on the interpreter) and then the replay of ``simfast.h``.  Built with the
-cpu backend's toolchain and disk cache; one library per kernel specialization.
+(core ``b`` is block ``b``, as on the interpreter), whose records the replay library (fast/replaylib.py,
+compiled once per install) then checks.  Built with the cpu backend's toolchain, precompiled tile header and
+disk cache; one library per kernel specialization.
 """
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from typing import Dict
 from .... import __version__
 from ....ir import nodes as ir
 from ....runtime import cache
-from ...cpu.codegen import KernelCodegen
-from ...cpu.toolchain import compile_shared
+from ...cpu.codegen import KIND_CODES, KernelCodegen
+from ...cpu.prebuilt import compile_kernel
 from .plan import KernelPlan
+from .replaylib import replay_function
 
 HEADER = Path(__file__).parent / "simfast.h"
 
@@ -27,77 +29,49 @@ struct SimfastFailed {};
 extern "C" [[noreturn]] void pto_rt_fail(pto::Core*, const char*) { throw SimfastFailed{}; }
 
 extern "C" __attribute__((visibility("default"))) int64_t simfast_trace(const int64_t* args, int64_t block_dim,
+                                                                         int64_t per_block, int64_t first_vector,
                                                                          int64_t limit) {
+  // the cores in the interpreter's order: per block its cube core (if any), then its vector cores
   simfast::Trace& T = simfast::trace();
   T.rec.clear();
   T.core_start.clear();
-  for (int64_t b = 0; b < block_dim; ++b) {
-    T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
-    pto::Core C{};
-    C.kind = 0; C.block = (int32_t)b; C.sub = 0;
-    C.block_idx = b; C.block_num = block_dim; C.subblock_idx = 0; C.subblock_num = 1;
-    C.args = args; C.site = -1;
-    try {
-      core_main(C);
-    } catch (...) {
-      return -1;
+  const int64_t nvec = per_block - first_vector;
+  for (int64_t b = 0; b < block_dim; ++b)
+    for (int64_t j = 0; j < per_block; ++j) {
+      T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
+      const bool vec = j >= first_vector;
+      const bool mix = per_block > 1;
+      pto::Core C{};
+      std::vector<int32_t> valid(std::begin(kInitValid), std::end(kInitValid));  // set_validshape's windows
+      C.valid = valid.data();
+      C.kind = vec ? 0 : 1; C.block = (int32_t)b; C.sub = vec ? (int32_t)(j - first_vector) : 0;
+      C.block_idx = mix && vec ? b * nvec + C.sub : b;
+      C.block_num = block_dim;
+      C.subblock_idx = mix && vec ? C.sub : 0;
+      C.subblock_num = mix && vec ? nvec : 1;
+      C.args = args; C.site = -1;
+      try {
+        core_main(C);
+      } catch (...) {
+        return -1;
+      }
+      if ((int64_t)(T.rec.size() / simfast::W) > limit) return -2;
     }
-    if ((int64_t)(T.rec.size() / simfast::W) > limit) return -2;
-  }
   T.core_start.push_back((int64_t)(T.rec.size() / simfast::W));
   return (int64_t)(T.rec.size() / simfast::W);
 }
 
-// Replays the last trace.  out: per record (issue, start, end, after, ticket, record values...);
-// cores: per core busy[7], first start, last end, first record; misc: total cycles, status, detail.
-extern "C" __attribute__((visibility("default"))) void simfast_replay(
-    const int64_t* tab, const int64_t* decls, const int64_t* params, int64_t capacity, int64_t issue,
-    int64_t ub_capacity, int64_t* out, int64_t* cores, int64_t* misc) {
+// The last trace's records (W int64 each).
+extern "C" __attribute__((visibility("default"))) const int64_t* simfast_records() {
+  return simfast::trace().rec.data();
+}
+
+// Each core's first record and the total (ncores + 1 values), for the replay library (fast/replay.cpp);
+// returns the number of cores.
+extern "C" __attribute__((visibility("default"))) int64_t simfast_cores(const int64_t** core_start) {
   simfast::Trace& T = simfast::trace();
-  static thread_local simfast::Replay R;  // reused: its buffers stay mapped between launches
-  R.reset();
-  R.tab = tab; R.decls = decls; R.params = params;
-  R.ncores = (int64_t)T.core_start.size() - 1;
-  R.capacity = capacity; R.issue_cycles = issue; R.ub_capacity = ub_capacity;
-  R.core_start = T.core_start;
-  int64_t n = T.core_start.back();
-  R.ins.resize((size_t)n);
-  for (int64_t c = 0; c < R.ncores; ++c)
-    for (int64_t k = T.core_start[c]; k < T.core_start[c + 1]; ++k) {
-      simfast::Ins& I = R.ins[k];
-      I.core = (int32_t)c; I.seq = (int32_t)(k - T.core_start[c]);
-      I.v = T.rec.data() + k * simfast::W;
-      I.stmt = (int32_t)I.v[0];
-      const int64_t* row = tab + I.v[0] * simfast::TAB;
-      I.pipe = (int32_t)row[simfast::C_PIPE]; I.kind = row[simfast::C_KIND]; I.cost = row[simfast::C_COST];
-    }
-  R.precheck();
-  if (R.status == simfast::CLEAN) R.run();
-  misc[0] = R.status == simfast::CLEAN ? R.total_cycles() : 0;
-  misc[1] = R.status;
-  misc[2] = R.detail;
-  if (R.status != simfast::CLEAN) return;
-  for (int64_t k = 0; k < n; ++k) {
-    const simfast::Ins& I = R.ins[k];
-    int64_t* o = out + k * (5 + simfast::W);
-    o[0] = I.issue; o[1] = I.start; o[2] = I.end; o[3] = I.after; o[4] = I.ticket;
-    std::memcpy(o + 5, I.v, sizeof(int64_t) * simfast::W);
-  }
-  for (int64_t c = 0; c < R.ncores; ++c) {
-    int64_t* o = cores + c * (simfast::NP + 3);
-    int64_t lo = -1, hi = 0;
-    for (int p = 0; p < simfast::NP; ++p) {
-      int64_t a = c * simfast::NP + p;
-      o[p] = R.busy[a];
-      if (R.first[a] >= 0) {
-        lo = lo < 0 ? R.first[a] : std::min(lo, R.first[a]);
-        hi = std::max(hi, R.last[a]);
-      }
-    }
-    o[simfast::NP] = lo < 0 ? 0 : lo;
-    o[simfast::NP + 1] = hi;
-    o[simfast::NP + 2] = T.core_start[c];
-  }
+  *core_start = T.core_start.data();
+  return (int64_t)T.core_start.size() - 1;
 }
 """
 
@@ -115,11 +89,15 @@ class TraceCodegen(KernelCodegen):
             super()._stmt(s)
             return
         p = self.plan.by_stmt[id(s)]
+        if p.execute:
+            super()._stmt(s)
         parts = [f"r_[0] = {p.index};"]
         for k, (kind, ref) in enumerate(p.refs):
-            if kind == "tile":
+            if kind in ("tile", "vrows", "vcols"):
                 code = (f"INT64_C({self.decl_index[ref.tile.uid]})" if isinstance(ref, ir.DeclRef)
                         else f"(int64_t)({self.slot_index(ref)})")
+                if kind != "tile":  # the tile's valid window now
+                    code = f"(int64_t)C.valid[2 * ({code}){' + 1' if kind == 'vcols' else ''}]"
             else:
                 code = f"(int64_t)({self.scalar(ref)})"
             parts.append(f"r_[{k + 1}] = {code};")
@@ -129,31 +107,43 @@ class TraceCodegen(KernelCodegen):
 
 def trace_source(kernel: ir.KernelIR, plan: KernelPlan) -> str:
     gen = TraceCodegen(kernel, plan).generate()
-    if gen.mode != 0 or gen.extra:
-        raise NotImplementedError("cross-core execution")
+    if gen.mode > 1 or gen.extra:  # (mode 1, cores waiting on their block's cores, needs no fibers here)
+        raise NotImplementedError("cross-block execution")
     body = gen.source[:gen.source.index('extern "C"')]
-    return body.replace('#include "pto/pto.h"', '#include "pto/pto.h"\n#include "simfast.h"', 1) + _DRIVER
+    driver = _DRIVER.replace("@KIND@", str(KIND_CODES[kernel.kind]))
+    return body.replace('#include "pto/pto.h"', '#include "pto/pto.h"\n#include "simfast.h"', 1) + driver
 
 
 class TraceLibrary:
-    """A loaded trace program."""
+    """A loaded trace program, and the replay (fast/replaylib.py) of the records it leaves."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, replay):
         lib = ctypes.CDLL(str(path))
         self.trace = lib.simfast_trace
-        self.trace.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        self.trace.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 4
         self.trace.restype = ctypes.c_int64
-        self.replay = lib.simfast_replay
-        self.replay.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_void_p] * 3
-        self.replay.restype = None
+        self.records = lib.simfast_records
+        self.records.argtypes = []
+        self.records.restype = ctypes.c_void_p
+        self._cores = lib.simfast_cores
+        self._cores.argtypes = [ctypes.c_void_p]
+        self._cores.restype = ctypes.c_int64
+        self._replay = replay
         self._lib = lib
+
+    def replay(self, *args) -> None:
+        """Replay this thread's last trace: ``simfast_replay(tab, decls, params, topology, capacity, issue,
+        costs, chip_bytes, out, cores, misc)`` of replay.cpp over the trace program's records."""
+        core_start = ctypes.c_void_p()
+        ncores = self._cores(ctypes.byref(core_start))
+        self._replay(self.records(), core_start, ncores, *args)
 
 
 def build(kernel: ir.KernelIR, plan: KernelPlan, tc) -> TraceLibrary:
     """Generate, compile (or fetch from the disk cache) and load the trace program of ``kernel``."""
     source = trace_source(kernel, plan)
     header = HEADER.read_text()
-    key = cache.digest(source, header, tc.identity, __version__, "simfast-1")
+    key = cache.digest(source, header, tc.identity, __version__, "simfast-3")
     entry = cache.entry(kernel.name + "_simtrace", kernel.arch.name, key)
     so_name = f"simtrace_{key[:12]}.so"
 
@@ -161,8 +151,8 @@ def build(kernel: ir.KernelIR, plan: KernelPlan, tc) -> TraceLibrary:
         (tmp / "trace.cpp").write_text(source)
         final_src = entry.path("trace.cpp")  # compiled at its final path so that messages name it
         cache.write_atomic(final_src, source.encode())
-        compile_shared(tc, final_src, tmp / so_name, opt="-O2", extra=(f"-I{HEADER.parent}", "-Wl,-Bsymbolic"))
+        compile_kernel(tc, final_src, tmp / so_name, extra=(f"-I{HEADER.parent}", "-Wl,-Bsymbolic"))
         return {"trace.cpp": "trace.cpp", so_name: so_name}
 
     entry.build(produce)
-    return TraceLibrary(entry.path(so_name))
+    return TraceLibrary(entry.path(so_name), replay_function(tc))

@@ -202,7 +202,42 @@ template <class F> inline void each(int vr, int vc, bool flat, F&& f) {
 // lane left to right, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)) -- what an 8-wide accumulator gives
 // when the registers are added in column order.
 template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&& f) {
-  for (int64_t r = 0; r < vr; ++r) {
+  int64_t r = 0;
+#if defined(PTO_FUSE_V8)
+  // Two rows in lockstep where a row holds whole 32-column packs: one row's sum is a chain of
+  // dependent adds (four per 32 columns), so a second, independent chain doubles the adds in flight.
+  // The packs start at column 0 (a row of a 64-byte aligned tile then never splits a load across
+  // cache lines); lane l still adds columns l, l + 8, l + 16, ... in order, so the bits are those of
+  // the one-row loop.  Both rows' sums are written after both rows ran: f of row r + 1 may read a row
+  // operand that out[r] overwrites (the same tile slot), as the one-row loop never let it.
+  if (vc >= 32) {
+    for (; r + 2 <= vr; r += 2) {
+      P4 x = f(P4(), r, 0), y = f(P4(), r + 1, 0);
+      __m256 a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(q0(x), q1(x)), q2(x)), q3(x));
+      __m256 a1 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(q0(y), q1(y)), q2(y)), q3(y));
+      int64_t c = 32;
+      for (; c + 32 <= vc; c += 32) {
+        x = f(P4(), r, c);
+        y = f(P4(), r + 1, c);
+        a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, q0(x)), q1(x)), q2(x)), q3(x));
+        a1 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a1, q0(y)), q1(y)), q2(y)), q3(y));
+      }
+      for (; c + 8 <= vc; c += 8) {
+        a0 = _mm256_add_ps(a0, f(__m256(), r, c));
+        a1 = _mm256_add_ps(a1, f(__m256(), r + 1, c));
+      }
+      float l0[8], l1[8];
+      _mm256_storeu_ps(l0, a0);
+      _mm256_storeu_ps(l1, a1);
+      for (int64_t t = c; t < vc; ++t) l0[t & 7] += f(0.f, r, t);
+      for (int64_t t = c; t < vc; ++t) l1[t & 7] += f(0.f, r + 1, t);
+      const float s0 = combine_lanes(l0, 8), s1 = combine_lanes(l1, 8);
+      out[r] = st<T>(s0);
+      out[r + 1] = st<T>(s1);
+    }
+  }
+#endif
+  for (; r < vr; ++r) {
     float lane[8];
     int64_t c = 0;
 #if defined(PTO_FUSE_V8)
@@ -239,27 +274,33 @@ inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_co
 #if defined(PTO_FUSE_V8)
     if (vc >= 8) {
       auto step = [](__m256 a, __m256 x) { return K == RMax ? _mm256_max_ps(a, x) : _mm256_min_ps(a, x); };
-      __m256 acc = f(__m256(), r, 0);
-      __m256 bad = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
-      c = 8;
 #if defined(PTO_FUSE_V16)
-      // two independent 16-lane accumulators (the order of max/min does not matter), folded into acc
-      if (c + 32 <= vc) {
+      __m256 acc, bad;
+      if (vc >= 32) {
+        // two independent 16-lane accumulators (the order of max/min does not matter), folded into
+        // acc; the packs start at column 0, so a row of a 64-byte aligned tile never splits a load
         auto step16 = [](__m512 a, __m512 x) { return K == RMax ? _mm512_max_ps(a, x) : _mm512_min_ps(a, x); };
-        P4 x = f(P4(), r, c);
+        P4 x = f(P4(), r, 0);
         __m512 lo = x.lo, hi = x.hi;
         __mmask16 bad16 = _mm512_cmp_ps_mask(lo, hi, _CMP_UNORD_Q);
-        for (c += 32; c + 32 <= vc; c += 32) {
+        for (c = 32; c + 32 <= vc; c += 32) {
           x = f(P4(), r, c);
           bad16 |= _mm512_cmp_ps_mask(x.lo, x.hi, _CMP_UNORD_Q);
           lo = step16(lo, x.lo);
           hi = step16(hi, x.hi);
         }
         lo = step16(lo, hi);
-        acc = step(step(acc, _mm512_castps512_ps256(lo)), _mm512_extractf32x8_ps(lo, 1));
-        if (bad16) bad = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+        acc = step(_mm512_castps512_ps256(lo), _mm512_extractf32x8_ps(lo, 1));
+        bad = bad16 ? _mm256_castsi256_ps(_mm256_set1_epi32(-1)) : _mm256_setzero_ps();
+      } else {
+        acc = f(__m256(), r, 0);
+        bad = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
+        c = 8;
       }
 #else
+      __m256 acc = f(__m256(), r, 0);
+      __m256 bad = _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q);
+      c = 8;
       for (; c + 32 <= vc; c += 32) {
         const P4 x = f(P4(), r, c);
         const __m256 xa = q0(x), xb = q1(x), xc = q2(x), xd = q3(x);

@@ -131,6 +131,10 @@ inline GmWin gm_window(Core& C, const Gm<T>& g, const int64_t* offs, int a0, int
         shape_str(sh, sizeof sh, g.nd, g.shape);
         fail(C, "%s: offset %lld on axis %d is outside tensor '%s' of shape %s", what, (long long)o, ax, g.name, sh);
       }
+    } else if (o + ext > size && ax == a0 && ax > 0 && a0 < a1 && g.stride[ax - 1] == size * g.stride[ax] &&
+               offs[ax - 1] + (o + ext - 1) / size < g.shape[ax - 1]) {
+      // rows past the end of their axis continue on the next index of the contiguous axis outside it
+      // (ops/movement.py gm_pieces): the strides already address them
     } else if (o + ext > size) {
       shape_str(sh, sizeof sh, g.nd, g.shape);
       fail(C, "%s: the tile window [%lld, %lld) on axis %d exceeds tensor '%s' of shape %s; for tails set the tile's "
@@ -144,6 +148,30 @@ inline GmWin gm_window(Core& C, const Gm<T>& g, const int64_t* offs, int a0, int
 }
 
 // ---------------------------------------------------------------- load / store
+// The GM window the next load into the same tile will most likely read: a tile's loads in a loop
+// step by a constant stride (the K steps of a matmul operand, the row tiles of a vector pass), so
+// the window one stride ahead (nullptr when there is no stride yet).  load() fetches it into the L2
+// line by line as it copies the current window -- interleaved, the prefetches neither pile up in
+// the miss buffers nor stall the copy, and they land while the tile's work (the matmul) runs.
+// Keyed by the tile's address (a small per-thread table); a prefetch never faults and never changes
+// a value.
+inline const char* next_window(const void* tile, const char* p) {
+  struct Last {
+    const void* tile;
+    const char* p;
+  };
+  static thread_local Last last[8];
+  static thread_local unsigned victim = 0;
+  Last* e = nullptr;
+  for (Last& x : last)
+    if (x.tile == tile) e = &x;
+  const char* prev = e ? e->p : nullptr;
+  if (!e) e = &last[victim++ % 8];
+  e->tile = tile;
+  e->p = p;
+  return prev == nullptr || prev == p ? nullptr : p + (p - prev);
+}
+
 template <class T>
 inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs, int a0, int a1, const char* what) {
   const int vr = d.vr, vc = d.vc;
@@ -156,12 +184,42 @@ inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs,
   // ~4 KiB in flight: short rows (a 64-column fp32 matmul operand) need more rows ahead to cover
   // the memory latency than long ones
   const int ahead = row_bytes <= 0 ? 4 : row_bytes >= 1024 ? 4 : (int)(4096 / row_bytes) > 32 ? 32 : (int)(4096 / row_bytes);
+  // the next window's lines, one per line copied (windows of contiguous rows up to 256 KiB)
+  const char* nx = w.st1 == 1 && (int64_t)vr * vc * (int64_t)sizeof(T) <= (int64_t(256) << 10)
+                       ? next_window(d.base, (const char*)src) : nullptr;
+  const int64_t nx_off = nx ? nx - (const char*)src : 0;
+  // an NZ tile (the Mat operand of a matmul) filled from contiguous GM rows in whole fractal rows
+  const ColIt it0 = d.colit();
+  const bool nz32 = d.lay == NZ && w.st1 == 1 && (int64_t)sizeof(T) * d.fc == 32 && it0.ci == 0 && vc % d.fc == 0;
+  if (nz32 && vc % (2 * d.fc) == 0) {
+    // two panels (one 64-byte GM line) at a time down all rows: two sequential write streams, where
+    // row by row would write 32 bytes into each of vc / fc panels a panel's size apart (the same L1
+    // sets, evicting one another)
+    const int64_t row_step = d.roff(1) - d.roff(0);
+    for (int c = 0; c < vc; c += 2 * d.fc) {
+      T* dp = d.base + d.roff(0) + it0.off + (int64_t)(c / d.fc) * it0.step_blk;
+      for (int r = 0; r < vr; ++r, dp += row_step) {
+        const T* s = src + r * w.st0 + c;
+        if (nx) __builtin_prefetch((const char*)s + nx_off, 0, 2);
+        std::memcpy((void*)dp, (const void*)s, 32);
+        std::memcpy((void*)(dp + it0.step_blk), (const void*)(s + d.fc), 32);
+      }
+    }
+    return;
+  }
   for (int r = 0; r < vr; ++r) {
     const T* s = src + r * w.st0;
     if (r + ahead < vr)
       for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch((const char*)(s + ahead * w.st0) + b);
+    if (nx)
+      for (int64_t b = 0; b < (int64_t)sizeof(T) * vc; b += 64) __builtin_prefetch((const char*)s + nx_off + b, 0, 2);
     if (d.nd() && w.st1 == 1) {
       std::memcpy(d.rowp(r), s, sizeof(T) * (size_t)vc);
+      continue;
+    }
+    if (nz32) {  // whole 32-byte fractal rows: one inlined copy each, panel to panel
+      T* dp = d.base + d.roff(r) + it0.off;
+      for (int c = 0; c < vc; c += d.fc, dp += it0.step_blk) std::memcpy((void*)dp, (const void*)(s + c), 32);
       continue;
     }
     copy_row(d.base + d.roff(r), d.colit(), s, strided_cols(w.st1), vc, same);
@@ -335,6 +393,31 @@ inline bool copy_fractal_transposed(const Tile<TD>& d, int dr, int dc, const Til
   }
 }
 
+// NZ <-> ZN of 4-byte elements (the Mat -> Right relayout of fp32/int32 operands): NZ stores 8-column
+// panels row-major (16 x 8 fractals), ZN 8-row panels column-major (8 x 16 fractals), so every 8 x 8
+// block aligned to 8 rows and 8 columns is 64 contiguous elements in both: row-major in one,
+// column-major in the other -- a plain 8 x 8 transpose per block.  Only for copies of whole blocks
+// between disjoint tiles; false leaves the copy to the general path.
+template <class TD, class TS>
+inline bool copy_nz_zn_b32(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int sr, int sc, int rows, int cols) {
+  if constexpr (!std::is_same<TD, TS>::value || sizeof(TD) != 4) return false;
+  else {
+    const bool pair = (d.lay == NZ && s.lay == ZN) || (d.lay == ZN && s.lay == NZ);
+    if (!pair || rows % 8 || cols % 8 || overlaps(d, s)) return false;
+    if (s.fr * s.fc != 128 || d.fr * d.fc != 128 || (s.lay == NZ ? s.fc : s.fr) != 8 || (d.lay == NZ ? d.fc : d.fr) != 8)
+      return false;
+    const int R0 = d.r0 + dr, C0 = d.c0 + dc, S0 = s.r0 + sr, T0 = s.c0 + sc;
+    if (R0 % 8 || C0 % 8 || S0 % 8 || T0 % 8) return false;
+    for (int bi = 0; bi < rows; bi += 8)
+      for (int bj = 0; bj < cols; bj += 8) {
+        uint32_t* __restrict db = (uint32_t*)(void*)(d.base + d.rpart(R0 + bi) + d.cpart(C0 + bj));
+        const uint32_t* __restrict sb = (const uint32_t*)(const void*)(s.base + s.rpart(S0 + bi) + s.cpart(T0 + bj));
+        transpose8x8_b32(db, 8, sb, 8);
+      }
+    return true;
+  }
+}
+
 // dst[dr + i, dc + j] = conv(src[sr + i, sc + j]) (or src[sr + j, sc + i] when transposed).
 template <class TD, class TS, class F>
 inline void copy_block(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int sr, int sc, int rows, int cols,
@@ -346,6 +429,7 @@ inline void copy_block(const Tile<TD>& d, int dr, int dc, const Tile<TS>& s, int
     return;
   }
   if (!transposed && std::is_same<TD, TS>::value && copy_fractal_transposed(d, dr, dc, s, sr, sc, rows, cols)) return;
+  if (!transposed && std::is_same<TD, TS>::value && copy_nz_zn_b32(d, dr, dc, s, sr, sc, rows, cols)) return;
   // fractal / transposed paths; the snapshot keeps overlapping copies exact
   Snapshot<TS> snap(sub_any(s, sr, sc, transposed ? cols : rows, transposed ? rows : cols),
                     transposed ? cols : rows, transposed ? rows : cols, overlaps(d, s));
@@ -390,7 +474,10 @@ template <class TD, class TS> inline bool same_bytes(const Tile<TD>& d, const Ti
 
 // pl.move between tiles of one core (Mat->Left/Right/Bias, Vec->Vec) or into a peer (Vec->Mat).
 template <class TD, class TS>
-inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offset, int64_t r0, int64_t c0) {
+// nz_frame: a square ZN source moved into a non-ZN tile of its shape; a source valid shape that is the
+// transpose of the destination's names the destination's window (ops/movement.py nz_frame_valid).
+inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offset, int64_t r0, int64_t c0,
+                    bool nz_frame = false) {
   if (has_offset) {
     const int rows = d.vr, cols = d.vc;
     if (r0 < 0 || c0 < 0 || r0 + rows > s.rows || c0 + cols > s.cols)
@@ -401,6 +488,8 @@ inline void move_to(Core& C, const Tile<TD>& d, const Tile<TS>& s, bool has_offs
   }
   const bool transposed = !(s.rows == d.rows && s.cols == d.cols);
   if (transposed) copy_block(d, 0, 0, s, 0, 0, s.vc, s.vr, true, PlainConv<TD, TS>());
+  else if (nz_frame && s.vr == d.vc && s.vc == d.vr && s.vr != s.vc)
+    copy_block(d, 0, 0, s, 0, 0, d.vr, d.vc, false, PlainConv<TD, TS>());
   else if (same_bytes(d, s, s.vr, s.vc))
     std::memmove((void*)d.base, (const void*)s.base, sizeof(TD) * (size_t)d.prows * (size_t)d.pcols);
   else copy_block(d, 0, 0, s, 0, 0, s.vr, s.vc, false, PlainConv<TD, TS>());
@@ -494,7 +583,9 @@ template <class T> inline void lhs_row_f32(const Tile<T>& a, int r, int k, float
   ColIt it = a.colit();
   for (int c = 0; c < k;) {
     int len = it.run() < k - c ? it.run() : k - c;
-    if (it.step_in == 1) to_f32(out + c, row + it.off, len);
+    if (it.step_in == 1 && std::is_same<T, float>::value && len == 8)
+      std::memcpy((void*)(out + c), (const void*)(row + it.off), 32);  // an NZ fractal row, inlined
+    else if (it.step_in == 1) to_f32(out + c, row + it.off, len);
     else for (int i = 0; i < len; ++i) out[c + i] = (float)ld<T>(row[it.off + (int64_t)i * it.step_in]);
     it.advance(len);
     c += len;
@@ -521,6 +612,13 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
             alignas(16) uint16_t rows[256];
             transpose16x16_u16(rows, (const uint16_t*)(const void*)blk);
             for (int i = 0; i < 16; ++i) to_f32(out + i * kNR, (const T*)(const void*)(rows + i * 16), 16);
+            continue;
+          }
+        }
+        if constexpr (std::is_same<T, float>::value) {
+          if (w == kNR && h == 8 && b.fr == 8) {  // a whole fp32 fractal (8 x 16, column-major): two transposes
+            transpose8x8_b32((uint32_t*)out, kNR, (const uint32_t*)blk, 8);
+            transpose8x8_b32((uint32_t*)out + 8, kNR, (const uint32_t*)blk + 64, 8);
             continue;
           }
         }
@@ -724,7 +822,7 @@ template <class T, class V> inline void setval(Core& C, const Gm<T>& g, const in
 
 inline void set_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, int64_t cols) {
   const TileDecl& d = decls[i];
-  if (!(1 <= rows && rows <= d.rows && 1 <= cols && cols <= d.cols))
+  if (!(0 <= rows && rows <= d.rows && 0 <= cols && cols <= d.cols))  // an empty window is allowed
     fail(C, "valid shape [%lld, %lld] is outside tile %s of shape [%d, %d]", (long long)rows, (long long)cols, d.name,
          d.rows, d.cols);
   C.valid[2 * i] = (int32_t)rows;

@@ -100,6 +100,31 @@ inline void transpose16x16_u16(uint16_t* __restrict d, const uint16_t* __restric
     }
 }
 
+// d[j * ds + i] = s[i * ss + j] for an 8 x 8 block of 32-bit values (a block of an fp32 operand between
+// NZ and ZN, and the fp32 rhs packing of matmul): the unpack / shuffle / lane-swap transpose, 24 shuffles
+// instead of 64 dependent scalar moves.  Bits are moved, never converted.
+inline void transpose8x8_b32(uint32_t* __restrict d, int64_t ds, const uint32_t* __restrict s, int64_t ss) {
+  typedef uint32_t V __attribute__((vector_size(32), aligned(4)));
+  typedef int32_t M __attribute__((vector_size(32)));
+  V r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], s + i * ss, 32);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], (M){0, 8, 1, 9, 4, 12, 5, 13});
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], (M){2, 10, 3, 11, 6, 14, 7, 15});
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + 2 + h], (M){0, 1, 8, 9, 4, 5, 12, 13});
+      u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + 2 + h], (M){2, 3, 10, 11, 6, 7, 14, 15});
+    }
+  for (int j = 0; j < 4; ++j) {  // columns j and j + 4
+    const V lo = __builtin_shuffle(u[j], u[j + 4], (M){0, 1, 2, 3, 8, 9, 10, 11});
+    const V hi = __builtin_shuffle(u[j], u[j + 4], (M){4, 5, 6, 7, 12, 13, 14, 15});
+    std::memcpy(d + j * ds, &lo, 32);
+    std::memcpy(d + (j + 4) * ds, &hi, 32);
+  }
+}
+
 // dst[i * ds] = conv(src[i * ss]) for i < n (the inner loop of every layout-aware copy).
 template <class TD, class TS, class F>
 inline void copy_strided(TD* __restrict d, int64_t ds, const TS* __restrict s, int64_t ss, int n, F& conv) {
