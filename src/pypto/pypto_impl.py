@@ -7,7 +7,9 @@
 * ``DeviceInit()`` / ``DeviceFini()``: ``pypto.runtime._device_init`` / ``_device_fini``;
 * ``GetNPUArch()`` / ``SetNPUArch(name)``: ``pypto.platform.npuarch``;
 * ``LogTopFolder()``: the folder this process writes build products and dumps to;
-* ``TileL1Info`` / ``TileL0Info``: the convolution tile records of ``pypto.set_conv_tile_shapes``.
+* ``TileL1Info`` / ``TileL0Info``: the convolution tile records of ``pypto.set_conv_tile_shapes``
+  (immediate ``SymbolicScalar`` fields are their ints);
+* ``ConvReLuType``: ``pypto.ConvReLuType``.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import os
 from typing import Any, Dict
 
 from .options import set_root_options as _set_root_options
+from .ops.conv import ConvReLuType  # noqa: F401 (the official tests name it here too)
+from .symbolic import SymbolicScalar
 from .frontend.graph_function import PROGRAM as _PROGRAM
 from .platform import get_npu_arch as GetNPUArch  # noqa: F401,N812 (the official spelling)
 from .platform import set_npu_arch as SetNPUArch  # noqa: F401,N812
@@ -57,6 +61,8 @@ class _TileInfo:
                             + (f"; missing {sorted(missing)}" if missing else ""))
         for name in self.FIELDS:
             value = fields[name]
+            if isinstance(value, SymbolicScalar) and value.is_concrete():  # SymbolicScalar(32): an immediate
+                value = value.concrete()
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{type(self).__name__}.{name} must be a positive int, got {value!r}")
             setattr(self, name, value)

@@ -77,6 +77,8 @@ class _Eval:
                     self.run(s.body)
             elif isinstance(s, Branch):
                 self.run((s.then if eval_expr(s.cond, self.env) else s.orelse) or [])
+            elif hasattr(s, "reference"):  # a statement that evaluates itself (a value-dependent scalar read)
+                s.reference(self)
             else:
                 raise NotImplementedError(f"reference evaluation of {type(s).__name__} statements "
                                           "(pass verification of communicating kernels)")

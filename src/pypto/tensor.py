@@ -14,7 +14,7 @@ from pypto_pro.errors import KernelTypeError
 from pypto_pro.ir import nodes as ir
 from pypto_pro.language.annotations import DYNAMIC, STATIC
 
-from .graph import ELEMENTWISE, Node
+from .graph import ELEMENTWISE, Node, full_leaf
 from .symbolic import SymbolicScalar, format_dims, is_static
 
 DYN = DYNAMIC
@@ -72,6 +72,19 @@ class Tensor:
         if format == TileOpFormat.TILEOP_NZ:
             raise NotImplementedError("pypto.Tensor(format=TILEOP_NZ): NZ GM tensors")
         self.ann_format = format
+        if _node is None and self.ann_dims is not None and dtype is not None:
+            self._bind_workspace()
+
+    def _bind_workspace(self) -> None:
+        """``pypto.Tensor(shape, dtype)`` called while a kernel records is a new GM tensor, as
+        ``pypto.tensor(shape, dtype)`` (officially one type); elsewhere it stays an annotation."""
+        from .frontend.tracer import _local
+
+        rec = getattr(_local, "recorder", None)
+        if rec is None or any(d is Ellipsis or not isinstance(d, (int, SymbolicScalar)) or isinstance(d, bool)
+                              for d in self.ann_dims):
+            return
+        self.node = full_leaf(rec.new_temp(list(self.ann_dims), self.ann_dtype, self.name))
 
     def __class_getitem__(cls, item) -> "Tensor":
         if item == () :

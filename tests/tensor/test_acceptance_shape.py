@@ -371,11 +371,14 @@ def test_pack_unpack_gathermask_official_examples(backend):
     assert even.tolist() == [[0, 2, 4], [6, 8, 10], [12, 14, 16]]
 
 
-@pytest.mark.both_backends
-@pytest.mark.parametrize("mode, sl", [(1, np.s_[..., 0::2]), (2, np.s_[..., 1::2]), (3, np.s_[..., 0::4]),
-                                      (4, np.s_[..., 1::4]), (5, np.s_[..., 2::4]), (6, np.s_[..., 3::4]),
-                                      (7, np.s_[...])])
+#: gathermask's pattern modes and the elements of the last axis each keeps
+GATHERMASK_PATTERNS = [(1, np.s_[..., 0::2]), (2, np.s_[..., 1::2]), (3, np.s_[..., 0::4]), (4, np.s_[..., 1::4]),
+                       (5, np.s_[..., 2::4]), (6, np.s_[..., 3::4]), (7, np.s_[...])]
+
+
+@pytest.mark.parametrize("mode, sl", GATHERMASK_PATTERNS)
 def test_gathermask_patterns_on_fp16_3d(mode, sl):
+    """Each pattern in a kernel of its own, on the interpreter (the cpu backend: the next test)."""
     @pypto.frontend.jit
     def k(x: pypto.Tensor(), y: pypto.Tensor(), mode: int = 1):
         pypto.set_vec_tile_shapes(2, 4, 32)
@@ -386,6 +389,24 @@ def test_gathermask_patterns_on_fp16_3d(mode, sl):
     y = torch.empty(want.shape, dtype=torch.float16)
     k(x, y, mode)
     assert torch.equal(y, want)
+
+
+@pytest.mark.both_backends
+def test_gathermask_every_pattern_in_one_kernel():
+    """The seven patterns of the previous test in one kernel (one cpu compile instead of seven)."""
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor(), y1: pypto.Tensor(), y2: pypto.Tensor(), y3: pypto.Tensor(), y4: pypto.Tensor(),
+          y5: pypto.Tensor(), y6: pypto.Tensor(), y7: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(2, 4, 32)
+        for mode, y in enumerate((y1, y2, y3, y4, y5, y6, y7), start=1):
+            y[:] = pypto.gathermask(x, mode) * 2.0
+
+    x = torch.randn(3, 5, 24).half()
+    wants = [x[sl] * 2 for _, sl in GATHERMASK_PATTERNS]
+    ys = [torch.empty(w.shape, dtype=torch.float16) for w in wants]
+    k(x, *ys)
+    for (mode, _), y, want in zip(GATHERMASK_PATTERNS, ys, wants):
+        assert torch.equal(y, want), f"pattern {mode}"
 
 
 def test_pack_of_fp16_and_unpack_to_every_width():

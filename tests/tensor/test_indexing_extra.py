@@ -465,7 +465,7 @@ def test_not_implemented_cases(case):
         _trace_error(body)
 
 
-@pytest.mark.parametrize("name", ["sort32", "mrgsort", "scaled_mm"])
+@pytest.mark.parametrize("name", ["sort32", "mrgsort"])
 def test_still_not_implemented(name):
     with pytest.raises(NotImplementedError, match=name):
         getattr(pypto, name)()

@@ -917,10 +917,9 @@ def test_assume_divisible_values_and_errors():
 
 
 # ================================================================================================ not implemented
-# pypto-scaled_mm.md (MX block-scaled operands), sort32 / mrgsort (no tensor-level page; the NPU's sorted-block
-# layout).  (pypto.distributed and shmem_load/store are implemented: tests/distributed.)
+# sort32 / mrgsort (no tensor-level page; the NPU's sorted-block layout).  (pypto.scaled_mm: tests/tensor/
+# test_scaled_mm.py; pypto.distributed and shmem_load/store: tests/distributed.)
 def test_remaining_names_not_implemented():
-    for fn, name in [(pypto.scaled_mm, "pypto.scaled_mm"), (pypto.sort32, "pypto.sort32"),
-                     (pypto.mrgsort, "pypto.mrgsort")]:
+    for fn, name in [(pypto.sort32, "pypto.sort32"), (pypto.mrgsort, "pypto.mrgsort")]:
         with pytest.raises(NotImplementedError, match=name):
             fn()

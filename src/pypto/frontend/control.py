@@ -20,10 +20,11 @@ from .. import state
 
 
 def loop(start, stop=None, step=1, *, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
-         submit_before_loop: bool = False, parallel: bool = False) -> Iterator[SymbolicScalar]:
+         submit_before_loop: bool = False, parallel: bool = False, **hints: Any) -> Iterator[SymbolicScalar]:
     """``for i in pypto.loop(stop)`` / ``pypto.loop(start, stop, step)``: a runtime loop; the body is
     recorded once with a symbolic index.  ``unroll_list``/``parallel`` are scheduling hints (results
-    are identical; the loop stays a runtime loop)."""
+    are identical; the loop stays a runtime loop).  Other keywords (``hints``) are ignored, as the
+    official ``pypto.loop`` ignores keywords it does not know (an official test spells ``unroll_List``)."""
     if stop is None:
         start, stop = 0, start
     if is_static(step) and step == 0:
@@ -273,7 +274,9 @@ TILE_SHAPES = state.TILE_SHAPES  # tile shapes set outside a kernel (process-wid
 
 def set_vec_tile_shapes(*dims: int) -> None:
     """Chunk sizes per dim for the following vector ops (<= 4 positive ints).  Outside a kernel: the
-    default for kernels recorded afterwards."""
+    default for kernels recorded afterwards.  An immediate ``SymbolicScalar`` (``SymbolicScalar(32)``)
+    is its int."""
+    dims = tuple(d.concrete() if isinstance(d, SymbolicScalar) and d.is_concrete() else d for d in dims)
     if not 1 <= len(dims) <= 8 or not all(is_static(d) and d > 0 for d in dims):
         raise KernelTypeError(f"pypto.set_vec_tile_shapes takes 1 to 8 positive ints, got {list(dims)}")
     TILE_SHAPES.last_vec = tuple(dims)
@@ -321,9 +324,12 @@ def get_cube_tile_shapes() -> Optional[Tuple[List[int], List[int], List[int], bo
 
 def set_matrix_size(size: Sequence[int]) -> None:
     """``[m, k, n]`` of the original NZ matrices before a reshape (official: needed only for NZ
-    inputs of ``matmul``).  GM tensors are ND here (NZ raises), so the validated sizes change nothing."""
-    if len(size) != 3 or not all(is_static(v) and v > 0 for v in size):
-        raise KernelTypeError(f"pypto.set_matrix_size takes [m, k, n] positive ints, got {list(size)}")
+    inputs of ``matmul``).  GM tensors are ND here (NZ raises), so the validated sizes change nothing.
+    Decision: 0 and run-time sizes are accepted (the page is silent; official kernels pass 0 for a k they
+    leave open, and a data-dependent valid extent)."""
+    if len(size) != 3 or not all(isinstance(v, SymbolicScalar) or (is_static(v) and v >= 0) for v in size):
+        raise KernelTypeError(f"pypto.set_matrix_size takes [m, k, n] non-negative ints or SymbolicScalars, "
+                              f"got {list(size)}")
 
 
 def set_semantic_label(label: str) -> None:

@@ -131,6 +131,10 @@ class JitFunction:
         want = ann.ann_dtype if ann is not None else None
         if want is not None:
             ok = arr.dtype == want.np_dtype or (want.kind == "bool" and arr.dtype == np.bool_)
+            if not ok and want.name in dt.PACKED_GM and arr.dtype == np.uint8:
+                raise NotImplementedError(f"{what}: a {want.name} parameter given a packed uint8 tensor (two 4-bit "
+                                          "values per byte) at the tensor level; pass one value per element "
+                                          "(ml_dtypes.float4_e2m1fn)")
             if not ok:
                 found = dt.from_numpy(arr.dtype)
                 raise KernelLaunchError(f"{what}: expected dtype {want.name}, got "

@@ -28,6 +28,8 @@ from .snapshots import LiveValues
 _local = state.RECORDING  # the recording in progress, per thread (state.py)
 #: branches explored per recording before giving up (2**k paths for k runtime ifs)
 MAX_PATHS = 64
+#: the tiles of a plain GM -> GM copy stored where the kernel set no vector tiles (any shape is exact)
+COPY_TILE = (64, 64)
 
 
 #: the packages' own source directories (pypto_pro/ and pypto/): frames there are the library, not the kernel
@@ -153,7 +155,10 @@ class Recorder:
                 self.live.before_store(self, dst, value)
             finally:
                 self.snapshotting = False
-        self.stack[-1].append(Store(dst, value, self.vec_tile, self.cube_tile, loc or caller_location()))
+        vec_tile = self.vec_tile
+        if vec_tile is None and value.op == "gm":  # a GM -> GM copy (the NPU's DMA) needs no vector tiles
+            vec_tile = COPY_TILE
+        self.stack[-1].append(Store(dst, value, vec_tile, self.cube_tile, loc or caller_location()))
         dst.attrs["buf"].root.version += 1
 
     def push_loop(self, loop: Loop) -> None:

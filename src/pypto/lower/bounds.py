@@ -90,6 +90,10 @@ class Bounds:
             if (e.op == "min") == up:  # min's upper bound / max's lower bound: either side bounds it
                 return a if b is None else b if a is None else _bin(e.op, a, b)
             return None if a is None or b is None else _bin(e.op, a, b)
+        if e.op in ("+", "-"):  # a sum with a non-affine side (min(..) - 0): bound each side
+            a = self._bound(e.lhs, up)
+            b = self._bound(e.rhs, up if e.op == "+" else not up)
+            return None if a is None or b is None else _bin(e.op, a, b)
         if e.op == "//" and isinstance(e.rhs, ir.Const) and isinstance(e.rhs.value, int) and e.rhs.value > 0:
             a = self._bound(e.lhs, up)
             return None if a is None else _bin("//", a, e.rhs)

@@ -63,6 +63,7 @@ class Builder:
             return p
         if buf.kind == "alias":
             self._check_alias(buf)
+            self.param(buf.base)  # bound before its aliases (LoweredProgram.bind views the base's array)
         # two views of one tensor (say two reshapes of x) have the same name: the backends name
         # variables after parameters, so later ones get the parameter's position appended
         taken = {q.name for q in self.params}
@@ -109,7 +110,12 @@ class Builder:
 
     def _check_alias(self, buf: Buffer) -> None:
         """A zero-copy reshape of a workspace allocated at a bound is its leading elements (see
-        ``LoweredProgram.bind``): exact only while the bound is on the first axis alone."""
+        ``LoweredProgram.bind``): exact only while the bound is on the first axis alone, or when the alias
+        has its base's very dims (a same-width ``pypto.view(x, dtype=)``: allocated at the same bound)."""
+        if len(buf.shape) == len(buf.base.shape) and all(repr(a) == repr(b) for a, b in zip(buf.shape, buf.base.shape)):
+            if buf.base.kind != "alias":
+                return
+            return self._check_alias(buf.base)
         for b in (buf, buf.root):
             axes = self._inexact_axes(b)
             if any(a != 0 for a in axes):

@@ -24,9 +24,10 @@ from .sorting import TopKAlgo, argsort, topk  # noqa: F401
 from .special import digamma  # noqa: F401
 from .quant import dequantize, quant_mx, quantize  # noqa: F401
 from .conv import ConvReLuType, conv, conv_backward_input  # noqa: F401
+from .scaled_mm import scaled_mm  # noqa: F401
 from ..stubs import not_implemented
 
-_NOT_IMPLEMENTED = ("sort32", "mrgsort", "scaled_mm",
+_NOT_IMPLEMENTED = ("sort32", "mrgsort",
                     # the official pass-config / verification-data helpers and the eager conversion
                     "pass_verify_print", "pass_verify_save",
                     "set_pass_config", "get_pass_config", "get_pass_configs", "set_pass_default_config",

@@ -19,11 +19,12 @@ from typing import Any, List, Optional, Sequence, Tuple
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError, KernelValueError
 
+from ..frontend.tracer import current_recorder
 from ..symbolic import format_dims, is_static
 from ..tensor import Tensor
 from .core import materialize, node_of, out
 from .elementwise import add, cast, relu
-from .matmul import default_cube_tiles, matmul
+from .matmul import cube_side_vec_tiles, default_cube_tiles, matmul
 from .shape import concat, getitem, pad, permute, reshape
 
 _FLOATS = (dt.DT_FP16, dt.DT_BF16, dt.DT_FP32)
@@ -218,8 +219,11 @@ def conv(input_conv, weight, out_dtype, strides, paddings, dilations, *, groups:
         if bn.dtype not in _FLOATS or bn.ndim != 1 or not (is_static(bn.shape[0]) and bn.shape[0] == cout):
             raise KernelTypeError(f"{what}: bias_tensor must be a ({cout},) float tensor, got {format_dims(bn.shape)} "
                                   f"{bn.dtype.name}")
-    y = _conv_fp32(input_conv, weight, pads, strides, dilations, groups)
-    return _finish(y, bias, relu_type, out_dtype, nsp)
+    untiled = current_recorder().vec_tile is None
+    with cube_side_vec_tiles("m", "n"):  # official kernels may set cube tiles alone: vector tiles from them
+        y = _finish(_conv_fp32(input_conv, weight, pads, strides, dilations, groups), bias, relu_type, out_dtype, nsp)
+        # without vector tiles of its own the kernel can only copy the result: store it here
+        return out(materialize(node_of(y))) if untiled else y
 
 
 def conv_backward_input(grad_output, input_size, weight, out_dtype, strides, paddings, dilations, *,

@@ -61,9 +61,10 @@ class tensor(metaclass=_TensorFactory):  # noqa: N801 - the official name
     examples, shape and dtype inferred where omitted) or a parameter of ``with pypto.function(...)``."""
 
 
-def full(size: Sequence[Any], value, dtype: Optional[dt.DataType] = None, *, valid_shape=None) -> Tensor:
-    """A ``size`` tensor of ``value``.  With ``valid_shape`` only that region holds data: like a clipped
-    ``pypto.view``, ``.shape`` reports ``size`` and ops compute on ``.valid_shape``."""
+def full(size: Sequence[Any], fill_value, dtype: Optional[dt.DataType] = None, *, valid_shape=None) -> Tensor:
+    """A ``size`` tensor of ``fill_value`` (the official keyword).  With ``valid_shape`` only that region
+    holds data: like a clipped ``pypto.view``, ``.shape`` reports ``size`` and ops compute on ``.valid_shape``."""
+    value = fill_value
     dtype = dtype or (dt.DT_FP32 if isinstance(value, float) else dt.DT_INT32)
     shape = _shape("full", (size,))
     attrs = {"value": value}

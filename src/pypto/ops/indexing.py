@@ -25,7 +25,7 @@ from pypto_pro.errors import KernelTypeError
 
 from ..datatype import SCATTER_MODE_REDUCE, ScatterMode
 from ..frontend.tracer import current_recorder
-from ..graph import Buffer, Node, full_leaf
+from ..graph import Buffer, Node, full_leaf, gm_leaf
 from ..symbolic import format_dims, is_static
 from ..tensor import Tensor
 from .core import (cast_node, is_full_leaf, is_scalar, materialize, node_of, norm_dim, out, same_dim,
@@ -138,6 +138,11 @@ def reinterpret(n: Node, dtype, what: str) -> Node:
     if new > old and not (is_static(last) and last * old % new == 0):
         raise KernelTypeError(f"{what}: the last dim ({last} x {old} bytes) must be a fixed multiple of "
                               f"{new} bytes to be seen as {dtype.name}")
+    if old == new:  # same width: the same window of the (stored) buffer seen as dtype, no copy
+        n = materialize(n)
+        buf = n.attrs["buf"]
+        seen = Buffer(f"{buf.name}_{dtype.name.lower()}", dtype, buf.shape, "alias", base=buf)
+        return gm_leaf(seen, n.attrs["offsets"], n.attrs["axes"], n.shape)
     shape = tuple(n.shape[:-1]) + ((last * old // new) if new > old else last * (old // new),)
     base = contiguous(n).attrs["buf"].root
     if len(base.shape) != n.ndim or not all(same_dim(a, b) for a, b in zip(base.shape, n.shape)):

@@ -11,6 +11,7 @@ from pypto_pro.dtypes import DataType
 from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.ops.gather import PATTERNS as GATHER_PATTERNS
 
+from ..data_scalar import read_scalar, reads_scalar
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
 from ..symbolic import format_dims, is_static, sym_min
@@ -81,7 +82,9 @@ def getitem(x, key) -> Tensor:
     for s in sizes:
         if is_static(s) and s <= 0:
             raise KernelTypeError(f"empty slice {keys!r}")
-    if len(drop) == n.ndim:  # x[i, j]: one element, as a [1] tensor (tensors here are at least 1-D)
+    if len(drop) == n.ndim and reads_scalar(n.dtype):  # GetTensorData: a value-dependent scalar
+        return read_scalar(_leaf(x), starts)
+    if len(drop) == n.ndim:  # x[i, j] of a float tensor: one element, as a [1] tensor (tensors here are 1-D+)
         drop = drop[:-1]
     return out(_slice_leaf(_leaf(x), starts, sizes, drop))
 

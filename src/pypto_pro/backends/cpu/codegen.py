@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...dtypes import DataType
+from ...dtypes import DT_UINT8, DataType
 from ...errors import KernelMemoryError, SourceLoc
 from ...ir import nodes as ir
 from ...ir.layout import footprint_elems, fractal_bytes
@@ -555,9 +555,12 @@ class KernelCodegen:
         out = []
         for p in k.params:
             if isinstance(p, ir.TensorParam):
+                storage = p.dtype
                 if p.dtype.name not in C_TYPES:  # (after the body: an op using it names itself and its line)
-                    raise CpuNotImplemented(k.name, f"tensor parameter '{p.name}' of dtype {p.dtype.name}")
-                out.append(f"  const auto {self.tensor(p)} = pto::gm<{c_type(p.dtype)}>(C, "
+                    if p.dtype.bits() != 8:
+                        raise CpuNotImplemented(k.name, f"tensor parameter '{p.name}' of dtype {p.dtype.name}")
+                    storage = DT_UINT8  # an 8-bit format no op reads directly (only its byte view, an alias)
+                out.append(f"  const auto {self.tensor(p)} = pto::gm<{c_type(storage)}>(C, "
                            f"{self.tensor_slots[p.index]}, {p.ndim}, \"{p.name}\");")
         for v in self.views.values():
             if v.dtype.name not in C_TYPES:
