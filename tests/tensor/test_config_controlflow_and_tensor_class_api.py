@@ -1085,8 +1085,8 @@ def test_tensor_getitem_page():
     exact(b8, [[1, 6, 11, 16]])
 
 
-# pypto-Tensor-getitem.md example 7 (all-int index on a DT_INT32 tensor).  The page returns a SymbolicScalar;
-# here the element is a [1] tensor that broadcasts the same way in expressions (docs/tensor.md "Record mode")
+# pypto-Tensor-getitem.md example 7 (all-int index on a DT_INT32 tensor): the element is a SymbolicScalar
+# holding its run-time value (docs/tensor.md, value-dependent scalars)
 def test_tensor_getitem_page_single_element():
     seen = {}
 
@@ -1100,7 +1100,7 @@ def test_tensor_getitem_page_single_element():
     a = torch.arange(1, 17, dtype=torch.int32).reshape(4, 4)
     o = torch.zeros(1, 4, dtype=torch.int32)
     getitem_page_element(a, o)
-    assert seen["type"] is pypto.Tensor
+    assert seen["type"] is pypto.SymbolicScalar
     exact(o, [[5, 6, 7, 8]])
 
 

@@ -100,7 +100,9 @@ def test_create_new_logical_tensor_is_recorded_without_effect():
     assert torch.equal(x, y)
 
 
-def test_a_tensor_element_as_a_runtime_scalar_is_not_implemented():
+def test_a_tensor_element_read_as_a_runtime_scalar_runs():
+    """``lens[b]`` on an integer tensor is the element's run-time value (a SymbolicScalar), and
+    ``as_variable()`` on it is accepted; the rows are written as without it."""
     @pypto.frontend.jit
     def per_row(lens: pypto.Tensor([4], I32), y: pypto.Tensor([4, 32], F32)):
         pypto.set_vec_tile_shapes(4, 32)
@@ -109,19 +111,21 @@ def test_a_tensor_element_as_a_runtime_scalar_is_not_implemented():
             n.as_variable()
             y[b:b + 1, :] = pypto.full([1, 32], 1.0, F32)
 
-    with pytest.raises(NotImplementedError, match="value-dependent scalars"):
-        per_row(torch.arange(4, dtype=torch.int32), torch.zeros(4, 32))
+    y = torch.zeros(4, 32)
+    per_row(torch.arange(4, dtype=torch.int32), y)
+    assert torch.equal(y, torch.ones(4, 32))
 
 
-def test_a_tensor_element_as_a_loop_bound_is_not_implemented():
+def test_a_tensor_element_as_a_loop_bound_sets_the_trip_count():
     @pypto.frontend.jit
     def rows_from_data(lens: pypto.Tensor([4], I32), y: pypto.Tensor([4, 32], F32)):
         pypto.set_vec_tile_shapes(4, 32)
         for b in pypto.loop(lens[0]):
             y[b:b + 1, :] = pypto.full([1, 32], 1.0, F32)
 
-    with pytest.raises(NotImplementedError, match="value-dependent scalars"):
-        rows_from_data(torch.arange(4, dtype=torch.int32), torch.zeros(4, 32))
+    y = torch.zeros(4, 32)
+    rows_from_data(torch.tensor([3, 0, 0, 0], dtype=torch.int32), y)
+    assert y.sum(dim=1).tolist() == [32.0, 32.0, 32.0, 0.0]
 
 
 def test_ready_on_host_tensors_takes_input_names():
