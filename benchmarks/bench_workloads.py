@@ -22,6 +22,7 @@ import ctypes
 import glob
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -224,6 +225,34 @@ def launch_row(repeat: int, clock) -> None:
 HEAP_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
 
 
+def run_part(args, clock, threads: int) -> None:
+    """One thread count's table (or, with threads == 0, the launch row), in this process."""
+    only = [w for w in args.only.split(",") if w]
+    if threads == 0:
+        torch.set_num_threads(1)
+        launch_row(args.repeat, clock)
+        return
+    torch.set_num_threads(threads)
+    set_numpy_blas_threads(threads)
+    print(f"\n--- {threads} thread(s)")
+    print(f"{'workload':<34}{'ours':>24}{'numpy':>24}{'torch':>26}  {'ratio':>22}  rate")
+    for name, ours, ref, against, gb, gflop, np_ref in workloads(threads):
+        if only and not any(w in name for w in only):
+            continue
+        s_o = samples(ours, args.repeat, clock)
+        s_n = samples(np_ref, args.repeat, clock) if np_ref is not None else None
+        if against == "compile":
+            ref = torch.compile(ref)
+        s_t = samples(ref, args.repeat, clock)
+        m_o, m_t = statistics.median(s_o), statistics.median(s_t)
+        ratio = f"ours/{against} {m_o / m_t:5.2f}" if against == "eager" else f"{against}/ours {m_t / m_o:5.2f}"
+        if against == "eager" and name.split()[0] in ("softmax", "rms_norm", "layer_norm"):
+            ratio = f"eager/ours {m_t / m_o:5.2f}"
+        rate = f"{gb / m_o:6.1f} GB/s" if gb else f"{gflop / m_o:6.1f} GFLOP/s vs {gflop / m_t:6.1f}"
+        numpy_col = fmt(s_n) if s_n else f"{'-':>8}"
+        print(f"{name:<34}{fmt(s_o)}  {numpy_col:>22}  {against:>7} {fmt(s_t)}  {ratio:>22}  {rate}")
+
+
 def main() -> None:
     if "--fresh-pages" not in sys.argv and os.environ.get("GLIBC_TUNABLES") != HEAP_TUNABLES:
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "GLIBC_TUNABLES": HEAP_TUNABLES})
@@ -233,37 +262,23 @@ def main() -> None:
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
     parser.add_argument("--fresh-pages", action="store_true", help="glibc's default malloc (see the module doc)")
+    parser.add_argument("--part", type=int, default=None, help=argparse.SUPPRESS)  # internal: one table
     args = parser.parse_args()
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
-    only = [w for w in args.only.split(",") if w]
+    if args.part is not None:
+        run_part(args, clock, args.part)
+        return
     print(f"torch {torch.__version__}, numpy {np.__version__}, clock: {args.clock}; times in ms: median [min-max] of "
           f"{args.repeat}; malloc: {'glibc defaults' if args.fresh_pages else HEAP_TUNABLES}; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    if not only or any("launch" in w for w in only):
-        os.environ["PYPTO_NUM_THREADS"] = "1"
-        torch.set_num_threads(1)
-        launch_row(args.repeat, clock)
-    for threads in (int(t) for t in args.threads.split(",")):
-        os.environ["PYPTO_NUM_THREADS"] = str(threads)
-        torch.set_num_threads(threads)
-        set_numpy_blas_threads(threads)
-        print(f"\n--- {threads} thread(s)")
-        print(f"{'workload':<34}{'ours':>24}{'numpy':>24}{'torch':>26}  {'ratio':>22}  rate")
-        for name, ours, ref, against, gb, gflop, np_ref in workloads(threads):
-            if only and not any(w in name for w in only):
-                continue
-            s_o = samples(ours, args.repeat, clock)
-            s_n = samples(np_ref, args.repeat, clock) if np_ref is not None else None
-            if against == "compile":
-                ref = torch.compile(ref)
-            s_t = samples(ref, args.repeat, clock)
-            m_o, m_t = statistics.median(s_o), statistics.median(s_t)
-            ratio = f"ours/{against} {m_o / m_t:5.2f}" if against == "eager" else f"{against}/ours {m_t / m_o:5.2f}"
-            if against == "eager" and name.split()[0] in ("softmax", "rms_norm", "layer_norm"):
-                ratio = f"eager/ours {m_t / m_o:5.2f}"
-            rate = f"{gb / m_o:6.1f} GB/s" if gb else f"{gflop / m_o:6.1f} GFLOP/s vs {gflop / m_t:6.1f}"
-            numpy_col = fmt(s_n) if s_n else f"{'-':>8}"
-            print(f"{name:<34}{fmt(s_o)}  {numpy_col:>22}  {against:>7} {fmt(s_t)}  {ratio:>22}  {rate}")
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    # The cpu backend sizes its worker pool once per process, from $PYPTO_NUM_THREADS at the first launch:
+    # each thread count (and the one-thread launch row) runs in a process of its own.
+    only = [w for w in args.only.split(",") if w]
+    parts = ([0] if not only or any("launch" in w for w in only) else []) + \
+        [int(t) for t in args.threads.split(",")]
+    for part in parts:
+        env = {**os.environ, "PYPTO_NUM_THREADS": str(max(part, 1))}
+        subprocess.run([sys.executable, *sys.argv, "--part", str(part)], env=env, check=True)
 
 
 if __name__ == "__main__":
