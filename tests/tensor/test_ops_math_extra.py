@@ -160,20 +160,24 @@ def test_atan2_quadrants_zeros_infinities():
     assert torch.equal(torch.signbit(got[0, :4]), torch.signbit(want[0, :4]))
 
 
+#: atan2's error bound (docs/tensor.md: 3.07 ulps at most over 3M random inputs of both tests' kinds)
+ATAN2_ULPS = 3.5
+
+
 @pytest.mark.both_backends
 def test_atan2_broadcast_and_scalar():
     yv = torch.randn(24, 80) * 10
     xv = torch.randn(1, 80) * 10
     err = ulp_error(run(pypto.atan2, yv, xv), np.arctan2(yv.double().numpy(), xv.double().numpy()))
-    assert err <= 3
+    assert err <= ATAN2_ULPS
     got = run(lambda a: pypto.atan2(a, -2.0), yv)
-    assert ulp_error(got, np.arctan2(yv.double().numpy(), -2.0)) <= 3
+    assert ulp_error(got, np.arctan2(yv.double().numpy(), -2.0)) <= ATAN2_ULPS
 
 
 def test_atan2_accuracy_all_quadrants():
     yv = torch.randn(32, 64) * torch.logspace(-3, 3, 32 * 64).reshape(32, 64)
     xv = torch.randn(32, 64) * torch.logspace(3, -3, 32 * 64).reshape(32, 64)
-    assert ulp_error(run(pypto.atan2, yv, xv), np.arctan2(yv.double().numpy(), xv.double().numpy())) <= 3
+    assert ulp_error(run(pypto.atan2, yv, xv), np.arctan2(yv.double().numpy(), xv.double().numpy())) <= ATAN2_ULPS
 
 
 # ---------------------------------------------------------------------------------- signbit / copysign
