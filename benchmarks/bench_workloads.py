@@ -225,9 +225,8 @@ def launch_row(repeat: int, clock) -> None:
 HEAP_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
 
 
-def run_part(args, clock, threads: int) -> None:
+def run_part(args, clock, only: list, threads: int) -> None:
     """One thread count's table (or, with threads == 0, the launch row), in this process."""
-    only = [w for w in args.only.split(",") if w]
     if threads == 0:
         torch.set_num_threads(1)
         launch_row(args.repeat, clock)
@@ -265,15 +264,15 @@ def main() -> None:
     parser.add_argument("--part", type=int, default=None, help=argparse.SUPPRESS)  # internal: one table
     args = parser.parse_args()
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
+    only = [w for w in args.only.split(",") if w]
     if args.part is not None:
-        run_part(args, clock, args.part)
+        run_part(args, clock, only, args.part)
         return
     print(f"torch {torch.__version__}, numpy {np.__version__}, clock: {args.clock}; times in ms: median [min-max] of "
           f"{args.repeat}; malloc: {'glibc defaults' if args.fresh_pages else HEAP_TUNABLES}; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
     # The cpu backend sizes its worker pool once per process, from $PYPTO_NUM_THREADS at the first launch:
     # each thread count (and the one-thread launch row) runs in a process of its own.
-    only = [w for w in args.only.split(",") if w]
     parts = ([0] if not only or any("launch" in w for w in only) else []) + \
         [int(t) for t in args.threads.split(",")]
     for part in parts:
