@@ -129,10 +129,7 @@ def test_fusion_chain_reads_each_input_once_and_writes_once():
             t = pypto.exp(t * 0.5) - b
         y[:] = pypto.sigmoid(t) * a
 
-    # fixed inputs: six chained exps (each within an ulp or two of torch's) with `- b` cancelling can
-    # amplify the difference past assert_close's fp32 default on a rare random draw (seen once)
-    gen = torch.Generator().manual_seed(11)
-    a, b, y = torch.randn(40, 100, generator=gen), torch.randn(40, 100, generator=gen), torch.empty(40, 100)
+    a, b, y = torch.randn(40, 100), torch.randn(40, 100), torch.empty(40, 100)
     k(a, b, y)
     t = a + b
     for _ in range(6):
