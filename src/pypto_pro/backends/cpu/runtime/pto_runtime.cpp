@@ -428,6 +428,15 @@ void help_grid(LaunchRT* L) {
     L->queue.push_back(R);
     if (L->idle_polls > L->live) {  // a whole round of cores without progress
       if (L->running == 0) {
+        // The round may have overlapped a core that ran while the others were polled: the
+        // epoch it saw is then older than the arrivals it missed.  Only a queue of cores that
+        // all saw the current epoch, with nothing running to move it, is a deadlock.
+        const int64_t now = L->epoch.load();
+        if (std::any_of(L->queue.begin(), L->queue.end(),
+                        [now](const CoreRT* Q) { return Q->progressed || Q->seen_epoch != now; })) {
+          L->idle_polls = 0;
+          continue;
+        }
         std::vector<CoreRT*> all(L->queue.begin(), L->queue.end());
         std::string msg = deadlock_report(L, all);
         lk.unlock();
