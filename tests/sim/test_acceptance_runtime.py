@@ -124,7 +124,8 @@ def test_cube_and_mix_kernels_run_core_num_blocks_at_once(kernel, args):
 # ====================================================================================== 2. cpu backend
 def _acc_to_vec(in_dt, out_dt, mode, relu, scale, backend):
     """A mix kernel: (a @ b) moved from the accumulator's [r, c] on into both AIVs' UB, each AIV storing its
-    UB tile to rows [32 * subblock, ...) of y."""
+    UB tile to rows [32 * subblock, ...) of y.  The window is [offset, offset + the valid shape the AIC holds
+    for v), here the rest of the accumulator (at least one row and column)."""
     acc_dt = pl.DT_INT32 if in_dt == pl.DT_INT8 else FP32
 
     def acc_to_vec(a: pl.Tensor[[32, 32], in_dt], b: pl.Tensor[[32, 64], in_dt], y: pl.Tensor[[64, 64], out_dt],
@@ -141,6 +142,7 @@ def _acc_to_vec(in_dt, out_dt, mode, relu, scale, backend):
             pl.move(a0, a1)
             pl.move(b0, b1)
             pl.matmul(acc, a0, b0)
+            pl.set_validshape(v, [pl.max(1, 32 - r), pl.max(1, 64 - c)])
             pl.move(v, acc, [r, c], acc_to_vec_mode=mode, relu_pre_mode=relu, scale=scale)  # acc_to_vec move
             pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=2)
         with pl.section_vector():
@@ -194,7 +196,8 @@ def test_cpu_acc_to_vec_offset_outside_the_window_fails_like_the_interpreter():
             k(a, b, np.zeros((64, 64), np.float32), 32, 0)
         messages.append(str(e.value))
     assert messages[0] == messages[1]
-    assert "move offset [32, 0] is outside the valid window [32, 64] of acc" in messages[0]
+    assert ("move window [32:33, 0:64] (offset + the valid shape of v on the AIC) leaves accumulator acc of "
+            "shape [32, 64]") in messages[0]
     assert f"test_acceptance_runtime.py:{_line_of('# acc_to_vec move')}" in messages[0]
 
 

@@ -225,11 +225,13 @@ def op(name: str, params: Sequence[Param], pipe, doc: str = "", aliases: Sequenc
 # Static checking helpers
 # ----------------------------------------------------------------------------------------------
 class CheckCtx:
-    """What a ``check`` function may ask: the op being checked and the arch."""
+    """What a ``check`` function may ask: the op being checked, the arch and the section it stands in
+    (``"cube"``, ``"vector"``, or ``None`` outside sections)."""
 
-    def __init__(self, opdef: OpDef, arch):
+    def __init__(self, opdef: OpDef, arch, section: Optional[str] = None):
         self.op = opdef
         self.arch = arch
+        self.section = section
 
     def fail(self, message: str) -> "None":
         raise KernelTypeError(f"pl.{self.op.aliases[0]}: {message}")

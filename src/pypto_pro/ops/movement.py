@@ -381,7 +381,7 @@ class Move:
             return
         s = ctx.tile(a["src"])
         if s.space == M.Acc:
-            _acc_to_vec(ctx, a, s, s.read())
+            _acc_to_vec(ctx, a, s, s.read() if a["offset"] is None else _acc_window(ctx, a, s))
             return
         targets = ctx.peers("cube") if (s.space, a["dst"].space) == (M.Vec, M.Mat) else [ctx.core]
         if not targets:
@@ -427,11 +427,6 @@ def _acc_to_vec(ctx, a, s, vals):
     if not vecs:
         raise ctx.error("Acc -> Vec needs the block's vector cores; this kernel has none (use sections for a mix "
                         "kernel)")
-    if a["offset"] is not None:  # the source window starts at [r, c] and runs to the end of the valid window
-        r0, c0 = (int(ctx.scalar(x)) for x in a["offset"])
-        if not (0 <= r0 < vals.shape[0] and 0 <= c0 < vals.shape[1]):
-            raise ctx.error(f"move offset [{r0}, {c0}] is outside the valid window {list(vals.shape)} of {s.name}")
-        vals = vals[r0:, c0:]
     out = fixpipe.apply(ctx, vals, a["dst"].dtype, a["relu_pre_mode"], a["scale"])
     mode = a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0
     rows, cols = out.shape
@@ -453,6 +448,27 @@ def _acc_to_vec(ctx, a, s, vals):
         if part.shape[0] > d.shape[0] or part.shape[1] > d.shape[1]:
             raise ctx.error(f"Acc -> Vec: a {list(part.shape)} share does not fit tile {d.name} {list(d.shape)}")
         d.write(part, part.shape[0], part.shape[1])
+
+
+def _acc_window(ctx, a, s):
+    """The accumulator window an Acc -> Vec move with ``offset`` copies: ``[offset, offset + dst valid)``
+    (move.md), the destination's valid shape being the one the AIC set, i.e. the whole window before a dual
+    mode splits it between the AIVs.  The window must lie in the Acc's declared shape; it may reach past
+    the Acc's valid window (the simulator reports bytes there that nothing wrote)."""
+    r0, c0 = (int(ctx.scalar(x)) for x in a["offset"])
+    rows, cols = aic_valid(ctx, a["dst"])
+    if r0 < 0 or c0 < 0 or r0 + rows > s.shape[0] or c0 + cols > s.shape[1]:
+        raise ctx.error(f"move window [{r0}:{r0 + rows}, {c0}:{c0 + cols}] (offset + the valid shape of "
+                        f"{a['dst']} on the AIC) leaves accumulator {s.name} of shape {list(s.shape)}")
+    return s.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).read()
+
+
+def aic_valid(ctx, ref) -> tuple:
+    """The valid shape the executing (cube) core holds for the Vec tile ``ref``: its own descriptor's."""
+    decl = ctx.decl_of(ref)
+    if decl is None:
+        return tuple(ctx.tile(ref).valid)
+    return tuple(ctx.core.valid.get(decl.uid, decl.shape))
 
 
 def _insert(ctx, dst_ref, src_ref, offset):

@@ -114,9 +114,12 @@ class SetValidShape:
         if isinstance(t, SubRef) and not named_subview(t):
             c.fail("set_validshape of a subview needs the subview bound to a name first (sub = tile[r0:r1, c0:c1])")
         full = t.slots[0].shape if isinstance(t, TileGroupDecl) else t.static_shape
+        space = t.slots[0].space if isinstance(t, TileGroupDecl) else t.space
+        # a Vec tile on the AIC (or in code both core kinds run) may name a window up to twice its shape
+        k = 2 if space == MemorySpace.Vec and c.section != "vector" else 1
         for v, s, axis in zip(shape, full or (None, None), ("rows", "cols")):
-            if isinstance(v, int) and (v < 1 or (s is not None and v > s)):
-                c.fail(f"valid {axis} {v} is outside [1, {s}]")
+            if isinstance(v, int) and (v < 1 or (s is not None and v > k * s)):
+                c.fail(f"valid {axis} {v} is outside [1, {k * s if s is not None else s}]")
 
     @staticmethod
     def run(ctx, a):
@@ -131,9 +134,14 @@ class SetValidShape:
         decls = t.slots if isinstance(t, TileGroupDecl) else [ctx.decl_of(t)]
         if decls == [None]:
             raise ctx.error("set_validshape needs a whole tile or a tile group, not a subview")
-        for d in decls:  # an empty window (a share of nothing, e.g. AIV1's of a dual-split tail <= 16) is allowed
-            if not (0 <= rows <= d.shape[0] and 0 <= cols <= d.shape[1]):
-                raise ctx.error(f"valid shape [{rows}, {cols}] is outside tile {d.name} of shape {d.shape}")
+        # On the AIC a Vec tile only names the window of an Acc -> Vec move into the block's AIVs, both
+        # shares of a dual mode together, so there it may be up to twice the tile on each axis (the move
+        # checks that each AIV's share fits the tile).
+        for d in decls:
+            scale = 2 if ctx.core.kind == "cube" and d.space == MemorySpace.Vec else 1  # an empty window (a share of nothing, e.g. AIV1's of a dual-split tail <= 16) is allowed
+            if not (0 <= rows <= scale * d.shape[0] and 0 <= cols <= scale * d.shape[1]):
+                what = " (on the AIC a Vec tile's window may be up to twice its shape)" if scale == 2 else ""
+                raise ctx.error(f"valid shape [{rows}, {cols}] is outside tile {d.name} of shape {d.shape}{what}")
             ctx.set_valid(d, rows, cols)
 
 

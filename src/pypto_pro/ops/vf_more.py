@@ -248,15 +248,15 @@ def _mask_from_reg(ctx, a):
                    Arg("cumulative", default=True)], "Vf.histograms")
 def _hist(ctx, a):
     """dst = acc + the histogram of a's selected bytes (values 0..127, or 128..255 with ``high``):
-    dst[n] counts the value base + n (FREQUENCY) or the values base..base + n (ACCUMULATE); counts wrap
-    at dst's width."""
+    dst[n] counts the value base + n (FREQUENCY) or the values 0..base + n, i.e. ``x <= base + n``
+    (ACCUMULATE: the cumulative count runs from 0 in both halves, so BIN1 includes the values below 128,
+    as AscendC's Histograms page defines it); counts wrap at dst's width."""
     d = a["dst"].dtype
     vals = _raw(ctx, a["a"]).view(np.uint8)
     on = mask_bits(ctx, a["mask"]) if a["mask"] is not None else np.ones(VL, dtype=bool)
     base = 128 if a["high"] else 0
-    counts = np.bincount(vals[on].astype(np.int64), minlength=256)[base:base + 128]
-    if a["cumulative"]:
-        counts = np.cumsum(counts)
+    counts = np.bincount(vals[on].astype(np.int64), minlength=256)
+    counts = np.cumsum(counts)[base:base + 128] if a["cumulative"] else counts[base:base + 128]
     n = lanes(d)
     add = np.zeros(n, dtype=np.int64)
     add[:min(n, 128)] = counts[:n]

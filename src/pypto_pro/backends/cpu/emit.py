@@ -194,10 +194,14 @@ def _move(g, s):
         return _insert_code(g, dst, src, a["offset"])
     if src.space == M.Acc:
         mode = int(AccToVecMode(a["acc_to_vec_mode"] or AccToVecMode.SingleModeVec0))
-        offset = "".join(f", {g.scalar(x)}" for x in a["offset"] or ())
         prelude, fix = _fixpipe(g, a)
+        window = ""
+        if a["offset"] is not None:  # [offset, offset + the valid shape the AIC holds for dst)
+            prelude = [*prelude, f"  const auto w_ = {g.tile(dst)};"]
+            window = (", true, " + ", ".join(g.scalar(x) for x in a["offset"]) +
+                      f", w_.vr, w_.vc, \"{dst}\"")
         return "\n".join(["{", *prelude, f"  pto::move_acc_to_vec<{c_type(dst.dtype)}>(C, [&](pto::Core& P_) {{ return "
-                                          f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {fix}{offset});", "}"])
+                                          f"{g.tile(dst, 'P_')}; }}, {g.tile(src)}, {mode}, {fix}{window});", "}"])
     has_off = "true" if a["offset"] is not None else "false"
     nz_frame = "true" if nz_frame_valid(src, dst) else "false"
     r0, c0 = (g.scalar(x) for x in a["offset"]) if a["offset"] is not None else ("0", "0")

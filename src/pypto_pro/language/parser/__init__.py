@@ -1106,7 +1106,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         self._strided_access(opdef, bound, node)
         self._check_mask_only(opdef, bound, node)
         try:
-            result_dtype = opdef.check(CheckCtx(opdef, self.arch), bound)
+            result_dtype = opdef.check(CheckCtx(opdef, self.arch, self.section), bound)
         except KernelError as e:
             raise e.attach(loc=self.loc(node), kernel=self.name)
         side = opdef.side(bound)

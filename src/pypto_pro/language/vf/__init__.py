@@ -244,13 +244,18 @@ def _reduce(name: str, fn: str):
 def _compare(name: str):
     def op(c, a, b, preg=None, cmp_dtype=None):
         x = c.want_reg(a, "a")
-        y = b.ref if isinstance(b, Reg) else c.scalar(b, "b")
+        if cmp_dtype is not None and not isinstance(cmp_dtype, dt.DataType):
+            raise c.error(f"'cmp_dtype' must be a data type (pl.DT_*), got {cmp_dtype!r}")
+        width = cmp_dtype or x.dtype  # the registers are compared as lanes of this type
+        x = c.view(x, width)
+        y = c.view(b, width).ref if isinstance(b, Reg) else c.scalar(b, "b")
         m = c.mask()
         c.emit("vf_compare", dst=m.ref, a=x.ref, b=y, mask=c.want_mask(preg, "preg"), fn=name)
-        state(c.p).spr_mask = (m, x.dtype.nbytes)
+        state(c.p).spr_mask = (m, width.nbytes)
         return m
     op.__name__ = name
-    op.__doc__ = f"vf.{name}(a, b, preg): the mask of lanes where a {name} b (b a register or scalar)."
+    op.__doc__ = (f"vf.{name}(a, b, preg, cmp_dtype=None): the mask of lanes where a {name} b (b a register or "
+                  f"scalar), both registers read as lanes of cmp_dtype (default: a's dtype).")
     return frontend(name)(op)
 
 
@@ -269,6 +274,7 @@ def select(c, src0, src1, preg, mode=None):
                fn="sel")
         return m
     a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
+    b = c.view(b, a.dtype)  # a select moves bits: src1 is read at src0's width
     d = c.reg(a.dtype)
     c.emit("vf_select", dst=d.ref, a=a.ref, b=b.ref, mask=c.want_mask(preg, "preg", optional=False))
     return d
@@ -343,6 +349,7 @@ _LOAD_DIST = {"NORM": "NORM", "BRC": "BRC", "BRC_B8": "BRC", "BRC_B16": "BRC", "
               "US_B8": "US", "US_B16": "US", "DS": "DS", "DS_B8": "DS", "DS_B16": "DS", "UNPK": "UNPK",
               "UNPK_B8": "UNPK", "UNPK_B16": "UNPK", "UNPK_B32": "UNPK", "BLK": "BLK"}
 _BLOCK_MODES = ("DATA_BLOCK_LOAD", "DATA_BLOCK_COPY")
+_GRAIN = {"B8": dt.DT_UINT8, "B16": dt.DT_UINT16, "B32": dt.DT_UINT32}
 
 
 def _assign_target_mask(c) -> bool:
@@ -368,7 +375,7 @@ def load_align(c, tile, offset=None, dist=None, dtype=None, post_update=False, b
         if block_stride is None:
             raise c.error("DataBlock mode needs block_stride")
         mask = c.want_mask(offset, "offset (the DataBlock mask)")
-        base, off = c.address(tile)
+        base, off = c.address(tile, cursor=post_update)
         d = c.reg(dtype or base.dtype)
         c.emit("vf_load_blocks", dst=d.ref, src=base, offset=off, block_stride=c.scalar(block_stride, "block_stride"),
                mask=mask)
@@ -382,7 +389,7 @@ def load_align(c, tile, offset=None, dist=None, dtype=None, post_update=False, b
     if _assign_target_mask(c):  # a mask register from UB
         if ds not in ("NORM", "US", "DS"):
             raise c.error(f"a mask register loads with dist NORM, US or DS, not {ds}")
-        base, off = c.address(tile, None if post_update else offset)
+        base, off = c.address(tile, None if post_update else offset, cursor=post_update)
         m = c.mask()
         c.emit("vf_mask_load", dst=m.ref, src=base, offset=off, dist=ds)
         if post_update:
@@ -390,15 +397,21 @@ def load_align(c, tile, offset=None, dist=None, dtype=None, post_update=False, b
         return m
     if isinstance(offset, Mask):
         raise c.error("a mask offset needs data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY")
-    base, off = c.address(tile, None if post_update else offset)
+    base, off = c.address(tile, None if post_update else offset, cursor=post_update)
     t = dtype or base.dtype
+    # an explicit granularity (BRC_B8, DINTLV_B16, ...) moves elements of that width whatever the register's
+    # dtype: the register is written as lanes of an unsigned type of that width (BRC_B8 into a u32 register
+    # repeats one byte in every byte)
+    grain = _GRAIN.get(ds.rsplit("_", 1)[-1]) if "_B" in ds else None
+    if grain is None or t.bits() < 8 or grain.nbytes == t.nbytes:
+        grain = t
     if ds.startswith("DINTLV"):
         d0, d1 = c.reg(t, reuse=False), c.reg(t, reuse=False)
-        c.emit("vf_load2", dst0=d0.ref, dst1=d1.ref, src=base, offset=off)
+        c.emit("vf_load2", dst0=c.view(d0, grain).ref, dst1=c.view(d1, grain).ref, src=base, offset=off)
         result = (d0, d1)
     elif ds in _LOAD_DIST:
         d = c.reg(t)
-        c.emit("vf_load", dst=d.ref, src=base, offset=off, dist=_LOAD_DIST[ds])
+        c.emit("vf_load", dst=c.view(d, grain).ref, src=base, offset=off, dist=_LOAD_DIST[ds])
         result = d
     else:
         raise c.not_implemented(f"load_align dist={ds}")
@@ -430,7 +443,7 @@ def store_align(c, tile, src, *args, dist=None, data_copy_mode=None, block_strid
         offset = rest.pop(0) if rest else None
         if rest:
             raise c.error("too many positional arguments")
-        base, off = c.address(tile, None if post_update else offset)
+        base, off = c.address(tile, None if post_update else offset, cursor=post_update)
         c.emit("vf_mask_store", dst=base, src=src.ref, offset=off, dist=ds or "NORM")
         if post_update:
             _post_step(c, tile, offset if offset is not None else (32 if ds != "PACK" else 16) // base.dtype.nbytes)
@@ -442,7 +455,7 @@ def store_align(c, tile, src, *args, dist=None, data_copy_mode=None, block_strid
             raise c.error(f"two source registers store with dist INTLV, not {ds}")
         preg = rest.pop(0) if rest and isinstance(rest[0], Mask) else None
         offset = rest.pop(0) if rest else None
-        base, off = c.address(tile, None if post_update else offset)
+        base, off = c.address(tile, None if post_update else offset, cursor=post_update)
         c.emit("vf_store2", dst=base, a=a.ref, b=b.ref, offset=off, mask=c.want_mask(preg, "preg"))
         if post_update:
             _post_step(c, tile, offset if offset is not None else 512 // base.dtype.nbytes)
@@ -456,7 +469,7 @@ def store_align(c, tile, src, *args, dist=None, data_copy_mode=None, block_strid
             repeat_stride = rest.pop(0)
         if block_stride is None:
             raise c.error("DataBlock mode needs block_stride")
-        base, off = c.address(tile)
+        base, off = c.address(tile, cursor=post_update)
         c.emit("vf_store", dst=base, src=a.ref, mask=mask, offset=off, block_stride=c.scalar(block_stride,
                "block_stride"), dist="NORM")
         if post_update:
@@ -476,7 +489,7 @@ def store_align(c, tile, src, *args, dist=None, data_copy_mode=None, block_strid
     offset = rest.pop(0) if rest else None
     if rest:
         raise c.error("too many positional arguments")
-    base, off = c.address(tile, None if post_update else offset)
+    base, off = c.address(tile, None if post_update else offset, cursor=post_update)
     kind = {"NORM": "NORM", "NORM_B16": "NORM", "PACK": "PACK", "PACK4": "PACK4", "FIRST_ELEMENT": "FIRST"}[ds]
     c.emit("vf_store", dst=base, src=a.ref, mask=mask, offset=off, block_stride=None, dist=kind)
     if post_update:

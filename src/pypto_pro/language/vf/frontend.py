@@ -108,6 +108,7 @@ class _State:
         self.caller_scopes: list = []  # stack of parser scopes, one per inlined vector_function
         self.ar = None  # the AR special register: bytes the last squeeze(STORE_REG) kept (a runtime Var)
         self.spr_mask = None  # (mask register, element bytes) of the latest VF compare (vf.get_mask_spr)
+        self.views: Dict[tuple, ir.TileDecl] = {}  # (register decl uid, dtype) -> its reinterpreting alias
 
 
 def _same(value, reg) -> bool:
@@ -198,6 +199,24 @@ class Call:
     def mask(self) -> Mask:
         return self._alloc(dt.DT_UINT8, Mask)
 
+    def view(self, reg: Reg, dtype: dt.DataType) -> Reg:
+        """``reg``'s 256 bytes read as lanes of ``dtype``: the same register, no copy (the hardware's ops
+        read a register at the width their type names, whatever wrote it).  Only for operands."""
+        if reg.dtype == dtype:
+            return reg
+        if reg.logical is not None or dtype.bits() < 8:
+            raise self.not_implemented("reading a register at another width with 4-bit types")
+        decl = reg.ref.tile
+        views = state(self.p).views
+        alias = views.get((decl.uid, dtype))
+        if alias is None:
+            ttype = TileType(shape=[1, REG_BYTES // dtype.nbytes], dtype=dtype, target_memory=MemorySpace.Reg)
+            alias = ir.TileDecl(f"{decl.name}_as_{dtype.name.lower()}", ttype, Layout.ND, decl.addr, REG_BYTES,
+                                decl.loc)
+            views[(decl.uid, dtype)] = alias
+            self.p.tiles.append(alias)
+        return Reg(ir.DeclRef(alias))
+
     def copy(self, src, reuse: bool = True):
         """A copy of register or mask register ``src`` (into the assignment target's own register when it
         has one of the same kind and dtype)."""
@@ -243,11 +262,14 @@ class Call:
             return a
         return self.p.binop("+", a, b, self.node)
 
-    def address(self, tile, offset=None, what: str = "tile"):
-        """(base tile, element offset) of a tile / pointer plus an offset (int, runtime scalar, [row, col])."""
+    def address(self, tile, offset=None, what: str = "tile", cursor: bool = False):
+        """(base tile, element offset) of a tile / pointer plus an offset (int, runtime scalar, [row, col]).
+        ``cursor``: the access goes through the pointer's post-update cursor (the transfers that advance it
+        and store_unalign); every other access of the pointer addresses its base, as on the hardware, where
+        the cursor is a variable of its own next to the base pointer."""
         if isinstance(tile, VfPtr):
             base, off = tile.base, tile.offset
-            if tile.cursor is not None:
+            if cursor and tile.cursor is not None:
                 off = self.add(off, tile.cursor)
         elif isinstance(tile, ir.TileRef):
             base, off = tile, 0
@@ -344,9 +366,7 @@ def vf_pointer_arith(p, op: str, a, b, node):
             raise p.err(KernelSyntaxError, "'+' on registers is not defined; use vf.add", node)
         return None
     call = Call(p, node, "tile + offset")
-    base, off = call.address(a, b)
-    if isinstance(a, VfPtr) and a.cursor is not None:  # the address now: later advances of `a` do not move it
-        off = p.new_var("vf_addr", off, node)
+    base, off = call.address(a, b)  # from `a`'s base: its post-update cursor does not move the new address
     st = state(p)
     name = p.assign_target if p.assign_node is node else None
     if name is not None and st.post_update_names and name in st.post_update_names[-1]:

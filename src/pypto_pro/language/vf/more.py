@@ -240,7 +240,7 @@ def load(c, tile, stride=None, post_update=False, repeat_stride=None, count=None
     the pointer by ``stride`` elements (default one register)."""
     if count is not None:
         raise c.not_implemented("vf.load with count=")
-    base, off = c.address(tile)
+    base, off = c.address(tile, cursor=post_update)
     d = c.reg(base.dtype)
     c.emit("vf_load", dst=d.ref, src=base, offset=off, dist="U")
     if post_update:
@@ -253,7 +253,7 @@ def store(c, tile, src, count=None, post_update=False, repeat_stride=0):
     """The first ``count`` lanes (default all) of ``src`` at ``tile`` (any element-aligned address);
     post_update advances the pointer past them."""
     a = c.want_reg(src, "src")
-    base, off = c.address(tile)
+    base, off = c.address(tile, cursor=post_update)
     n = c.scalar(count, "count") if count is not None else 256 // a.dtype.nbytes
     c.emit("vf_store", dst=base, src=a.ref, offset=off, mask=None, block_stride=None, dist="U", count=n)
     if post_update:
@@ -293,7 +293,7 @@ def load_unalign(c, tile, align_reg, stride=None, post_update=False):
     """One register of consecutive elements from an unaligned address; post_update advances the pointer
     by ``stride`` bytes (default one register)."""
     t, _ = _split(c, tile, align_reg, "load")
-    base, off = c.address(t)
+    base, off = c.address(t, cursor=post_update or stride is not None)
     d = c.reg(base.dtype)
     c.emit("vf_load", dst=d.ref, src=base, offset=off, dist="U")
     if post_update:
@@ -309,7 +309,7 @@ def store_unalign(c, tile, src, align_reg, stride=None, post_update=False):
     is written here, so store_unalign_post has nothing left to write."""
     t, _ = _split(c, tile, align_reg, "store")
     a = c.want_reg(src, "src")
-    base, off = c.address(t)
+    base, off = c.address(t, cursor=True)  # unaligned stores always go through the cursor
     ar = state(c.p).ar
     if stride is not None:
         n = c.scalar(stride, "stride")

@@ -510,15 +510,18 @@ inline void insert_into(Core& C, const Tile<TD>& d, const Tile<TS>& s, int64_t r
 enum AccToVec { SingleModeVec0 = 0, SingleModeVec1, DualModeSplitM, DualModeSplitN };
 
 // Acc -> Vec through the fixpipe into the block's AIV(s); `dst_on(core)` resolves dst on a vector core.
-// With an offset (om, ok) the source window is s[om:, ok:] up to the end of the valid window (ops/movement.py
-// _acc_to_vec), split between the AIVs by `mode` like a whole window.
+// Without an offset the window is the Acc's valid window; with one (has_offset) it is
+// s[om : om + wr, ok : ok + wc], (wr, wc) the valid shape the AIC holds for dst (ops/movement.py _acc_window),
+// which must lie in the Acc's declared shape.  The window is split between the AIVs by `mode`.
 template <class TD, class TA, class DstOn>
-inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, const Fix& fix, int64_t om = 0,
-                            int64_t ok = 0) {
-  if (om < 0 || ok < 0 || om >= s.vr || ok >= s.vc)
-    fail(C, "move offset [%lld, %lld] is outside the valid window [%d, %d] of %s", (long long)om, (long long)ok,
-         s.vr, s.vc, s.name);
-  const int r0 = (int)om, c0 = (int)ok, rows = s.vr - r0, cols = s.vc - c0;
+inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, const Fix& fix,
+                            bool has_offset = false, int64_t om = 0, int64_t ok = 0, int wr = 0, int wc = 0,
+                            const char* dst_name = "") {
+  if (has_offset && (om < 0 || ok < 0 || om + wr > s.rows || ok + wc > s.cols))
+    fail(C, "move window [%lld:%lld, %lld:%lld] (offset + the valid shape of %s on the AIC) leaves accumulator %s "
+         "of shape [%d, %d]", (long long)om, (long long)(om + wr), (long long)ok, (long long)(ok + wc), dst_name,
+         s.name, s.rows, s.cols);
+  const int r0 = (int)om, c0 = (int)ok, rows = has_offset ? wr : s.vr, cols = has_offset ? wc : s.vc;
   struct Part { int sub, r0, c0, rows, cols; } parts[2];
   int np = 0;
   if (mode == SingleModeVec0) parts[np++] = {0, r0, c0, rows, cols};
@@ -820,11 +823,14 @@ template <class T, class V> inline void setval(Core& C, const Gm<T>& g, const in
   else *p = from_int<T>((int64_t)v);
 }
 
+// On the AIC a Vec tile names the window of an Acc -> Vec move (both AIVs' shares of a dual mode), so there
+// it may be up to twice the tile on each axis (ops/scalar.py SetValidShape.run).
 inline void set_valid(Core& C, const TileDecl* decls, int64_t i, int64_t rows, int64_t cols) {
   const TileDecl& d = decls[i];
-  if (!(0 <= rows && rows <= d.rows && 0 <= cols && cols <= d.cols))  // an empty window is allowed
-    fail(C, "valid shape [%lld, %lld] is outside tile %s of shape [%d, %d]", (long long)rows, (long long)cols, d.name,
-         d.rows, d.cols);
+  const int k = C.kind == 1 && d.space == Vec ? 2 : 1;
+  if (!(0 <= rows && rows <= k * d.rows && 0 <= cols && cols <= k * d.cols))  // an empty window is allowed
+    fail(C, "valid shape [%lld, %lld] is outside tile %s of shape [%d, %d]%s", (long long)rows, (long long)cols,
+         d.name, d.rows, d.cols, k == 2 ? " (on the AIC a Vec tile's window may be up to twice its shape)" : "");
   C.valid[2 * i] = (int32_t)rows;
   C.valid[2 * i + 1] = (int32_t)cols;
 }

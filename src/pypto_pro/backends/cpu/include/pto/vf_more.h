@@ -266,12 +266,14 @@ inline void vf_mask_from_reg(Core& C, uint8_t* d, const void* a, int w, int64_t 
 }
 template <class T>
 inline void vf_hist(T* d, const uint8_t* a, const T* acc, const uint8_t* m, bool high, bool cumulative) {
-  int64_t counts[128] = {};
+  // cumulative: counts[n] = #(x <= base + n), from 0 in both halves (ops/vf_more.py _hist)
+  int64_t all[256] = {}, counts[128];
   const int base = high ? 128 : 0;
   for (int i = 0; i < kVL; ++i)
-    if ((m == nullptr || m[i] != 0) && a[i] >= base && a[i] < base + 128) counts[a[i] - base]++;
+    if (m == nullptr || m[i] != 0) all[a[i]]++;
   if (cumulative)
-    for (int i = 1; i < 128; ++i) counts[i] += counts[i - 1];
+    for (int i = 1; i < 256; ++i) all[i] += all[i - 1];
+  for (int i = 0; i < 128; ++i) counts[i] = all[base + i];
   T out[vf_lanes<T>()];
   for (int i = 0; i < vf_lanes<T>(); ++i) out[i] = (T)((uint64_t)acc[i] + (uint64_t)(i < 128 ? counts[i] : 0));
   std::memcpy((void*)d, out, kVL);
