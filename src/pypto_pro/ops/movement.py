@@ -456,14 +456,14 @@ def _acc_window(ctx, a, s):
     mode splits it between the AIVs.  The window must lie in the Acc's declared shape; it may reach past
     the Acc's valid window (the simulator reports bytes there that nothing wrote)."""
     r0, c0 = (int(ctx.scalar(x)) for x in a["offset"])
-    rows, cols = aic_valid(ctx, a["dst"])
+    rows, cols = _aic_valid(ctx, a["dst"])
     if r0 < 0 or c0 < 0 or r0 + rows > s.shape[0] or c0 + cols > s.shape[1]:
         raise ctx.error(f"move window [{r0}:{r0 + rows}, {c0}:{c0 + cols}] (offset + the valid shape of "
                         f"{a['dst']} on the AIC) leaves accumulator {s.name} of shape {list(s.shape)}")
     return s.sub(r0, r0 + rows, c0, c0 + cols, (rows, cols)).read()
 
 
-def aic_valid(ctx, ref) -> tuple:
+def _aic_valid(ctx, ref) -> tuple:
     """The valid shape the executing (cube) core holds for the Vec tile ``ref``: its own descriptor's."""
     decl = ctx.decl_of(ref)
     if decl is None:
