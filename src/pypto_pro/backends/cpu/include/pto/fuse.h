@@ -103,11 +103,12 @@ inline bool gm_run(const Gm<T>& g, const int64_t* offs, int a0, int a1, const Wi
 
 // ---------------------------------------------------------------- fetching the next row tile
 // A loop of row tiles (softmax, norms: load, reduce, normalise, store) reads GM only in its load
-// group; its compute groups (exp + row sum) touch no memory beyond L1.  So the load group notes the
-// GM window its next iteration will most likely read (memory.h next_window: one stride ahead of the
-// tile's previous load), and the following compute groups fetch it into the caches, two 64-byte
-// lines per 32-column step: the memory transfer then overlaps their arithmetic instead of stalling
-// the next load group.  A prefetch never faults and never changes a value.
+// group; its compute groups (exp + row sum) touch no memory beyond L1 and its store group only
+// writes.  So the load group notes the GM window its next iteration will most likely read
+// (memory.h next_window: one stride ahead of the tile's previous load), and the following groups
+// without loads fetch it into the caches, two 64-byte lines per 32-column step: the transfer then
+// overlaps their arithmetic or stores instead of stalling the next load group.  A prefetch never
+// faults and never changes a value.
 struct Ahead {
   const char* p = nullptr;  // the window's first byte; nullptr: nothing (left) to fetch
   int64_t st0 = 0, row = 0;  // bytes between rows, bytes per row
