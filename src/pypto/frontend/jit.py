@@ -35,8 +35,6 @@ from .fastcall import call_key, freeze
 from .run_errors import speak_tensor_level
 from .tracer import Session, record
 
-_RUN_MODES = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}
-
 
 class _TensorArg:
     def __init__(self, name: str, index: int, ann: Optional[Tensor]):
@@ -186,7 +184,7 @@ class JitFunction:
     def backend(self, options) -> Optional[str]:
         """The backend requested by ``backend=`` / ``run_mode`` (None: the default selection)."""
         mode = options["runtime"]["run_mode"]
-        from_mode = _RUN_MODES[mode] if mode is not None else None
+        from_mode = opt.RUN_MODE_BACKENDS[mode] if mode is not None else None
         if self.backend_request and from_mode and self.backend_request != from_mode:
             raise ValueError(f"backend={self.backend_request!r} contradicts runtime_options run_mode={mode!r}")
         request = self.backend_request or from_mode
