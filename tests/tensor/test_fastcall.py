@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import pypto
-from pypto.frontend.fastcall import call_key
+from pypto.frontend.fastcall import call_key, feeds
 from pypto_pro.backends.cpu import workers
 from pypto_pro.backends import cpu
 
@@ -167,3 +167,41 @@ def test_tuple_constants_take_the_frozen_path():
         tiled_relu(x, y, tile)
         torch.testing.assert_close(y, torch.relu(x))
     assert _frozen(tiled_relu) == 2 and tiled_relu.compile_count == 2
+
+
+@pypto.frontend.jit
+def flat_scale(a: pypto.Tensor([32, 16], pypto.DT_FP32), y: pypto.Tensor([16, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    y[:] = pypto.reshape(a, [16, 32]) * 3.0
+
+
+def test_zero_copy_views_of_arguments_follow_new_tensors():
+    """A reshape of an argument is a kernel parameter of its own whose data is the argument's: a
+    repeated call points it at the new argument (fastcall.feeds)."""
+    program = None
+    for _ in range(3):
+        a, y = torch.randn(32, 16), torch.empty(16, 32)
+        flat_scale(a, y)
+        torch.testing.assert_close(y, a.reshape(16, 32) * 3.0, rtol=0, atol=0)
+        program = next(c.program for c in flat_scale.cache.values())
+    assert _frozen(flat_scale) == 1
+    where = feeds(program)
+    views = [p.index for p, b in zip(program.kernel.params, program.buffers) if b.kind == "alias"]
+    assert views and all(where.args[i] == 0 for i in views)  # the view of `a` takes a's data
+    assert not where.zeroed
+
+
+def test_a_backend_without_frozen_call_takes_the_full_path(monkeypatch):
+    """``frozen_call`` is optional in the backend protocol: without it every call is a full one."""
+    monkeypatch.delattr(cpu, "frozen_call")
+
+    @pypto.frontend.jit
+    def twice(x: pypto.Tensor([8, 64], pypto.DT_FP32), y: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        y[:] = x * 2.0
+
+    for _ in range(3):
+        x, y = torch.randn(8, 64), torch.empty(8, 64)
+        twice(x, y)
+        torch.testing.assert_close(y, x * 2.0)
+    assert len(twice._fast) == 1 and _frozen(twice) == 0
