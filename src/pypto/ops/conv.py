@@ -22,7 +22,7 @@ from pypto_pro.errors import KernelTypeError, KernelValueError
 from ..frontend.tracer import current_recorder
 from ..symbolic import format_dims, is_static
 from ..tensor import Tensor
-from .core import materialize, node_of, out
+from .core import materialize, node_of, out, same_dim
 from .elementwise import add, cast, relu
 from .matmul import cube_side_vec_tiles, default_cube_tiles, matmul
 from .shape import concat, getitem, pad, permute, reshape
@@ -107,7 +107,7 @@ def _weight_matrix(w, transpose_io: bool) -> Tensor:
     count = 1
     for v in shape[1:]:
         count *= int(v)
-    return reshape(wp, [int(shape[0]), count])
+    return reshape(wp, [shape[0], count])  # Cout may be DYNAMIC (a loop-clipped view of the weight)
 
 
 def _conv_fp32(x, w, pads, strides, dilations, groups: int, flip: bool = False, transpose_io: bool = False) -> Tensor:
@@ -117,8 +117,8 @@ def _conv_fp32(x, w, pads, strides, dilations, groups: int, flip: bool = False, 
     outs = [_out_size(int(i), lo, hi, k, s, d)
             for i, (lo, hi), k, s, d in zip(xn.shape[2:], pads, kernel, strides, dilations)]
     cin_g = int(xn.shape[1]) // groups
-    wout = int(wn.shape[1]) if transpose_io else int(wn.shape[0])
-    cout_g = wout // groups
+    wout = int(wn.shape[1]) if transpose_io else wn.shape[0]  # the forward Cout may be DYNAMIC (groups == 1)
+    cout_g = wout // groups if groups > 1 else wout
     parts = []
     for g in range(groups):
         xg = x if groups == 1 else getitem(x, (slice(None), slice(g * cin_g, (g + 1) * cin_g)))
@@ -193,9 +193,13 @@ def conv(input_conv, weight, out_dtype, strides, paddings, dilations, *, groups:
     if isinstance(groups, bool) or not isinstance(groups, int) or not 1 <= groups <= 65535:
         raise KernelValueError(f"{what}: groups must be an int in [1, 65535], got {groups!r}")
     xs = _static_dims(xn.shape[1:], what, "input_conv")
-    ws = _static_dims(wn.shape, what, "weight")
-    cin, cout, cin_w, kernel = xs[0], ws[0], ws[1], ws[2:]
-    if cin_w * groups != cin or cout % groups:
+    cout = wn.shape[0]  # Cout may be DYNAMIC (a view clipped by a loop index): it is only the matmul's M
+    if not is_static(cout) and groups != 1:
+        raise NotImplementedError(f"{what} with a DYNAMIC Cout in weight {format_dims(wn.shape)} and groups={groups} "
+                                  "(a DYNAMIC Cout needs groups=1)")
+    ws = [cout] + _static_dims(wn.shape[1:], what, "weight")
+    cin, cin_w, kernel = xs[0], ws[1], ws[2:]
+    if cin_w * groups != cin or (is_static(cout) and cout % groups):
         raise KernelValueError(f"{what}: input channels {cin} must equal weight Cin {cin_w} x groups {groups}, and Cout "
                                f"{cout} must divide by groups")
     for i, ((lo, hi), k, d, s, size) in enumerate(zip(pads, kernel, dilations, strides, xs[1:])):
@@ -216,9 +220,10 @@ def conv(input_conv, weight, out_dtype, strides, paddings, dilations, *, groups:
         raise NotImplementedError(f"{what} extend_params {sorted(params)}")
     if bias is not None:
         bn = node_of(bias, f"{what} bias_tensor")
-        if bn.dtype not in _FLOATS or bn.ndim != 1 or not (is_static(bn.shape[0]) and bn.shape[0] == cout):
-            raise KernelTypeError(f"{what}: bias_tensor must be a ({cout},) float tensor, got {format_dims(bn.shape)} "
-                                  f"{bn.dtype.name}")
+        fits = same_dim(bn.shape[0], cout) or not (is_static(bn.shape[0]) and is_static(cout))  # DYNAMIC: trusted
+        if bn.dtype not in _FLOATS or bn.ndim != 1 or not fits:
+            raise KernelTypeError(f"{what}: bias_tensor must be a {format_dims([cout])} float tensor (Cout), got "
+                                  f"{format_dims(bn.shape)} {bn.dtype.name}")
     untiled = current_recorder().vec_tile is None
     with cube_side_vec_tiles("m", "n"):  # official kernels may set cube tiles alone: vector tiles from them
         y = _finish(_conv_fp32(input_conv, weight, pads, strides, dilations, groups), bias, relu_type, out_dtype, nsp)
