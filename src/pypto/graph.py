@@ -103,6 +103,9 @@ class Store:
     vec_tile: Tuple[int, ...]
     cube_tile: Optional[Dict[str, Any]]
     loc: Optional[Any] = None
+    #: a computed tensor's value stored where it was made (frontend/snapshots.py), inserted after the
+    #: fact: one recording path may hold it where another does not
+    held: bool = False
 
 
 @dataclass(eq=False)
