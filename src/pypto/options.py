@@ -57,8 +57,16 @@ def _any(v) -> bool:
     return True
 
 
+#: ``run_mode`` -> the backend it selects (None: the default selection; NPU runs on the execution backend).
+#: Backend *selection* only: what a backend does is its own business (pypto_pro/backends/__init__.py).
+RUN_MODE_BACKENDS = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}
+
+
 def _run_mode(v) -> bool:
-    return v in (0, 1) or v in ("npu", "sim", "interp", "cpu")
+    try:
+        return v in RUN_MODE_BACKENDS
+    except TypeError:  # unhashable
+        return False
 
 
 def _stage(v) -> bool:

@@ -21,13 +21,11 @@ from pypto_pro.errors import KernelLaunchError
 from pypto_pro.runtime.args import as_numpy, element_strides
 from pypto_pro.runtime.jit import select_backend
 
-from .options import get_options
+from .options import RUN_MODE_BACKENDS, get_options
 from .converter import host_array
 from .frontend.graph_function import PROGRAM, RecordedFunction, dim_values
 from .options import RunMode  # noqa: F401 (pypto.runtime.RunMode, as officially)
 from .tensor import Tensor
-
-_RUN_MODES = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}
 
 
 def _device_init() -> None:
@@ -72,7 +70,7 @@ def _array(fn: RecordedFunction, i: int, value: Any) -> np.ndarray:
 
 def _backend():
     mode = get_options("runtime")["run_mode"]
-    request = _RUN_MODES[mode] if mode is not None else None
+    request = RUN_MODE_BACKENDS[mode] if mode is not None else None
     select_backend(request)
     return request
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import pypto
-from pypto.frontend.fastcall import call_key
+from pypto.frontend.fastcall import call_key, feeds
 from pypto_pro.backends.cpu import workers
 from pypto_pro.backends import cpu
 
@@ -135,10 +135,23 @@ def test_other_threads_and_other_backends_take_the_full_path(monkeypatch):
 def test_block_count_follows_the_work_unless_threads_are_set(monkeypatch):
     monkeypatch.delenv("PYPTO_NUM_THREADS", raising=False)
     assert workers.launch_blocks(None, 64 * 64) == 1
+    n = workers.cpu_workers()
     big = workers.MIN_BLOCK_ELEMENTS * 64
-    assert workers.launch_blocks(None, big) == workers.cpu_workers()
+    assert workers.launch_blocks(None, big) in ({1} if n == 1 else {n * k for k in range(1, workers.BLOCKS_PER_THREAD + 1)})
     monkeypatch.setenv("PYPTO_NUM_THREADS", "3")
     assert workers.launch_blocks(None, 64 * 64) == 3
+
+
+def test_large_launches_get_several_blocks_per_thread(monkeypatch):
+    """More blocks than threads (claimed one by one) once each block still has enough work; one thread
+    always runs one block."""
+    monkeypatch.setenv("PYPTO_NUM_THREADS", "2")
+    per = workers.MIN_SHARED_BLOCK_ELEMENTS
+    assert workers.launch_blocks(None, 2 * per - 1) == 2
+    assert workers.launch_blocks(None, 2 * per * 3) == 6
+    assert workers.launch_blocks(None, 4096 * 1024) == 2 * workers.BLOCKS_PER_THREAD
+    monkeypatch.setenv("PYPTO_NUM_THREADS", "1")
+    assert workers.launch_blocks(None, 4096 * 1024) == 1
 
 
 @pypto.frontend.jit
@@ -154,3 +167,41 @@ def test_tuple_constants_take_the_frozen_path():
         tiled_relu(x, y, tile)
         torch.testing.assert_close(y, torch.relu(x))
     assert _frozen(tiled_relu) == 2 and tiled_relu.compile_count == 2
+
+
+@pypto.frontend.jit
+def flat_scale(a: pypto.Tensor([32, 16], pypto.DT_FP32), y: pypto.Tensor([16, 32], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 32)
+    y[:] = pypto.reshape(a, [16, 32]) * 3.0
+
+
+def test_zero_copy_views_of_arguments_follow_new_tensors():
+    """A reshape of an argument is a kernel parameter of its own whose data is the argument's: a
+    repeated call points it at the new argument (fastcall.feeds)."""
+    program = None
+    for _ in range(3):
+        a, y = torch.randn(32, 16), torch.empty(16, 32)
+        flat_scale(a, y)
+        torch.testing.assert_close(y, a.reshape(16, 32) * 3.0, rtol=0, atol=0)
+        program = next(c.program for c in flat_scale.cache.values())
+    assert _frozen(flat_scale) == 1
+    where = feeds(program)
+    views = [p.index for p, b in zip(program.kernel.params, program.buffers) if b.kind == "alias"]
+    assert views and all(where.args[i] == 0 for i in views)  # the view of `a` takes a's data
+    assert not where.zeroed
+
+
+def test_a_backend_without_frozen_call_takes_the_full_path(monkeypatch):
+    """``frozen_call`` is optional in the backend protocol: without it every call is a full one."""
+    monkeypatch.delattr(cpu, "frozen_call")
+
+    @pypto.frontend.jit
+    def twice(x: pypto.Tensor([8, 64], pypto.DT_FP32), y: pypto.Tensor([8, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 64)
+        y[:] = x * 2.0
+
+    for _ in range(3):
+        x, y = torch.randn(8, 64), torch.empty(8, 64)
+        twice(x, y)
+        torch.testing.assert_close(y, x * 2.0)
+    assert len(twice._fast) == 1 and _frozen(twice) == 0

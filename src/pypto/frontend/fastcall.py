@@ -1,21 +1,22 @@
-"""Frozen launches of tensor-level kernels on the cpu backend: the least work per repeated call.
+"""Frozen launches of tensor-level kernels: the least work per repeated call.
 
 The first call with given argument types, dtypes, shapes, strides and constant values goes
 through the full path (binding, launch checks, cache lookup, workspace and alias binding).  After
-it succeeded on the compiled cpu backend, :func:`freeze` captures what that call resolved into an
-argument buffer of the compiled library: shapes, strides and dynamic-dim scalars are written
-once; a later call with the same :func:`call_key` only writes the data pointers of its tensors
-(and of fresh zeroed workspaces) and calls the library.  Every value the full path checks is a
-function of the key, so skipping the checks cannot accept a call the full path would reject.
+it succeeded on a backend that prepares kernels, :func:`freeze` asks that backend for a repeater of
+the launch (the protocol's ``frozen_call``; cpu: shapes, strides and dynamic-dim scalars written
+once into the library's argument buffer): a later call with the same :func:`call_key` only supplies
+the data pointers of its tensors (and of fresh zeroed workspaces, :func:`feeds`).  Every value the
+full path checks is a function of the key, so skipping the checks cannot accept a call the full path
+would reject.  A backend without ``frozen_call`` always takes the full path.
 """
 from __future__ import annotations
 
-import ctypes
-import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pypto_pro import backends
+from pypto_pro.backends import Feeds
 from pypto_pro.runtime.fastpath import torch_tensor_type
 
 from ..graph import Buffer
@@ -52,63 +53,27 @@ def _pointer_source(buf: Buffer) -> Buffer:
     return buf
 
 
-def freeze(program, compiled, arrays: Dict[int, np.ndarray], values: Dict[int, Any],
-           block_dim: int) -> Callable[[Sequence[Any]], bool]:
-    """A launcher for calls with the key of the call that bound ``arrays`` (kernel param index ->
-    array) and ``values`` (dim var uid -> value) for ``program`` compiled as ``compiled``.  The call
+def feeds(program) -> Feeds:
+    """Where each GM parameter of ``program``'s kernel gets its data on a repeated call: the user
+    argument it is (or is a zero-copy view of), or the fresh zeroed workspace it lies in.  The call
     passed every argument positionally, so a user tensor's parameter index is its position."""
-    gen = compiled.gen
-    n = max(1, gen.nslots)
-    own = (ctypes.c_int64 * n)()
-    own_dbl = (ctypes.c_double * n).from_buffer(own)
-    own_err = type(compiled.buffers()[2])()
-    err_ref = ctypes.byref(own_err)
-    by_param = {p.index: p for p in program.kernel.params}
-
-    user_slots: List[Tuple[int, int]] = []  # (slot, position in args)
-    temps: Dict[int, Tuple[Tuple[int, ...], np.dtype]] = {}  # temp buffer uid -> (shape, dtype)
-    temp_slots: List[Tuple[int, int]] = []  # (slot, temp buffer uid)
+    index_of: Dict[int, int] = {}  # id(buffer) -> the index of the first parameter bound to it
+    for p, b in zip(program.kernel.params, program.buffers):
+        index_of.setdefault(id(b), p.index)
+    from_args: Dict[int, int] = {}
+    zeroed: Dict[int, int] = {}
     for p, buf in zip(program.kernel.params, program.buffers):
-        slot = gen.tensor_slots[p.index]
-        arr = arrays[p.index]
-        size = arr.itemsize
-        own[slot:slot + 1 + 2 * arr.ndim] = [arr.ctypes.data, *arr.shape, *[s // size for s in arr.strides]]
         source = _pointer_source(buf)
         if source.kind == "param":
-            user_slots.append((slot, source.index))
+            from_args[p.index] = source.index
         else:
-            base = arrays[next(q.index for q, b in zip(program.kernel.params, program.buffers) if b is source)]
-            temps[source.uid] = (base.shape, base.dtype)
-            temp_slots.append((slot, source.uid))
-    for index, (slot, kind) in gen.scalar_slots.items():
-        value = values[by_param[index].var.uid]
-        if kind == "f":
-            own_dbl[slot] = float(value)
-        else:
-            own[slot] = int(value)
+            zeroed[p.index] = index_of[id(source)]
+    return Feeds(from_args, zeroed)
 
-    tt = torch_tensor_type()
-    owner = threading.get_ident()
-    get_ident = threading.get_ident
-    fn = compiled.fn
-    logged = compiled.log_sink is not None
 
-    def launch(args: Sequence[Any]) -> bool:
-        """Run the kernel; False (nothing done) when called from another thread than the freezer."""
-        if get_ident() != owner:
-            return False
-        for slot, pos in user_slots:
-            a = args[pos]
-            own[slot] = a.data_ptr() if type(a) is tt else a.ctypes.data
-        keep = None  # the fresh zeroed workspaces, alive until the call returns
-        if temps:
-            keep = {uid: np.zeros(shape, dtype) for uid, (shape, dtype) in temps.items()}
-            for slot, uid in temp_slots:
-                own[slot] = keep[uid].ctypes.data
-        if logged:
-            compiled.call(own, own_err, block_dim)
-        elif fn(own, block_dim, err_ref) != 0:
-            compiled.raise_error(own_err)
-        return True
-
-    return launch
+def freeze(backend: str, prepared: Any, program, arrays: Dict[int, np.ndarray], values: Dict[int, Any],
+           block_dim: int) -> Optional[Callable[[Sequence[Any]], bool]]:
+    """The backend's repeater of the call that bound ``arrays`` (kernel param index -> array) and
+    ``values`` (Var uid -> value) for ``program``, ``prepared`` by ``backend`` (None where the backend
+    has no ``frozen_call``: the call then always takes the full path)."""
+    return backends.frozen_call(backend, prepared, arrays, values, block_dim, feeds(program))

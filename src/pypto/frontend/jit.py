@@ -35,8 +35,6 @@ from .fastcall import call_key, freeze
 from .run_errors import speak_tensor_level
 from .tracer import Session, record
 
-_RUN_MODES = {0: None, "npu": None, 1: "sim", "sim": "sim", "interp": "interp", "cpu": "cpu"}
-
 
 class _TensorArg:
     def __init__(self, name: str, index: int, ann: Optional[Tensor]):
@@ -186,7 +184,7 @@ class JitFunction:
     def backend(self, options) -> Optional[str]:
         """The backend requested by ``backend=`` / ``run_mode`` (None: the default selection)."""
         mode = options["runtime"]["run_mode"]
-        from_mode = _RUN_MODES[mode] if mode is not None else None
+        from_mode = opt.RUN_MODE_BACKENDS[mode] if mode is not None else None
         if self.backend_request and from_mode and self.backend_request != from_mode:
             raise ValueError(f"backend={self.backend_request!r} contradicts runtime_options run_mode={mode!r}")
         request = self.backend_request or from_mode
@@ -330,15 +328,16 @@ class JitFunction:
         return None
 
     def _freeze(self, program: LoweredProgram, backend: Optional[str], user, dyn):
-        """A frozen launcher repeating this call on a backend that prepares kernels (cpu; False where the
-        call ran elsewhere: interp, sim, the interpreter fallback of a kernel the backend cannot build,
-        or a kernel the backend does not relaunch frozen, such as a communicating one)."""
+        """The selected backend's repeater of this call (``frozen_call`` of the backend protocol; False
+        where the call ran elsewhere or cannot be repeated so: a backend that does not prepare kernels or
+        has no repeater, the interpreter fallback of a kernel the backend cannot build, or a kernel the
+        backend does not relaunch frozen, such as a communicating one)."""
         name = select_backend(backend)
-        compiled = backends.prepare_relaunch(name, program.kernel)
-        if compiled is None:
+        prepared = backends.prepare_relaunch(name, program.kernel)
+        if prepared is None:
             return False
         arrays = program.bind(user, dyn)
-        return freeze(program, compiled, arrays, program._values, program.blocks(name, arrays))
+        return freeze(name, prepared, program, arrays, program._values, program.blocks(name, arrays)) or False
 
     def _dim_values(self, entry: Compiled, user: Dict[int, np.ndarray]) -> Dict[int, int]:
         """Var uid -> run-time size of every DYNAMIC axis; the axes annotated with one named dim must

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from pypto_pro import backends
 from pypto_pro.errors import KernelRuntimeError, KernelValueError
 from pypto_pro.runtime.args import as_numpy, is_torch_tensor
 
@@ -62,10 +63,11 @@ def _golden_check(name: str, index: int, got: np.ndarray, rtol: float, atol: flo
 
 
 def verify_run(jit, entry, user: Dict[int, np.ndarray], dyn: Dict[int, int], backend: str, vopts: Dict[str, Any]):
-    """Reference first (on copies), then the lowered program on the interpreter, then the compare."""
+    """Reference first (on copies), then the lowered program on the reference backend (the interpreter,
+    ``backends.REFERENCE``), then the compare."""
     inputs = {i: a.copy() for i, a in user.items()}
     expected = run_graph(entry.graph, inputs, dyn)
-    report = entry.program.run(user, dyn, "interp")
+    report = entry.program.run(user, dyn, backends.REFERENCE)
     tol = vopts["pass_verify_error_tol"]
     rtol, atol = (tol, tol) if isinstance(tol, (int, float)) else tuple(tol)
     root = vopts["pass_verify_save_tensor_dir"] or os.path.join("build", f"{jit.name}__verify")

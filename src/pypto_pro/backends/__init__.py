@@ -2,8 +2,8 @@
 
 A backend is a module ``pypto_pro.backends.<name>`` (see :class:`Backend`).  Every backend has ``run``
 and ``launch_blocks``; a backend that compiles kernels ahead of their launch (cpu) also has
-``available``, ``prepare``, ``launch`` and ``frozen_launcher``, and may have a ``native_launcher``
-(:class:`NativeLauncher`).  The runtime (``runtime/jit.py``) only talks to this protocol and
+``available``, ``prepare``, ``launch`` and ``frozen_launcher``, and may have a ``frozen_call`` (the
+tensor level's repeated calls) and a ``native_launcher`` (:class:`NativeLauncher`).  The runtime (``runtime/jit.py``) only talks to this protocol and
 never names a backend: which backend runs by default is :data:`PREFERENCE`, and a backend whose
 ``prepare`` raises ``NotImplementedError`` falls back to the interpreter unless it was asked for
 explicitly (:func:`prepare`).
@@ -12,20 +12,22 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Any, Callable, Dict, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 KNOWN = ("interp", "cpu", "sim")
 #: the default backend is the first available one of these
 PREFERENCE = ("cpu", "interp")
 #: where a kernel runs when its backend cannot prepare it (and was not requested explicitly)
 FALLBACK = "interp"
+#: the oracle: the backend whose results define the semantics (pass verification compares against it)
+REFERENCE = "interp"
 
 
 class Backend(Protocol):
     """What the runtime may call on a backend module.
 
     ``run(kernel, tensors, scalars, block_dim, *, jit=None)`` executes one launch (``tensors``: param
-    index -> ndarray, ``scalars``: param index -> value); its return value (e.g. the simulator's report)
+    index -> ndarray, ``scalars``: ``Var`` uid -> value, for scalar params and dynamic dims); its return value (e.g. the simulator's report)
     becomes ``kernel.last_report``.  ``jit`` is the launching ``JitKernel`` (None for programmatic
     launches).  Optional, for backends that build a kernel before launching it:
 
@@ -36,6 +38,10 @@ class Backend(Protocol):
     * ``launch(prepared, tensors, scalars, block_dim)``: one launch of a prepared kernel;
     * ``frozen_launcher(kernel_name, prepared, specs) -> (args, block_dim) -> None``: a relauncher for
       exactly one argument signature, skipping argument binding;
+    * ``frozen_call(prepared, tensors, scalars, block_dim, feeds) -> (args) -> bool``: a repeater of one
+      checked launch (``tensors``/``scalars`` as for ``launch``) for later calls whose arguments have the
+      same types, shapes and strides: only the data pointers change, as :class:`Feeds` says where each
+      tensor's comes from; False (nothing done) where it cannot run the call (e.g. another thread);
     * ``native_launcher``: a :class:`NativeLauncher` that runs ``kernel[None, n]`` launches of the latest
       frozen signature without Python code (cpu: the C extension of ``backends/cpu/clauncher.py``).
     """
@@ -47,6 +53,19 @@ class Backend(Protocol):
         """Blocks to launch an SPMD kernel of ``arch`` with when the caller leaves the count to the
         backend (lowered tensor-level programs: the result does not depend on it, only the speed);
         ``work``: elements of the kernel's largest GM tensor."""
+
+
+class Feeds(NamedTuple):
+    """Where each tensor parameter of a :meth:`Backend.frozen_call` repeat gets its data on a later call.
+
+    ``args``: param index -> position of the call's argument (a torch tensor or ndarray) whose data
+    the parameter is (a zero-copy view of it starts at its first element); ``zeroed``: param index ->
+    the param index of a workspace that each call allocates afresh, zero-filled, with the dtype and
+    shape of that parameter's array in the frozen launch (the parameter starts at its first element).
+    Every tensor parameter is in exactly one of the two."""
+
+    args: Dict[int, int]
+    zeroed: Dict[int, int]
 
 
 class NativeLauncher(Protocol):
@@ -142,6 +161,14 @@ def native_launcher(name: str) -> Optional[NativeLauncher]:
     return getattr(get_backend(name), "native_launcher", None)
 
 
+def frozen_call(name: str, prepared: Any, tensors: Dict[int, Any], scalars: Dict[int, Any], block_dim: int,
+                feeds: Feeds) -> Optional[Callable[[Sequence[Any]], bool]]:
+    """Backend ``name``'s repeater of the launch of ``prepared`` with these bound ``tensors`` and
+    ``scalars`` (:meth:`Backend.frozen_call`), or None where the backend has none."""
+    make = getattr(get_backend(name), "frozen_call", None)
+    return None if make is None else make(prepared, tensors, scalars, block_dim, feeds)
+
+
 def prepare_relaunch(name: str, kernel: Any) -> Optional[Any]:
     """``kernel`` prepared by backend ``name`` for a frozen relauncher; None where the backend does not
     prepare kernels or declines to relaunch this one (e.g. no compiler here)."""
@@ -154,6 +181,6 @@ def prepare_relaunch(name: str, kernel: Any) -> Optional[Any]:
         return None
 
 
-__all__: Sequence[str] = ["Backend", "FALLBACK", "KNOWN", "NativeLauncher", "PREFERENCE", "default_backend",
-                          "get_backend", "get_runner", "is_available", "launch_blocks", "native_launcher", "prepare",
-                          "prepare_relaunch"]
+__all__: Sequence[str] = ["Backend", "FALLBACK", "Feeds", "KNOWN", "NativeLauncher", "PREFERENCE", "REFERENCE",
+                          "default_backend", "frozen_call", "get_backend", "get_runner", "is_available",
+                          "launch_blocks", "native_launcher", "prepare", "prepare_relaunch"]

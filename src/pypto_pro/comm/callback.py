@@ -62,6 +62,8 @@ def take_error(kernel: ir.KernelIR) -> Optional[BaseException]:
 class _Ctx:
     """The part of the interpreter's ExecCtx the comm ops use, over values the C++ passed."""
 
+    observed = False  #: compiled launches are not traced (ExecCtx.observed)
+
     def __init__(self, stmt: ir.OpStmt, arrays: Dict[int, np.ndarray]):
         self.stmt = stmt
         self.arrays = arrays

@@ -43,7 +43,7 @@ def _check(c, a):
 
 def _checking(ctx) -> bool:
     """Whether this launch runs under the simulator (which checks the order of transfers, order.py)."""
-    return getattr(getattr(ctx, "interp", None), "observer", None) is not None
+    return ctx.observed
 
 
 def _ints(ctx, values: Sequence[Any]) -> List[int]:

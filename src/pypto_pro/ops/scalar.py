@@ -160,9 +160,7 @@ class Discard:
     def run(ctx, a):
         view = ctx.tile(a["tile"])
         view.discard()
-        observer = ctx.interp.observer
-        if observer is not None:
-            observer.on_discard(ctx.core, view)
+        ctx.note_discard(view)
 
 
 _FMT = re.compile(r"%([-+ #0]*)(\d*)(?:\.(\d+))?([a-zA-Z%])")

@@ -3,7 +3,8 @@
 ``run(kernel, tensors, scalars, block_dim)`` is the backend entry point (see :mod:`pypto_pro.backends`);
 :func:`prepare` builds (or fetches from the in-memory and on-disk caches) the library of one kernel
 specialization and raises ``NotImplementedError`` naming the first op the backend cannot emit.
-Repeated launches skip argument binding (:func:`frozen_launcher`, ``relaunch.py``) and, for
+Repeated launches skip argument binding (:func:`frozen_launcher` and, for tensor-level calls,
+:func:`frozen_call`, ``relaunch.py``) and, for
 ``kernel[None, n]`` with torch tensors, Python altogether (:data:`native_launcher`, ``clauncher.py``).
 """
 from __future__ import annotations
@@ -65,10 +66,18 @@ def frozen_launcher(kernel_name: str, ck: CompiledKernel, specs):
     return freeze(kernel_name, ck, specs)
 
 
+def frozen_call(ck: CompiledKernel, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
+                feeds):
+    """A repeater of one checked launch of ``ck`` whose later calls change only data pointers
+    (``relaunch.py``; :class:`pypto_pro.backends.Feeds`)."""
+    from .relaunch import frozen_call as repeat
+    return repeat(ck, tensors, scalars, block_dim, feeds)
+
+
 def run(kernel: KernelIR, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int, *, jit=None):
     """Backend entry point: compile if needed, then launch ``block_dim`` blocks synchronously."""
     run_compiled(prepare(kernel), tensors, scalars, block_dim)
     return None
 
 
-__all__ = ["available", "frozen_launcher", "launch", "launch_blocks", "native_launcher", "prepare", "run"]
+__all__ = ["available", "frozen_call", "frozen_launcher", "launch", "launch_blocks", "native_launcher", "prepare", "run"]

@@ -7,7 +7,7 @@ destination slot.  The other ``emit_*`` modules cover the remaining op families.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Dict, Union
 
 import numpy as np
 
@@ -21,20 +21,42 @@ from .registry import not_implemented, register as _register
 
 M = MemorySpace
 Emitter = Callable[[KernelCodegen, ir.OpStmt], str]
+#: an argument of a one-call emitter (:func:`_call`): an op argument's name, or a function of the arguments
+Operand = Union[str, Callable[[KernelCodegen, Dict], str]]
 
 
 def _rhs(g: KernelCodegen, value) -> str:
     return g.tile(value) if isinstance(value, ir.TileRef) else g.scalar(value)
 
 
+def _operand(g: KernelCodegen, args: Dict, spec: Operand) -> str:
+    if callable(spec):
+        return spec(g, args)
+    if spec.startswith("$"):
+        return g.scalar(args[spec[1:]])
+    if spec.endswith("?"):
+        return _rhs(g, args[spec[:-1]])
+    return g.tile(args[spec])
+
+
+def _call(fn: str, *operands: Operand) -> Emitter:
+    """The emitter of the one-call form ``pto::fn(C, operand, ...);``.  An operand names an argument of
+    the op, emitted as a tile (``"dst"``), a scalar (``"$alpha"``) or either (``"rhs?"``), or is a
+    function ``(codegen, args) -> C++``; operands are emitted left to right."""
+    def emit(g, s):
+        return f"pto::{fn}(C, {', '.join(_operand(g, s.args, o) for o in operands)});"
+    return emit
+
+
+def _axis(g, a) -> str:
+    """A ``dim`` argument as the library's axis: 0 rows, 1 columns."""
+    return "0" if a["dim"] == 0 else "1"
+
+
 # ------------------------------------------------------------------ vector
-_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "and_": "and_", "or_": "or_",
-           "shl": "shl", "shr": "shr"}
-for _op, _fn in _BINARY.items():
-    _register(_op, lambda g, s, fn=_fn: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['lhs'])}, "
-                                         f"{_rhs(g, s.args['rhs'])});")
-_register("xor", lambda g, s: f"pto::xor_(C, {g.tile(s.args['dst'])}, {g.tile(s.args['lhs'])}, "
-                              f"{g.tile(s.args['rhs'])});")
+for _op in ("add", "sub", "mul", "div", "and_", "or_", "shl", "shr"):
+    _register(_op, _call(_op, "dst", "lhs", "rhs?"))
+_register("xor", _call("xor_", "dst", "lhs", "rhs"))
 
 _REDUCE = {"sum": "RSum", "max": "RMax", "min": "RMin", "argmax": "RArgMax", "argmin": "RArgMin"}
 
@@ -45,10 +67,12 @@ def _reduce_call(g, dst, src, kind: str, dim: int) -> str:
 
 
 def _minmax(fn: str, kind: str) -> Emitter:
+    elementwise = _call(fn, "dst", "lhs", "rhs?")
+
     def emit(g, s):
         a = s.args
         if a["dim"] is None:
-            return f"pto::{fn}(C, {g.tile(a['dst'])}, {g.tile(a['lhs'])}, {_rhs(g, a['rhs'])});"
+            return elementwise(g, s)
         return _reduce_call(g, a["dst"], a["lhs"], kind, a["dim"])
     return emit
 
@@ -65,36 +89,26 @@ for _prefix, _dim in (("row", 0), ("col", 1)):
                   simd_math=f"{_prefix}_{_kind}" in ("row_max", "row_min"))
 
 for _op in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not_"):
-    _register(_op, lambda g, s, fn=_op: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])});",
-              simd_math=_op == "exp")
+    _register(_op, _call(_op, "dst", "src"), simd_math=_op == "exp")
 
-_register("expands", lambda g, s: f"pto::expands(C, {g.tile(s.args['dst'])}, {g.scalar(s.args['scalar'])});")
-_register("cast", lambda g, s: f"pto::cast(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                               f"{int(RoundMode(s.args['mode']))});")
+_register("expands", _call("expands", "dst", "$scalar"))
+_register("cast", _call("cast", "dst", "src", lambda g, a: str(int(RoundMode(a["mode"])))))
 
 _CMP = {"eq": "CEq", "ne": "CNe", "lt": "CLt", "le": "CLe", "gt": "CGt", "ge": "CGe"}
 for _op, _fn in _CMP.items():
-    _register(_op, lambda g, s, fn=_fn: f"pto::compare<pto::{fn}>(C, {g.tile(s.args['mask'])}, "
-                                         f"{g.tile(s.args['lhs'])}, {_rhs(g, s.args['rhs'])});")
-_register("select", lambda g, s: f"pto::select(C, {g.tile(s.args['dst'])}, {g.tile(s.args['mask'])}, "
-                                 f"{g.tile(s.args['lhs'])}, {_rhs(g, s.args['rhs'])});")
+    _register(_op, _call(f"compare<pto::{_fn}>", "mask", "lhs", "rhs?"))
+_register("select", _call("select", "dst", "mask", "lhs", "rhs?"))
 
 _EXPAND = {"expand_max": "OpMax", "expand_min": "OpMin", "expand_mul": "OpMul", "expand_sub": "OpSub",
            "expand_div": "OpDiv"}
 for _op, _fn in _EXPAND.items():
-    _register(_op, lambda g, s, fn=_fn: f"pto::expand<pto::{fn}>(C, {g.tile(s.args['dst'])}, "
-                                         f"{g.tile(s.args['src'])}, {g.tile(s.args['v'])}, "
-                                         f"{0 if s.args['dim'] == 0 else 1});")
+    _register(_op, _call(f"expand<pto::{_fn}>", "dst", "src", "v", _axis))
 
-_register("addc", lambda g, s: f"pto::addc(C, {g.tile(s.args['dst'])}, {g.tile(s.args['a'])}, "
-                               f"{g.tile(s.args['b'])}, {g.tile(s.args['c'])});")
+_register("addc", _call("addc", "dst", "a", "b", "c"))
 for _op in ("mul_add_dst", "fused_mul_add", "add_relu", "sub_relu"):
-    _register(_op, lambda g, s, fn=_op: f"pto::{fn}(C, {g.tile(s.args['dst'])}, {g.tile(s.args['lhs'])}, "
-                                         f"{g.tile(s.args['rhs'])});")
-_register("fused_mul_add_relu", lambda g, s: f"pto::fused_mul_add_relu(C, {g.tile(s.args['dst'])}, "
-                                             f"{g.tile(s.args['a'])}, {g.tile(s.args['b'])});")
-_register("axpy", lambda g, s: f"pto::axpy(C, {g.tile(s.args['dst'])}, {g.tile(s.args['src'])}, "
-                               f"{g.scalar(s.args['alpha'])});")
+    _register(_op, _call(_op, "dst", "lhs", "rhs"))
+_register("fused_mul_add_relu", _call("fused_mul_add_relu", "dst", "a", "b"))
+_register("axpy", _call("axpy", "dst", "src", "$alpha"))
 
 
 # ------------------------------------------------------------------ GM movement
@@ -108,22 +122,6 @@ def _gm_as(g, t: ir.TensorParam, tile_dtype) -> str:
     if t.dtype == tile_dtype:
         return g.tensor(t)
     return f"pto::gm_as<{c_type(tile_dtype)}>({g.tensor(t)})"
-
-
-def _load(tile_units: bool) -> Emitter:
-    def emit(g, s):
-        a = s.args
-        t = a["src"]
-        a0, a1 = gm_axes(a["order"], t.ndim)
-        offs = a["tile_offsets"] if tile_units else a["offsets"]
-        what = "pl.load_tile" if tile_units else "pl.load"
-        lines = ["{", f"  const auto d_ = {g.tile(a['dst'])};", f"  int64_t o_[] = {_offsets(g, offs)};"]
-        if tile_units:
-            lines.append(f"  pto::tile_units(o_, {a0}, {a1}, d_.rows, d_.cols);")
-        lines.append(f"  pto::load(C, d_, {_gm_as(g, t, a['dst'].dtype)}, o_, {a0}, {a1}, \"{what}\");")
-        lines.append("}")
-        return "\n".join(lines)
-    return emit
 
 
 def _fixpipe(g, a) -> tuple:
@@ -144,29 +142,36 @@ def _fixpipe(g, a) -> tuple:
     return [], f"pto::fix_scalar({value}, {relu_v})"
 
 
-def _store(tile_units: bool) -> Emitter:
+def _gm_move(store: bool, tile_units: bool) -> Emitter:
+    """``pl.load``/``pl.load_tile`` (GM -> tile) or ``pl.store``/``pl.store_tile`` (tile -> GM, through
+    the fixpipe from Acc) at element offsets or, with ``tile_units``, offsets counted in tiles."""
+    what = ("pl.store" if store else "pl.load") + ("_tile" if tile_units else "")
+    var, tile_arg, gm_arg = ("s_", "src", "dst") if store else ("d_", "dst", "src")
+
     def emit(g, s):
         a = s.args
-        t = a["dst"]
+        tile, t = a[tile_arg], a[gm_arg]
         a0, a1 = gm_axes(a["order"], t.ndim)
-        offs = a["tile_offsets"] if tile_units else a["offsets"]
-        what = "pl.store_tile" if tile_units else "pl.store"
-        atomic = "true" if AtomicType(a["atomic"]) == AtomicType.AtomicAdd else "false"
-        prelude, fix = _fixpipe(g, a)
-        lines = ["{", f"  const auto s_ = {g.tile(a['src'])};", f"  int64_t o_[] = {_offsets(g, offs)};", *prelude]
+        prelude, fix = _fixpipe(g, a) if store else ([], "")
+        lines = ["{", f"  const auto {var} = {g.tile(tile)};",
+                 f"  int64_t o_[] = {_offsets(g, a['tile_offsets' if tile_units else 'offsets'])};", *prelude]
         if tile_units:
-            lines.append(f"  pto::tile_units(o_, {a0}, {a1}, s_.rows, s_.cols);")
-        gm = g.tensor(t) if a["src"].space == MemorySpace.Acc else _gm_as(g, t, a["src"].dtype)
-        lines.append(f"  pto::store(C, {gm}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
+            lines.append(f"  pto::tile_units(o_, {a0}, {a1}, {var}.rows, {var}.cols);")
+        if store:
+            atomic = "true" if AtomicType(a["atomic"]) == AtomicType.AtomicAdd else "false"
+            gm = g.tensor(t) if tile.space == MemorySpace.Acc else _gm_as(g, t, tile.dtype)
+            lines.append(f"  pto::store(C, {gm}, s_, o_, {a0}, {a1}, \"{what}\", {atomic}, {fix});")
+        else:
+            lines.append(f"  pto::load(C, d_, {_gm_as(g, t, tile.dtype)}, o_, {a0}, {a1}, \"{what}\");")
         lines.append("}")
         return "\n".join(lines)
     return emit
 
 
-_register("load", _load(False))
-_register("load_tile", _load(True))
-_register("store", _store(False))
-_register("store_tile", _store(True))
+_register("load", _gm_move(False, False))
+_register("load_tile", _gm_move(False, True))
+_register("store", _gm_move(True, False))
+_register("store_tile", _gm_move(True, True))
 
 
 # ------------------------------------------------------------------ tile -> tile
@@ -174,16 +179,19 @@ def _peer_cube(a) -> bool:
     return a["src"].space == M.Vec and a["dst"].space == M.Mat
 
 
+def _on_cube(what: str, call: str) -> str:
+    """``call`` with ``P_`` bound to the block's cube core (a Vec -> Mat copy writes into its memory)."""
+    return "\n".join(["{", "  pto::Core* P_ = C.blk->cube();",
+                      f'  if (!P_) pto::fail(C, "{what} needs the block\'s cube core; this kernel has none");',
+                      f"  {call}", "}"])
+
+
 def _insert_code(g, dst, src, offset) -> str:
     transposed = "true" if insert_transposes(dst, src) else "false"
     r0, c0 = (g.scalar(x) for x in offset)
     if _peer_cube({"src": src, "dst": dst}):
-        return "\n".join([
-            "{",
-            "  pto::Core* P_ = C.blk->cube();",
-            '  if (!P_) pto::fail(C, "insert into Mat needs the block\'s cube core; this kernel has none");',
-            f"  pto::insert_into(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {r0}, {c0}, {transposed});",
-            "}"])
+        return _on_cube("insert into Mat",
+                        f"pto::insert_into(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {r0}, {c0}, {transposed});")
     return f"pto::insert_into(C, {g.tile(dst)}, {g.tile(src)}, {r0}, {c0}, {transposed});"
 
 
@@ -202,12 +210,8 @@ def _move(g, s):
     nz_frame = "true" if nz_frame_valid(src, dst) else "false"
     r0, c0 = (g.scalar(x) for x in a["offset"]) if a["offset"] is not None else ("0", "0")
     if _peer_cube(a):
-        return "\n".join([
-            "{",
-            "  pto::Core* P_ = C.blk->cube();",
-            '  if (!P_) pto::fail(C, "Vec -> Mat needs the block\'s cube core; this kernel has none");',
-            f"  pto::move_to(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {has_off}, {r0}, {c0}, {nz_frame});",
-            "}"])
+        return _on_cube("Vec -> Mat",
+                        f"pto::move_to(C, {g.tile(dst, '(*P_)')}, {g.tile(src)}, {has_off}, {r0}, {c0}, {nz_frame});")
     return f"pto::move_to(C, {g.tile(dst)}, {g.tile(src)}, {has_off}, {r0}, {c0}, {nz_frame});"
 
 
@@ -318,16 +322,17 @@ _register("discard", lambda g, s: f"/* discard {s.args['tile'].tile.name}: its c
 _register("trap", lambda g, s: 'pto::fail(C, "pl.trap() was executed");')
 
 
-def _check_slot(g: KernelCodegen, s: ir.OpStmt) -> str:
-    grp = s.args["group"]
-    return (f'{{ const int64_t i_ = (int64_t)({g.scalar(s.args["index"])}); if (i_ < 0 || i_ >= {grp.depth}) '
-            f'pto::fail(C, "tile group index %lld is outside [0, {grp.depth}) of group {grp.name}", (long long)i_); }}')
+def _bound_check(g: KernelCodegen, index, size: int, message: str) -> str:
+    """Fail with ``message`` (``%lld``: the index) unless 0 <= ``index`` < ``size``."""
+    return (f'{{ const int64_t i_ = (int64_t)({g.scalar(index)}); if (i_ < 0 || i_ >= {size}) '
+            f'pto::fail(C, "{message}", (long long)i_); }}')
 
 
-_register("check_slot", _check_slot)
-_register("check_index", lambda g, s: (
-    f'{{ const int64_t i_ = (int64_t)({g.scalar(s.args["index"])}); if (i_ < 0 || i_ >= {s.args["size"]}) '
-    f'pto::fail(C, "index %lld is out of bounds for an array of length {s.args["size"]}", (long long)i_); }}'))
+_register("check_slot", lambda g, s: _bound_check(
+    g, s.args["index"], s.args["group"].depth,
+    f"tile group index %lld is outside [0, {s.args['group'].depth}) of group {s.args['group'].name}"))
+_register("check_index", lambda g, s: _bound_check(
+    g, s.args["index"], s.args["size"], f"index %lld is out of bounds for an array of length {s.args['size']}"))
 
 
 # ------------------------------------------------------------------ synchronisation
@@ -342,8 +347,6 @@ for _op in ["sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "set_mm_layout
 for _op in ("set_vec_mask", "set_mask_count", "set_mask_norm", "reset_mask"):
     _register(_op, lambda g, s: f"/* pl.{s.op.name}: tile ops set the vector mask themselves (no effect) */")
 
-_register("set_cross_core", lambda g, s: f"pto::set_cross_core(C, {int(s.args['sync_mode'])}, "
-                                         f"{g.scalar(s.args['event_id'])});")
-_register("wait_cross_core", lambda g, s: f"pto::wait_cross_core(C, {int(s.args['sync_mode'])}, "
-                                          f"{g.scalar(s.args['event_id'])});")
+for _op in ("set_cross_core", "wait_cross_core"):
+    _register(_op, _call(_op, lambda g, a: str(int(a["sync_mode"])), "$event_id"))
 

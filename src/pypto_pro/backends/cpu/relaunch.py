@@ -1,14 +1,19 @@
-"""Frozen per-signature relaunchers of compiled kernels (the backend protocol's ``frozen_launcher``).
+"""Frozen per-signature relaunchers of compiled kernels (the backend protocol's ``frozen_launcher``
+and ``frozen_call``).
 
 The runtime's first launch with given argument types, dtypes, shapes (devices, writeability) goes
 through the full checks of :mod:`pypto_pro.runtime.args`; the relauncher frozen then only copies data
 pointers, shapes, strides and scalars into the kernel's argument buffer and calls the compiled library.
+A tensor-level call repeater (:func:`frozen_call`) writes shapes, strides and scalars once and per call
+only the data pointers.
 """
 from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Callable, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
 
 from ...runtime.args import ParamSpec, check_scalar, element_strides
 from ...runtime.fastpath import torch_tensor_type
@@ -94,5 +99,60 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             compiled.call(own, own_err, block_dim)
         elif fn(own, block_dim, own_ref) != 0:
             compiled.raise_error(own_err)
+
+    return launch
+
+
+def frozen_call(compiled, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any], block_dim: int,
+                feeds) -> Callable[[Sequence[Any]], bool]:
+    """A repeater of the checked launch of ``compiled`` with ``tensors`` (param index -> array) and
+    ``scalars`` (Var uid -> value) for calls of the same key (:class:`pypto_pro.backends.Feeds`: where
+    each tensor's data comes from).  A private argument buffer holds the shapes, strides and scalars;
+    a call writes the data pointers of its arguments and of fresh zeroed workspaces, and runs the library."""
+    gen = compiled.gen
+    n = max(1, gen.nslots)
+    own = (ctypes.c_int64 * n)()
+    own_dbl = (ctypes.c_double * n).from_buffer(own)
+    own_err = type(compiled.buffers()[2])()
+    err_ref = ctypes.byref(own_err)
+
+    for index, slot in gen.tensor_slots.items():
+        arr = tensors[index]
+        size = arr.itemsize
+        own[slot:slot + 1 + 2 * arr.ndim] = [arr.ctypes.data, *arr.shape, *[s // size for s in arr.strides]]
+    user_slots: List[Tuple[int, int]] = [(gen.tensor_slots[i], pos) for i, pos in feeds.args.items()]
+    temps = {ws: (tensors[ws].shape, tensors[ws].dtype) for ws in set(feeds.zeroed.values())}
+    temp_slots: List[Tuple[int, int]] = [(gen.tensor_slots[i], ws) for i, ws in feeds.zeroed.items()]
+    by_index = {p.index: p for p in compiled.kernel.params}
+    for index, (slot, kind) in gen.scalar_slots.items():
+        value = scalars[by_index[index].var.uid]
+        if kind == "f":
+            own_dbl[slot] = float(value)
+        else:
+            own[slot] = int(value)
+
+    tt = torch_tensor_type()
+    owner = threading.get_ident()
+    get_ident = threading.get_ident
+    fn = compiled.fn
+    logged = compiled.log_sink is not None
+
+    def launch(args: Sequence[Any]) -> bool:
+        """Run the kernel; False (nothing done) when called from another thread than the freezer."""
+        if get_ident() != owner:
+            return False
+        for slot, pos in user_slots:
+            a = args[pos]
+            own[slot] = a.data_ptr() if type(a) is tt else a.ctypes.data
+        keep = None  # the fresh zeroed workspaces, alive until the call returns
+        if temps:
+            keep = {ws: np.zeros(shape, dtype) for ws, (shape, dtype) in temps.items()}
+            for slot, ws in temp_slots:
+                own[slot] = keep[ws].ctypes.data
+        if logged:
+            compiled.call(own, own_err, block_dim)
+        elif fn(own, block_dim, err_ref) != 0:
+            compiled.raise_error(own_err)
+        return True
 
     return launch

@@ -130,6 +130,18 @@ class ExecCtx:
             observer.on_gm(self.core, param, index, write, atomic,
                            self.tensor(param) if isinstance(param, ir.TensorView) else None)
 
+    @property
+    def observed(self) -> bool:
+        """Whether a tracing backend (the simulator) observes this launch (ops may then record more,
+        such as the order of communication transfers)."""
+        return self.interp.observer is not None
+
+    def note_discard(self, view: TileView) -> None:
+        """Report that ``view``'s contents became undefined (``discard``) to the observer, if any."""
+        observer = self.interp.observer
+        if observer is not None:
+            observer.on_discard(self.core, view)
+
     def note_ssbuf(self, lo: int, hi: int, write: bool) -> None:
         """Report an access of bytes [lo, hi) of the executing core's block's SSBUF to the observer, if any."""
         observer = self.interp.observer
