@@ -249,6 +249,7 @@ class JitFunction:
         self.compile_count += 1
         entry = Compiled(graph, program, dyn_vars)
         entry.assumptions = list(getattr(session, "assumptions", ()))  # pypto.experimental.assume_divisible
+        entry.dim_agreements = list(getattr(session, "dim_agreements", ()))  # ops/core.py note_equal_at_run_time
         return entry
 
     def _monitor(self, host, stage: str, t0: float) -> None:
@@ -311,6 +312,7 @@ class JitFunction:
             return None
         user = {t.index: a for t, a in tensors}
         dyn = self._dim_values(entry, user)
+        self._check_dim_agreements(entry, dyn)
         if options["debug"]["runtime_debug_mode"] == 4:
             self._check_assumptions(entry, dyn)
         self._check_workspace(entry.program, user, dyn, options)
@@ -349,6 +351,24 @@ class JitFunction:
                 raise KernelLaunchError(f"dynamic dim '{var.name}' is {dyn[var.uid]} on one argument but {size} on "
                                         f"axis {axis} of argument {i}", kernel=self.name)
         return dyn
+
+    def _check_dim_agreements(self, entry: Compiled, dyn: Dict[int, int]) -> None:
+        """Dims known only at run time that an op takes to be equal (element-wise operands, where
+        torch would broadcast or fail) are equal for this launch's sizes; ``KernelRuntimeError`` at
+        the op's line otherwise.  Dims of loop indices are decided inside the kernel and not checked."""
+        from ..lower.program import eval_expr
+
+        for x, y, what, axis, loc in getattr(entry, "dim_agreements", ()):
+            try:
+                vx, vy = (e if isinstance(e, int) else int(eval_expr(e, dyn)) for e in (x, y))
+            except (KeyError, TypeError):
+                continue
+            if vx != vy:
+                raise KernelRuntimeError(
+                    f"{what}: axis {axis} is {vx} on one side and {vy} on the other at run time; dims known only "
+                    f"at run time (DYNAMIC) that meet there must be equal (broadcasting needs a dim fixed to 1 "
+                    f"when the kernel is written): pass tensors of matching sizes, or take a view of the longer "
+                    f"one", loc=loc, kernel=self.name)
 
     def _check_assumptions(self, entry: Compiled, dyn: Dict[int, int]) -> None:
         """``runtime_debug_mode=4``: every ``pypto.experimental.assume_divisible(expr, d)`` of the kernel
