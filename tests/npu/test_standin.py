@@ -187,3 +187,20 @@ def test_readme_seed_program_runs_verbatim(tmp_path):
     on_sim = run_python(["-m", "pypto_pro.npu", str(path)], tmp_path, env_extra={"PYPTO_BACKEND": "sim"})
     assert on_sim.returncode != 0
     assert "KernelUninitError" in on_sim.stderr and f"seed_add.py:{add_line}" in on_sim.stderr
+
+
+def test_seeding_reaches_the_device_generator_and_the_device_id_is_set(tmp_path):
+    body = """
+        import warnings
+        warnings.simplefilter("error")
+        import torch, torch_npu
+        torch.manual_seed(7)
+        a = torch.rand(3, device="npu:0")
+        torch.npu.manual_seed_all(7)
+        b = torch.rand(3, device="npu")
+        assert torch.equal(a, b) and not torch.npu._is_in_bad_fork()
+        import os
+        print("seeded", os.environ["TILE_FWK_DEVICE_ID"])
+    """
+    r = run_python(["-m", "pypto_pro.npu", script(tmp_path, "seed.py", body)], tmp_path)
+    assert r.returncode == 0 and "seeded 0" in r.stdout, r.stderr[-2000:]
