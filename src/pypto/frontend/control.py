@@ -16,6 +16,7 @@ from ..graph import Loop
 from ..symbolic import SymbolicScalar, is_static, note_loop_range, to_expr
 from ..options import bump_version
 from .tracer import caller_location, current_recorder, recording
+from .trace_only import trace_only_names
 from .. import state
 
 
@@ -114,6 +115,7 @@ def check_loop_bodies(fn: Callable, kernel: str) -> Dict[Tuple[str, int], Kernel
     code = getattr(fn, "__code__", None)
     filename = code.co_filename if code is not None else inspect.getsourcefile(fn) or "<kernel>"
     found: Dict[Tuple[str, int], KernelSyntaxError] = {}
+    trace_only = trace_only_names(tree)  # only printed while recording: carrying them changes no result
 
     def reject(loop_node: ast.AST, node: ast.AST, message: str) -> None:
         line = first + node.lineno - 1
@@ -131,7 +133,7 @@ def check_loop_bodies(fn: Callable, kernel: str) -> Dict[Tuple[str, int], Kernel
                                    "runtime loop, so it cannot skip or stop iterations (guard the statements with a "
                                    "runtime if on the loop index instead)")
                 continue
-            assigned = _stored_names(node.body) - _stored_names([node.target])
+            assigned = _stored_names(node.body) - _stored_names([node.target]) - trace_only
             carried = _first_carried(node.body, assigned, set())
             if carried is not None:
                 reject(node, carried, f"`{carried.id}` is carried from one pypto.loop iteration to the next (the "
