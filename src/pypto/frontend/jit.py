@@ -31,6 +31,7 @@ from ..symbolic import SymbolicScalar
 from ..tensor import Tensor, is_named_dim
 from . import stage_log
 from .control import TILE_SHAPES, check_loop_bodies
+from .sim_output import record_sim_launch
 from .fastcall import call_key, freeze
 from .run_errors import speak_tensor_level
 from .tracer import Session, record
@@ -320,6 +321,8 @@ class JitFunction:
             self.last_report = verify_run(self, entry, user, dyn, backend, options["verify"])
             return None
         self.last_report = entry.program.run(user, dyn, backend)
+        if options["runtime"]["run_mode"] == opt.RunMode.SIM:
+            record_sim_launch(self.name, self.last_report)
         if fast_key is not None and fast_key not in self._fast:
             with self._lock:
                 if len(self._fast) > 256:
