@@ -28,7 +28,7 @@ from ..graph import Buffer, Graph, full_leaf
 from .graph_text import format_graph
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
-from ..tensor import Tensor, is_named_dim
+from ..tensor import Tensor, is_named_dim, is_status_shape
 from . import stage_log
 from .control import TILE_SHAPES, check_loop_bodies
 from .sim_output import record_sim_launch
@@ -149,6 +149,10 @@ class JitFunction:
                 raise KernelLaunchError(f"{what}: expected at least {len(declared) - 1} dims, got shape "
                                         f"{list(arr.shape)}", kernel=self.name)
             declared = declared[:-1] + [STATIC] * (arr.ndim - len(declared) + 1)
+        elif arr.ndim > len(declared) and is_status_shape(declared):
+            # officially a shape of STATIC/DYNAMIC markers (and ints) sets a minimum rank: it describes the
+            # leading dims and any further dims are static, as after a trailing `...`
+            declared = declared + [STATIC] * (arr.ndim - len(declared))
         if arr.ndim != len(declared):
             raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, got shape "
                                     f"{list(arr.shape)} (the argument does not match the shape of its annotation)",
