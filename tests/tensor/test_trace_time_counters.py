@@ -66,3 +66,27 @@ def test_a_carried_value_that_reaches_an_op_is_still_rejected():
 def test_trace_only_names(body, expected):
     tree = ast.parse("def k(x, a):\n" + textwrap.indent(body, "    "))
     assert trace_only_names(tree) & {"n", "m", "x"} == expected
+
+
+@pypto.frontend.jit
+def split_k_sum(x: pypto.Tensor([8, 64], pypto.DT_FP32), y: pypto.Tensor([8, 16], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 16)
+    col = pypto.arange(16)
+    for _ in pypto.loop(1):
+        col = pypto.reshape(col, [1, 16], inplace=True)  # one trip: nothing to carry
+    for i in pypto.loop(2):
+        col = pypto.reshape(col, [1, 16])  # a reshape of itself gives the same whichever iteration
+        for k in range(4):  # a Python loop carries its own accumulator
+            part = pypto.view(x, [8, 16], [0, k * 16])
+            if k == 0:
+                acc = part
+            else:
+                acc = acc + part
+        y[:] = acc + col
+
+
+@pytest.mark.both_backends
+def test_carries_that_recording_once_gets_right():
+    x, y = torch.randn(8, 64), torch.empty(8, 16)
+    split_k_sum(x, y)
+    torch.testing.assert_close(y, x.reshape(8, 4, 16).sum(1) + torch.arange(16.0))
