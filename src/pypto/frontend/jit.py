@@ -20,6 +20,7 @@ from pypto_pro.errors import KernelError, KernelLaunchError, KernelRuntimeError,
 from pypto_pro import backends
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, carried_as, declared_str, element_strides, is_torch_tensor
+from pypto_pro.runtime import capture as _capture
 from pypto_pro.runtime.fastpath import launch_environment
 from pypto_pro.runtime.jit import select_backend
 
@@ -299,6 +300,9 @@ class JitFunction:
             raise speak_tensor_level(e, temps) from None
 
     def _call(self, args, kwargs) -> None:
+        if _capture.active() is not None:  # inside a graph capture (torch.npu.graph): run at replay
+            _capture.active().record(self, args, kwargs)
+            return None
         fast_key = None
         if not kwargs:
             key = call_key(args)

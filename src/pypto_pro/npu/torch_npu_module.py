@@ -18,7 +18,7 @@ from typing import Any, Optional
 import torch
 
 from ..arch import resolve_arch
-from . import NpuOnlyFacilityError
+from . import NpuOnlyFacilityError, graphs
 from .quant_param import npu_trans_quant_param  # noqa: F401  (torch_npu.npu_trans_quant_param)
 
 ARCH = resolve_arch(None)
@@ -249,8 +249,7 @@ for _name, _value in {
     "_is_in_bad_fork": _is_in_bad_fork,
     "memory_reserved": _zero, "memory_allocated": _zero, "max_memory_allocated": _zero,
     "max_memory_reserved": _zero, "empty_cache": _nothing, "reset_peak_memory_stats": _nothing,
-    "NPUGraph": _npu_only("torch.npu.NPUGraph (graph capture)"),
-    "graph": _npu_only("torch.npu.graph (graph capture)"),
+    "NPUGraph": graphs.NPUGraph, "graph": graphs.graph,
 }.items():
     setattr(npu, _name, _value)
 
