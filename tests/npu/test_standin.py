@@ -218,7 +218,9 @@ def test_graph_capture_records_kernel_launches_and_replays_them(tmp_path):
 
         x = torch.zeros(8, 32, device="npu:0")
         g = torch.npu.NPUGraph()
+        assert not torch.npu.is_current_stream_capturing()
         with torch.npu.graph(g):
+            assert torch.npu.is_current_stream_capturing()
             y = torch.empty(8, 32, device="npu")  # allocations run at capture
             add_one(x, y)                         # launches are recorded, not run
         assert g.launches == 1

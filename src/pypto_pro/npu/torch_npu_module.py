@@ -18,6 +18,8 @@ from typing import Any, Optional
 import torch
 
 from ..arch import resolve_arch
+from pypto_pro.runtime import capture as _capture
+
 from . import NpuOnlyFacilityError, graphs
 from .quant_param import npu_trans_quant_param  # noqa: F401  (torch_npu.npu_trans_quant_param)
 
@@ -214,7 +216,8 @@ def set_stream_limit(stream_: Stream, cube_num: Optional[int] = None, vector_num
 
 
 def is_current_stream_capturing() -> bool:
-    return False
+    """Whether a ``torch.npu.graph`` capture is recording this thread's launches (graphs.py)."""
+    return _capture.active() is not None
 
 
 def manual_seed(seed: int) -> None:
