@@ -135,10 +135,23 @@ def test_other_threads_and_other_backends_take_the_full_path(monkeypatch):
 def test_block_count_follows_the_work_unless_threads_are_set(monkeypatch):
     monkeypatch.delenv("PYPTO_NUM_THREADS", raising=False)
     assert workers.launch_blocks(None, 64 * 64) == 1
+    n = workers.cpu_workers()
     big = workers.MIN_BLOCK_ELEMENTS * 64
-    assert workers.launch_blocks(None, big) == workers.cpu_workers()
+    assert workers.launch_blocks(None, big) in ({1} if n == 1 else {n * k for k in range(1, workers.BLOCKS_PER_THREAD + 1)})
     monkeypatch.setenv("PYPTO_NUM_THREADS", "3")
     assert workers.launch_blocks(None, 64 * 64) == 3
+
+
+def test_large_launches_get_several_blocks_per_thread(monkeypatch):
+    """More blocks than threads (claimed one by one) once each block still has enough work; one thread
+    always runs one block."""
+    monkeypatch.setenv("PYPTO_NUM_THREADS", "2")
+    per = workers.MIN_SHARED_BLOCK_ELEMENTS
+    assert workers.launch_blocks(None, 2 * per - 1) == 2
+    assert workers.launch_blocks(None, 2 * per * 3) == 6
+    assert workers.launch_blocks(None, 4096 * 1024) == 2 * workers.BLOCKS_PER_THREAD
+    monkeypatch.setenv("PYPTO_NUM_THREADS", "1")
+    assert workers.launch_blocks(None, 4096 * 1024) == 1
 
 
 @pypto.frontend.jit

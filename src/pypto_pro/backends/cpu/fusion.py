@@ -621,6 +621,7 @@ class _Loop:
         for k, t in tiles.items():  # the tiles the loop reads or writes
             if k in self.used:
                 g.emit(f"{ct}* const {self.ptr[k]} = C.ptr<{ct}>(kTiles[{g.decl_index[t.uid]}]);  // {t.name}")
+        self._ahead()
         if rs is None:
             g.emit(f"pto::fz::each(w_.vr, w_.vc, {self._flat()}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
         else:
@@ -635,12 +636,33 @@ class _Loop:
         g.indent += 1
         g.emit("using V = decltype(lanes_);  // pto::fz::P4 (32 columns), __m256 (8) or float (the tail)")
         g.emit("namespace fz = pto::fz;")
+        if not self._loads():
+            g.emit("fz::fetch_ahead(ah_);  // the next row tile's GM window, two lines per step")
         for line in self.body:
             g.emit(line)
         g.indent -= 1
         g.emit("});")
+        if not self._loads():
+            g.emit("pto::fz::ahead() = ah_;  // the lines left for the next group")
         for st in self.grp.stores:
             g.emit(f"pto::fz::end_stores({self.runs[id(st.stmt)]});  // order streamed stores")
+
+    def _ahead(self) -> None:
+        """Overlap the next row tile's GM reads with this one's work (fuse.h ``note_ahead``): a group
+        with fused loads notes the window each load will read next; a group without loads (the
+        arithmetic, or the streaming stores, which leave the read side of the memory idle) fetches
+        the noted window as it runs."""
+        g = self.g
+        if not self._loads():
+            g.emit("pto::fz::Ahead ah_ = pto::fz::ahead();  // the window a load group noted (a copy in registers)")
+            return
+        for op in self.grp.ops:
+            if op.fn == "load":
+                g.emit(f"pto::fz::note_ahead(C.ptr<{self.ct}>(kTiles[{g.decl_index[op.dst.uid]}]), "
+                       f"{self.runs[id(op.stmt)]}, w_);  // fetched by the next group without GM")
+
+    def _loads(self) -> bool:
+        return any(op.fn == "load" for op in self.grp.ops)
 
     def _scalars(self) -> Dict[int, str]:
         """Scalar operands converted like pto::scal<T> (id of the expression -> C++ local)."""

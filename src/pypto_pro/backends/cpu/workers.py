@@ -36,6 +36,20 @@ def cpu_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: blocks per worker thread at most (see :func:`launch_blocks`)
+BLOCKS_PER_THREAD = 4
+#: the least work per block when a launch is split into more blocks than threads
+MIN_SHARED_BLOCK_ELEMENTS = 1 << 19
+
+
 def launch_blocks(arch: Any, work: int) -> int:
-    """Blocks for a kernel whose largest GM tensor has ``work`` elements (``arch`` does not matter here)."""
-    return requested_threads() or max(1, min(cpu_workers(), work // MIN_BLOCK_ELEMENTS))
+    """Blocks for a kernel whose largest GM tensor has ``work`` elements (``arch`` does not matter here).
+
+    With more than one thread, a large launch gets up to :data:`BLOCKS_PER_THREAD` blocks per thread
+    (each at least :data:`MIN_SHARED_BLOCK_ELEMENTS`): the runtime's threads claim blocks one by one,
+    so a thread the OS runs late (another process on its core) leaves its later blocks to the others
+    instead of holding the whole launch back, as one static block per thread would."""
+    n = requested_threads() or max(1, min(cpu_workers(), work // MIN_BLOCK_ELEMENTS))
+    if n == 1:
+        return 1
+    return n * max(1, min(BLOCKS_PER_THREAD, work // (n * MIN_SHARED_BLOCK_ELEMENTS)))

@@ -101,6 +101,48 @@ inline bool gm_run(const Gm<T>& g, const int64_t* offs, int a0, int a1, const Wi
   return true;
 }
 
+// ---------------------------------------------------------------- fetching the next row tile
+// A loop of row tiles (softmax, norms: load, reduce, normalise, store) reads GM only in its load
+// group; its compute groups (exp + row sum) touch no memory beyond L1 and its store group only
+// writes.  So the load group notes the GM window its next iteration will most likely read
+// (memory.h next_window: one stride ahead of the tile's previous load), and the following groups
+// without loads fetch it into the caches, two 64-byte lines per 32-column step: the transfer then
+// overlaps their arithmetic or stores instead of stalling the next load group.  A prefetch never
+// faults and never changes a value.
+struct Ahead {
+  const char* p = nullptr;  // the window's first byte; nullptr: nothing (left) to fetch
+  int64_t st0 = 0, row = 0;  // bytes between rows, bytes per row
+  int64_t rows = 0, r = 0, c = 0;  // rows; the next line to fetch: row r, byte c
+};
+inline Ahead& ahead() {
+  static thread_local Ahead a;
+  return a;
+}
+
+// Called by a fused load of ``run`` into the tile at ``key``: note its next window.
+template <class T> inline void note_ahead(const void* key, const Run<T>& run, const Window& w) {
+  const char* nx = next_window(key, (const char*)run.p);
+  if (nx == nullptr) return;  // no stride yet, or the same window again (gamma): keep any other note
+  Ahead& a = ahead();
+  a.p = nx;
+  a.st0 = run.st0 * (int64_t)sizeof(T);
+  a.row = w.vc * (int64_t)sizeof(T);
+  a.rows = w.vr;
+  a.r = a.c = 0;
+}
+
+// Fetch the next two lines of the noted window (into L2; a no-op once it is all requested).
+inline void fetch_ahead(Ahead& a) {
+  for (int k = 0; k < 2 && a.p; ++k) {
+    __builtin_prefetch(a.p + a.r * a.st0 + a.c, 0, 2);
+    a.c += 64;
+    if (a.c >= a.row) {
+      a.c = 0;
+      if (++a.r >= a.rows) a.p = nullptr;
+    }
+  }
+}
+
 // Whether a stored window may be fused with another loaded or stored window: they share no byte, or
 // they map every (r, c) to the same address (each element is then read before it is written, and the
 // last store of an element wins, as in the per-op order).
