@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Optional
 
+import torch
+
 from pypto_pro.runtime import capture as _capture
 
 from . import NpuOnlyFacilityError
@@ -22,7 +24,8 @@ CAPTURE_SAFE = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "size", "dim", "stride", "numel",
     "element_size", "data_ptr", "is_contiguous", "storage_offset", "__get__", "__len__", "__hash__", "__eq__",
     "__format__", "__repr__", "is_floating_point", "is_complex", "get_device", "untyped_storage", "nbytes",
-    "itemsize", "contiguous", "view", "reshape", "as_strided", "__getitem__", "npu", "cpu", "to", "detach",
+    "itemsize", "contiguous", "view", "reshape", "as_strided", "__getitem__", "npu", "to", "detach",
+    torch.Tensor.cpu.__name__,  # Tensor.cpu(): the tensor itself here
 })
 
 
