@@ -9,6 +9,12 @@ safe: a kernel compiled identically by many tests is built once, and a warm run 
 ``make clean`` removes it.  Tests that check the cache itself point ``$PYPTO_BUILD_DIR`` at their own
 ``tmp_path`` with monkeypatch.
 
+Kernels compile at ``-O1`` (``$PYPTO_KERNEL_OPT``, unless already set): the same results as the users'
+``-O3`` from about half the compile time, which is most of the suite's time.  Tests marked ``shipped_opt``
+(all of tests/cpu: the bit-for-bit differential and fusion fuzzers, the vectorised paths) compile at the
+users' level whatever the variable says, so the shipped configuration stays covered.  ``PYPTO_KERNEL_OPT=-O3``
+runs the whole suite at the users' level.
+
 Every test starts from random state seeded by its own id (numpy's, torch's and ``random``'s global
 generators): its random inputs are the same on every run and every xdist worker, so a tolerance that a
 rare draw would exceed fails deterministically, where it can be looked at, not once in a while in CI.
@@ -26,13 +32,46 @@ from ordering import longest_modules_first
 
 TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
 
+#: The kernel -O level of the suite (docs/testing.md, "Optimisation level"); SHIPPED_OPT tests use the users'.
+TEST_KERNEL_OPT = "-O1"
+SHIPPED_OPT = "shipped_opt"
+OPT_ENV = "PYPTO_KERNEL_OPT"
+
 
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{CPU_SAMPLE}: a parametrized matrix that runs whole on the interpreter and "
                                        "as a covering cross-section on cpu (tests/cpu_sampling.py)")
+    config.addinivalue_line("markers", f"{SHIPPED_OPT}: compile this test's kernels at the users' -O level, "
+                                       f"not the suite's (${OPT_ENV}, tests/conftest.py)")
     if "PYPTO_BUILD_DIR" not in os.environ:
         os.environ["PYPTO_BUILD_DIR"] = str(TEST_BUILD_CACHE)
         config._pypto_own_build_dir = True
+    if OPT_ENV not in os.environ:
+        os.environ[OPT_ENV] = TEST_KERNEL_OPT
+        config._pypto_own_kernel_opt = True
+    config._pypto_kernel_opt = os.environ[OPT_ENV]
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        _prebuild_for_suite_level()
+
+
+def _prebuild_for_suite_level() -> None:
+    """The precompiled tile header of the suite's level (``make venv`` builds the users' level): once per
+    install, before the workers start, so that no worker compiles its first kernels without it."""
+    from pypto_pro.backends.cpu import prebuilt
+    from pypto_pro.backends.cpu.toolchain import find_toolchain
+
+    tc = find_toolchain()
+    if tc is not None and prebuilt.missing(tc):
+        prebuilt.prebuild(tc)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Each test's -O level, set before its fixtures (module-scoped ones too) build anything."""
+    if item.get_closest_marker(SHIPPED_OPT) is not None:
+        os.environ.pop(OPT_ENV, None)
+    else:
+        os.environ[OPT_ENV] = item.config._pypto_kernel_opt
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -55,6 +94,8 @@ def mark_backend_parametrized(items) -> None:
 def pytest_unconfigure(config):
     if getattr(config, "_pypto_own_build_dir", False):
         os.environ.pop("PYPTO_BUILD_DIR", None)
+    if getattr(config, "_pypto_own_kernel_opt", False):
+        os.environ.pop(OPT_ENV, None)
 
 
 @pytest.fixture(autouse=True)

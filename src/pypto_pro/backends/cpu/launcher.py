@@ -132,8 +132,10 @@ class CompiledKernel:
 
 
 def key_of(gen: Generated, tc: Toolchain) -> str:
-    """Cache key: the generated source (it encodes the whole specialized IR), toolchain, ISA, versions."""
-    return cache.digest(gen.source, tc.identity, prebuilt.runtime_digest(), __version__, CODEGEN_VERSION)
+    """Cache key: the generated source (it encodes the whole specialized IR), toolchain, -O level, ISA,
+    versions."""
+    return cache.digest(gen.source, tc.identity, prebuilt.kernel_opt(), prebuilt.runtime_digest(), __version__,
+                        CODEGEN_VERSION)
 
 
 def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:

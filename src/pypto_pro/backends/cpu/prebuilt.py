@@ -34,14 +34,35 @@ from .toolchain import INCLUDE_DIR, RUNTIME_SOURCE, CompileError, Toolchain, com
 #: Bump when what is built here changes meaning without its sources changing.
 PREBUILT_VERSION = "1"
 
-#: The kernel optimisation level the PCH is built for (flags must match the kernel's exactly).
+#: The optimisation level kernels are compiled at: what users get (the PCH is built for the level in use,
+#: flags must match the kernel's exactly).
 KERNEL_OPT = "-O3"
+
+#: Another level for every kernel and trace program of this process, e.g. ``PYPTO_KERNEL_OPT=-O1``: the
+#: same results (the value-affecting flags are level-independent: no FMA contraction, no fast-math) from
+#: about half the compile time, slower code.  The test suite compiles most kernels at -O1 (docs/testing.md).
+OPT_ENV = "PYPTO_KERNEL_OPT"
+
+_OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
 
 #: Variants of ``pto/pto.h`` a generated kernel.cpp selects with macros defined before the include.
 PCH_VARIANTS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (("plain", ()), ("simd", ("-DPTO_SIMD_MATH=1",)))
 
 #: Set to "0" to disable the PCH (kernels then parse the header; the results are the same).
 PCH_ENV = "PYPTO_PCH"
+
+
+def kernel_opt() -> str:
+    """The -O level of kernel compiles: ``$PYPTO_KERNEL_OPT`` (``-O1`` or ``1``, levels 0-3 and s), else
+    :data:`KERNEL_OPT`.  Read at every compile and part of every kernel's cache key."""
+    value = os.environ.get(OPT_ENV, "").strip()
+    if not value:
+        return KERNEL_OPT
+    opt = value if value.startswith("-O") else f"-O{value}"
+    if opt not in _OPT_LEVELS:
+        raise CompileError(f"${OPT_ENV}={value!r} is not an optimisation level: use one of "
+                           f"{', '.join(_OPT_LEVELS)} (or unset it for {KERNEL_OPT}, what users get)")
+    return opt
 
 
 @functools.lru_cache(maxsize=1)
@@ -88,7 +109,8 @@ def pch_supported(tc: Toolchain) -> bool:
     return "clang" not in tc.version.lower() and os.environ.get(PCH_ENV, "1") != "0"
 
 
-def pch_entry(tc: Toolchain, opt: str = KERNEL_OPT) -> cache.CacheEntry:
+def pch_entry(tc: Toolchain, opt: Optional[str] = None) -> cache.CacheEntry:
+    opt = opt or kernel_opt()
     key = cache.digest(header_digest(), tc.identity, opt, __version__, PREBUILT_VERSION)
     return _entry("pch", key)
 
@@ -97,16 +119,18 @@ def _pch_files() -> Dict[str, str]:
     return {f"pto/pto.h.gch/{variant}.gch": f"{variant}.gch" for variant, _ in PCH_VARIANTS}
 
 
-def pch_command(tc: Toolchain, output: Path, defines: Tuple[str, ...], opt: str = KERNEL_OPT) -> List[str]:
+def pch_command(tc: Toolchain, output: Path, defines: Tuple[str, ...], opt: Optional[str] = None) -> List[str]:
     """The compiler command that precompiles ``pto/pto.h``: the kernel's flags plus ``-x c++-header``."""
-    return [tc.path, opt, *tc.flags, f"-I{INCLUDE_DIR}", *defines, "-x", "c++-header",
+    return [tc.path, opt or kernel_opt(), *tc.flags, f"-I{INCLUDE_DIR}", *defines, "-x", "c++-header",
             str(INCLUDE_DIR / "pto" / "pto.h"), "-o", str(output)]
 
 
-def build_pch(tc: Toolchain, opt: str = KERNEL_OPT) -> Optional[Path]:
-    """The include directory holding the PCHs of ``pto/pto.h`` (built if missing); ``None`` if unsupported."""
+def build_pch(tc: Toolchain, opt: Optional[str] = None) -> Optional[Path]:
+    """The include directory holding the PCHs of ``pto/pto.h`` for ``opt`` (default: the level in use),
+    built if missing; ``None`` if unsupported."""
     if not pch_supported(tc):
         return None
+    opt = opt or kernel_opt()
     entry = pch_entry(tc, opt)
 
     def produce(tmp: Path) -> Dict[str, str]:
@@ -140,9 +164,10 @@ def _pch_present(entry: cache.CacheEntry) -> bool:
 _pch_seen: Dict[str, Path] = {}
 
 
-def pch_include_dir(tc: Toolchain, opt: str = KERNEL_OPT) -> Optional[Path]:
-    """The PCH include directory if it is already built (never waits for or starts a build)."""
-    if opt != KERNEL_OPT or not pch_supported(tc):
+def pch_include_dir(tc: Toolchain, opt: Optional[str] = None) -> Optional[Path]:
+    """The PCH include directory for ``opt`` (default: the level in use) if it is already built (never
+    waits for or starts a build)."""
+    if not pch_supported(tc):
         return None
     entry = pch_entry(tc, opt)
     key = str(entry.dir)
@@ -169,20 +194,21 @@ def compile_kernel(tc: Toolchain, source: Path, output: Path, extra: Sequence[st
 
     The PCH holds exactly what parsing the header would produce, so the library is the same either way; a
     compile that fails with the PCH is retried without it (and the PCH dropped) before reporting."""
-    pch = pch_include_dir(tc)
+    opt = kernel_opt()
+    pch = pch_include_dir(tc, opt)
     if pch is None:
-        compile_shared(tc, source, output, opt=KERNEL_OPT, extra=extra)
+        compile_shared(tc, source, output, opt=opt, extra=extra)
         return
     try:
-        compile_shared(tc, source, output, opt=KERNEL_OPT, extra=extra, include_first=[pch])
+        compile_shared(tc, source, output, opt=opt, extra=extra, include_first=[pch])
     except CompileError:
         drop_pch(pch)
-        compile_shared(tc, source, output, opt=KERNEL_OPT, extra=extra)
+        compile_shared(tc, source, output, opt=opt, extra=extra)
 
 
 # ---------------------------------------------------------------------------------------- once per install
 def missing(tc: Toolchain) -> List[str]:
-    """Which install-wide artifacts the cache lacks ("runtime", "pch")."""
+    """Which install-wide artifacts the cache lacks ("runtime", "pch" of the level in use)."""
     out = []
     entry, _ = runtime_entry(tc)
     if entry.valid() is None:
@@ -193,7 +219,8 @@ def missing(tc: Toolchain) -> List[str]:
 
 
 def prebuild(tc: Optional[Toolchain] = None) -> List[Path]:
-    """Build the runtime library and the PCH for the system compiler; returns what exists afterwards."""
+    """Build the runtime library and the PCH (for the level in use) for the system compiler; returns what
+    exists afterwards."""
     tc = tc or find_toolchain()
     if tc is None:
         return []

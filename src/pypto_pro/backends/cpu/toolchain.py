@@ -7,6 +7,7 @@ import os
 import platform
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -23,6 +24,11 @@ RUNTIME_SOURCE = Path(__file__).parent / "runtime" / "pto_runtime.cpp"
 #: semantics of scalar expressions; loops are still vectorized and hot paths use intrinsics.
 COMMON_FLAGS = ("-std=c++17", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing",
                 "-fno-math-errno", "-fno-tree-slp-vectorize", "-w", "-g0")
+
+
+#: A file to append one JSON line per compile to (test, source, -O level, PCH, compiler CPU and wall
+#: seconds, source bytes): where a test run's compile time goes (tools/compile_costs.py, docs/testing.md).
+COMPILE_LOG_ENV = "PYPTO_COMPILE_LOG"
 
 
 class CompileError(KernelError):
@@ -150,6 +156,28 @@ def compile_shared(tc: Toolchain, source: Path, output: Path, opt: str = "-O3",
     ``include_first``: directories searched before the tile headers (the precompiled header's)."""
     cmd: List[str] = [tc.path, opt, *tc.flags, *(f"-I{d}" for d in include_first), f"-I{INCLUDE_DIR}",
                       str(source), "-o", str(output), *extra]
+    log = os.environ.get(COMPILE_LOG_ENV)
+    before = _children_cpu() if log else None
+    start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
+    if before is not None:
+        _log_compile(log, source, opt, bool(include_first), before, time.perf_counter() - start)
     if proc.returncode != 0:
         raise CompileError(f"the C++ compiler failed on {source}:\n{proc.stderr.strip()[-4000:]}")
+
+
+def _children_cpu() -> float:
+    import resource  # POSIX; only for the compile log
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _log_compile(log: str, source: Path, opt: str, pch: bool, before: float, wall: float) -> None:
+    """One line of ``$PYPTO_COMPILE_LOG``.  The CPU time is this process's children's since the compile
+    started (approximate where threads of one process compile at once)."""
+    cpu = _children_cpu() - before
+    rec = {"test": os.environ.get("PYTEST_CURRENT_TEST", ""), "source": str(source), "opt": opt, "pch": pch,
+           "cpu": round(cpu, 3), "wall": round(wall, 3), "bytes": source.stat().st_size}
+    with open(log, "a") as f:
+        f.write(json.dumps(rec) + "\n")

@@ -17,7 +17,7 @@ from .... import __version__
 from ....ir import nodes as ir
 from ....runtime import cache
 from ...cpu.codegen import KIND_CODES, KernelCodegen
-from ...cpu.prebuilt import compile_kernel
+from ...cpu.prebuilt import compile_kernel, kernel_opt
 from .plan import KernelPlan
 from .replaylib import replay_function
 
@@ -143,7 +143,7 @@ def build(kernel: ir.KernelIR, plan: KernelPlan, tc) -> TraceLibrary:
     """Generate, compile (or fetch from the disk cache) and load the trace program of ``kernel``."""
     source = trace_source(kernel, plan)
     header = HEADER.read_text()
-    key = cache.digest(source, header, tc.identity, __version__, "simfast-3")
+    key = cache.digest(source, header, tc.identity, kernel_opt(), __version__, "simfast-3")
     entry = cache.entry(kernel.name + "_simtrace", kernel.arch.name, key)
     so_name = f"simtrace_{key[:12]}.so"
 
