@@ -23,6 +23,7 @@ def tripled(x: pypto.Tensor([16, 32], pypto.DT_FP32), y: pypto.Tensor([16, 32], 
 
 def test_sim_launches_write_the_merged_swimlane(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYPTO_OUTPUT_DIR", raising=False)  # the default: ./output
     monkeypatch.setattr(sim_output, "_EVENTS", [])
     monkeypatch.setattr(sim_output, "_STATE", {"launches": 0, "end_us": 0.0, "folder": None})
     x, y = torch.randn(16, 32), torch.empty(16, 32)

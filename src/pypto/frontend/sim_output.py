@@ -1,6 +1,7 @@
 """The cost-model output of ``run_mode=pypto.RunMode.SIM`` launches: a swimlane file per process.
 
-Officially a SIM run writes its simulated execution under ``./output/<run folder>`` (the folder name
+Officially a SIM run writes its simulated execution under ``./output/<run folder>``
+(``$PYPTO_OUTPUT_DIR`` here, default ``./output``) (the folder name
 holds the process id), the swimlane as ``CostModelSimulationOutput/merged_swimlane.json``, and
 scripts read it from there.  Here a SIM launch's report is the simulator's timeline; every launch of
 the process is appended to that file as Chrome-trace JSON (open it in https://ui.perfetto.dev),
@@ -22,10 +23,11 @@ _PID_STRIDE = 1000  # the cores of launch n are trace processes n * 1000 + core
 
 
 def run_folder() -> str:
-    """This process's output folder, ``./output/sim_<time>_<pid>`` (made on first use)."""
+    """This process's output folder, ``$PYPTO_OUTPUT_DIR/sim_<time>_<pid>`` (``./output`` by default, as
+    officially; made on first use)."""
     if _STATE["folder"] is None:
         _STATE["folder"] = os.path.abspath(os.path.join(
-            "output", f"sim_{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}"))
+            os.environ.get("PYPTO_OUTPUT_DIR", "output"), f"sim_{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}"))
     return _STATE["folder"]
 
 
