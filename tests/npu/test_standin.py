@@ -241,3 +241,20 @@ def test_graph_capture_records_kernel_launches_and_replays_them(tmp_path):
     """
     r = run_python(["-m", "pypto_pro.npu", script(tmp_path, "graph.py", body)], tmp_path)
     assert r.returncode == 0 and "replayed" in r.stdout, r.stderr[-3000:]
+
+
+def test_graph_capture_of_tile_kernels(tmp_path):
+    body = DEVICE_SCRIPT.split("torch.npu.set_device")[0] + """
+    x = torch.ones(16, 32, device="npu")
+    y = torch.zeros(16, 32, device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        scale_rows[torch.npu.current_stream(), 1](x, y)  # kernel[stream, block_dim](...) is recorded
+        scale_rows(y, y)                                 # and so is a direct call
+    assert g.launches == 2 and torch.equal(y, torch.zeros(16, 32))
+    g.replay()
+    assert torch.equal(y, torch.full((16, 32), 9.0))
+    print("tile replayed")
+    """
+    r = run_python(["-m", "pypto_pro.npu", script(tmp_path, "tile_graph.py", body)], tmp_path)
+    assert r.returncode == 0 and "tile replayed" in r.stdout, r.stderr[-3000:]
