@@ -34,6 +34,12 @@ class Buffer:
     base: Optional["Buffer"] = None
     uid: int = field(default_factory=lambda: next(_uids))
     version: int = 0
+    #: the aliases made of this buffer (the lowering picks the root's layout knowing all of them)
+    aliases: List["Buffer"] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.base is not None:
+            self.base.aliases.append(self)
 
     @property
     def root(self) -> "Buffer":
@@ -97,6 +103,9 @@ class Store:
     vec_tile: Tuple[int, ...]
     cube_tile: Optional[Dict[str, Any]]
     loc: Optional[Any] = None
+    #: a computed tensor's value stored where it was made (frontend/snapshots.py), inserted after the
+    #: fact: one recording path may hold it where another does not
+    held: bool = False
 
 
 @dataclass(eq=False)

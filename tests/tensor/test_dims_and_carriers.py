@@ -182,3 +182,19 @@ def test_not_implemented_features_name_the_kernel_and_line():
         reflect(torch.randn(8, 32), torch.empty(8, 34))
     assert "test_dims_and_carriers.py:" in str(info.value)
     assert 'o[:] = pypto.pad(x, (1, 1), mode="reflect")' in str(info.value)
+
+
+def test_clipped_inner_dim_against_a_fixed_one_is_not_implemented():
+    """``[8, 8] @ view(b, [8, 4], valid_shape=[min(8, n - i), 4])``: the official chunked kernels reduce
+    over the clipped K; that is named as not implemented rather than guessed."""
+    @pypto.frontend.jit
+    def clipped(a: pypto.Tensor([8, 8], pypto.DT_FP16), b: pypto.Tensor([D, 4], pypto.DT_FP16),
+                out: pypto.Tensor([8, 4], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        n = b.shape[0]
+        for i in pypto.loop(0, n, 8):
+            bv = pypto.view(b, [8, 4], [i, 0], valid_shape=[(n - i).min(8), 4])
+            out[:] = pypto.matmul(a, bv, pypto.DT_FP32)
+
+    with pytest.raises(NotImplementedError, match="clipped by a run-time valid shape"):
+        clipped(torch.randn(8, 8).half(), torch.randn(12, 4).half(), torch.empty(8, 4))

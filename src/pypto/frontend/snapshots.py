@@ -105,7 +105,7 @@ class LiveValues:
         buf = rec.new_temp(n.shape, n.dtype)
         from .tracer import caller_location
 
-        store = Store(full_leaf(buf), n, None, None, caller_location())
+        store = Store(full_leaf(buf), n, None, None, caller_location(), held=True)
         origin = self._origin(tensor)
         if origin is None:  # not made while recording this body: store it now
             rec.store(store.dst, n)

@@ -205,8 +205,24 @@ class Recorder:
         return decision
 
 
+def _held(s: Any) -> bool:
+    return isinstance(s, Store) and s.held
+
+
 def _merge(a: List[Any], b: List[Any]) -> None:
-    for x, y in zip(a, b):
+    """Merge run ``b``'s statements into run ``a``'s, position by position.  A held value's store
+    (``Store.held``) is inserted where the value was made only on the paths that write its inputs
+    later, so the two runs may differ by such stores: one only ``b`` has is added to ``a`` (storing a
+    value that a path does not need is harmless), and the statements after it still pair up."""
+    i = j = 0
+    while i < len(a) and j < len(b):
+        x, y = a[i], b[j]
+        if _held(x) != _held(y) or (_held(x) and x.dst.attrs["buf"] is not y.dst.attrs["buf"]):
+            if _held(y):
+                a.insert(i, y)
+                j += 1
+            i += 1
+            continue
         if isinstance(x, Loop) and isinstance(y, Loop):
             _merge(x.body, y.body)
         elif isinstance(x, Branch) and isinstance(y, Branch):
@@ -216,6 +232,8 @@ def _merge(a: List[Any], b: List[Any]) -> None:
                     setattr(x, attr, ya)
                 elif ya is not None:
                     _merge(xa, ya)
+        i += 1
+        j += 1
 
 
 def record(fn: Callable, session: Session, make_args: Callable[[], Tuple[List[Any], Dict[str, Any]]],

@@ -62,6 +62,7 @@ class Bounds:
         return all(uid in self.known for uid in _vars(e, {}))
 
     def upper(self, e: ir.Expr) -> Optional[ir.Expr]:
+        """An upper bound of the extent ``e`` (a dim: its factors are extents too, never negative)."""
         return self._bound(e, True)
 
     def _var_bound(self, v: ir.Var, up: bool) -> Optional[ir.Expr]:
@@ -102,6 +103,10 @@ class Bounds:
                 if isinstance(c, ir.Const) and isinstance(c.value, int) and c.value > 0:
                     a = self._bound(x, up)
                     return None if a is None else _bin("*", a, c)
+            if up:  # a product of extents (``valid_b * valid_s``, ``min(..) * D``): each factor is >= 0
+                a, b = self._bound(e.lhs, True), self._bound(e.rhs, True)
+                if a is not None and b is not None:
+                    return _bin("*", _bin("max", a, ir.Const(0)), _bin("max", b, ir.Const(0)))
         return None
 
     def _affine_bound(self, form: Affine, by_uid: Dict[int, ir.Var], up: bool) -> Optional[ir.Expr]:

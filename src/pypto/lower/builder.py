@@ -55,15 +55,26 @@ class Builder:
         self._temp_count = 0
         #: launch-time bounds of loop-dependent workspace dims (set by the lowerer)
         self.bounds: Optional[Bounds] = None
+        #: root workspace uid -> whether it is addressed in exact layout (see :meth:`_exact_layout`)
+        self._exact_roots: Dict[int, bool] = {}
+        self._views = 0
 
     # ------------------------------------------------------------------ GM parameters
     def param(self, buf: Buffer) -> ir.TensorParam:
+        """The GM tensor ``buf`` is addressed through here: a kernel parameter, or for a workspace that a
+        reshape sees with a loop-dependent inner extent, a view with the current iteration's exact dims
+        (:meth:`_exact_view`)."""
+        if buf.kind != "param" and self._exact_layout(buf.root):
+            return self._exact_view(buf)
+        return self._param(buf)
+
+    def _param(self, buf: Buffer) -> ir.TensorParam:
         p = self.param_of.get(buf.uid)
         if p is not None:
             return p
         if buf.kind == "alias":
             self._check_alias(buf)
-            self.param(buf.base)  # bound before its aliases (LoweredProgram.bind views the base's array)
+            self._param(buf.base)  # bound before its aliases (LoweredProgram.bind views the base's array)
         # two views of one tensor (say two reshapes of x) have the same name: the backends name
         # variables after parameters, so later ones get the parameter's position appended
         taken = {q.name for q in self.params}
@@ -108,21 +119,69 @@ class Builder:
         return [i for i, d in enumerate(buf.shape)
                 if not is_static(d) and self.bounds is not None and not self.bounds.evaluable(to_expr(d))]
 
-    def _check_alias(self, buf: Buffer) -> None:
+    def _leading(self, buf: Buffer) -> bool:
+        """Whether ``buf``'s elements of one iteration are the leading elements of its allocation: its
+        only inexact axis (if any) has nothing but size-1 axes before it."""
+        axes = self._inexact_axes(buf)
+        return not axes or (len(axes) == 1 and all(is_static(d) and d == 1 for d in buf.shape[:axes[0]]))
+
+    def _alias_exact(self, buf: Buffer) -> bool:
         """A zero-copy reshape of a workspace allocated at a bound is its leading elements (see
-        ``LoweredProgram.bind``): exact only while the bound is on the first axis alone, or when the alias
+        ``LoweredProgram.bind``): exact when both it and its root are :meth:`_leading`, or when the alias
         has its base's very dims (a same-width ``pypto.view(x, dtype=)``: allocated at the same bound)."""
         if len(buf.shape) == len(buf.base.shape) and all(repr(a) == repr(b) for a, b in zip(buf.shape, buf.base.shape)):
-            if buf.base.kind != "alias":
-                return
-            return self._check_alias(buf.base)
-        for b in (buf, buf.root):
-            axes = self._inexact_axes(b)
-            if any(a != 0 for a in axes):
-                raise KernelSyntaxError(f"cannot reshape '{buf.root.name}': the extent of axis {axes[-1]} of "
-                                        f"'{b.name}' depends on a pypto.loop index (only the first axis may): take "
-                                        "views of a fixed extent (pypto.view(x, shape, offsets)) inside the loop",
-                                        kernel=self.name)
+            return buf.base.kind != "alias" or self._alias_exact(buf.base)
+        return self._leading(buf) and self._leading(buf.root)
+
+    def _exact_layout(self, root: Buffer) -> bool:
+        """Whether the workspace ``root`` and its aliases are addressed with each iteration's exact dims
+        (row-major, dense, over the allocation at the bound): when one of its reshapes is not exact as
+        leading elements (``[256, b, s]`` seen as ``[256, b * s]`` with ``b``, ``s`` clipped by loop
+        indices)."""
+        known = self._exact_roots.get(root.uid)
+        if known is None:
+            def aliases(b: Buffer):
+                for a in b.aliases:
+                    yield a
+                    yield from aliases(a)
+            known = root.kind == "temp" and any(not self._alias_exact(a) for a in aliases(root))
+            self._exact_roots[root.uid] = known
+        return known
+
+    def _exact_view(self, buf: Buffer) -> ir.TensorView:
+        """``buf`` (a workspace in exact layout, or an alias of one) as a view over its root's memory with
+        the current dims (each at least 1: an empty extent addresses nothing), strides row-major; the
+        dims and strides are Vars assigned here, before the op that uses the view."""
+        root = self._param(buf.root)
+        self._views += 1
+        dims: List[Any] = []
+        for d in buf.shape:
+            if is_static(d):
+                dims.append(int(d))
+            else:
+                v = ir.Var(f"{buf.name}_x{self._views}_d{len(dims)}", dt.DT_INT64)
+                self.append(ir.Assign(None, v, ir.BinOp("max", to_expr(d), ir.Const(1), dt.DT_INT64)))
+                dims.append(v)
+        strides: List[Any] = [1]
+        for d in reversed(dims[1:]):
+            if isinstance(d, int) and isinstance(strides[0], int):
+                strides.insert(0, d * strides[0])
+            else:
+                v = ir.Var(f"{buf.name}_x{self._views}_s{len(dims) - len(strides) - 1}", dt.DT_INT64)
+                self.append(ir.Assign(None, v, ir.BinOp("*", to_expr(d), to_expr(strides[0]), dt.DT_INT64)))
+                strides.insert(0, v)
+        dtype = dt.DT_UINT8 if buf.dtype == dt.DT_BOOL else buf.dtype
+        return ir.TensorView(f"{buf.name}_x{self._views}", root.index, dtype, dims, Layout.ND, base=root,
+                             strides=strides)
+
+    def _check_alias(self, buf: Buffer) -> None:
+        """A zero-copy reshape bound as its base's leading elements must be exact (workspaces that are not
+        are addressed in exact layout instead, see :meth:`_exact_layout`)."""
+        if not self._alias_exact(buf):
+            axes = self._inexact_axes(buf) or self._inexact_axes(buf.root)
+            raise KernelSyntaxError(f"cannot reshape '{buf.root.name}': the extent of axis {axes[-1]} of "
+                                    f"'{buf.name}' depends on a pypto.loop index: take views of a fixed extent "
+                                    "(pypto.view(x, shape, offsets)) inside the loop", kernel=self.name)
 
     def new_temp(self, shape, dtype: dt.DataType) -> Buffer:
         self._temp_count += 1

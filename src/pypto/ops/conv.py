@@ -22,7 +22,7 @@ from pypto_pro.errors import KernelTypeError, KernelValueError
 from ..frontend.tracer import current_recorder
 from ..symbolic import format_dims, is_static
 from ..tensor import Tensor
-from .core import materialize, node_of, out
+from .core import materialize, node_of, out, same_dim
 from .elementwise import add, cast, relu
 from .matmul import cube_side_vec_tiles, default_cube_tiles, matmul
 from .shape import concat, getitem, pad, permute, reshape
@@ -55,7 +55,10 @@ def _static_dims(shape, what: str, name: str) -> List[int]:
     return [int(d) for d in shape]
 
 
-def _out_size(size: int, lo: int, hi: int, k: int, s: int, d: int) -> int:
+def _out_size(size, lo: int, hi: int, k: int, s: int, d: int):
+    """The output extent of a spatial dim (symbolic for a DYNAMIC one, which has stride 1)."""
+    if not is_static(size):
+        return size + lo + hi - d * (k - 1)
     return (size + lo + hi - d * (k - 1) - 1) // s + 1
 
 
@@ -64,9 +67,13 @@ def _columns(x, pads: Sequence[Tuple[int, int]], kernel: Sequence[int], strides:
     """im2col of ``x`` ([B, C, I...]): ``[B, K * C, prod(O)]``, block ``j`` (position-major) holding the
     window of kernel position ``j`` (of the mirrored position with ``flip``)."""
     n = node_of(x)
-    sizes = [int(v) for v in n.shape[2:]]
+    sizes = list(n.shape[2:])
     amounts, split = [], []
     for size, (lo, hi), s in zip(sizes, pads, strides):
+        if not is_static(size):  # DYNAMIC: stride 1, no pads (checked by conv)
+            amounts.append((0, 0))
+            split.append(size)
+            continue
         total = size + lo + hi
         extra = -total % s  # round the padded axis up to a multiple of the stride
         amounts.append((lo, hi + extra))
@@ -107,18 +114,18 @@ def _weight_matrix(w, transpose_io: bool) -> Tensor:
     count = 1
     for v in shape[1:]:
         count *= int(v)
-    return reshape(wp, [int(shape[0]), count])
+    return reshape(wp, [shape[0], count])  # Cout may be DYNAMIC (a loop-clipped view of the weight)
 
 
 def _conv_fp32(x, w, pads, strides, dilations, groups: int, flip: bool = False, transpose_io: bool = False) -> Tensor:
     """The convolution of ``x`` with ``w`` accumulated in FP32: ``[B, Cout, O...]``."""
     xn, wn = node_of(x), node_of(w)
     kernel = [int(k) for k in wn.shape[2:]]
-    outs = [_out_size(int(i), lo, hi, k, s, d)
+    outs = [_out_size(i, lo, hi, k, s, d)
             for i, (lo, hi), k, s, d in zip(xn.shape[2:], pads, kernel, strides, dilations)]
     cin_g = int(xn.shape[1]) // groups
-    wout = int(wn.shape[1]) if transpose_io else int(wn.shape[0])
-    cout_g = wout // groups
+    wout = int(wn.shape[1]) if transpose_io else wn.shape[0]  # the forward Cout may be DYNAMIC (groups == 1)
+    cout_g = wout // groups if groups > 1 else wout
     parts = []
     for g in range(groups):
         xg = x if groups == 1 else getitem(x, (slice(None), slice(g * cin_g, (g + 1) * cin_g)))
@@ -192,10 +199,19 @@ def conv(input_conv, weight, out_dtype, strides, paddings, dilations, *, groups:
     pads = [(flat[2 * i], flat[2 * i + 1]) for i in range(nsp)]
     if isinstance(groups, bool) or not isinstance(groups, int) or not 1 <= groups <= 65535:
         raise KernelValueError(f"{what}: groups must be an int in [1, 65535], got {groups!r}")
-    xs = _static_dims(xn.shape[1:], what, "input_conv")
-    ws = _static_dims(wn.shape, what, "weight")
-    cin, cout, cin_w, kernel = xs[0], ws[0], ws[1], ws[2:]
-    if cin_w * groups != cin or cout % groups:
+    xs = _static_dims(xn.shape[1:2], what, "input_conv channels") + list(xn.shape[2:])
+    for i, (size, s, (lo, hi)) in enumerate(zip(xs[1:], strides, pads)):
+        if not is_static(size) and (s != 1 or lo or hi):
+            raise NotImplementedError(f"{what} with a DYNAMIC spatial dim {i} in input_conv {format_dims(xn.shape)} "
+                                      f"and stride {s}, pads ({lo}, {hi}) on it (a DYNAMIC spatial dim needs stride 1 "
+                                      "and no padding, as the official op)")
+    cout = wn.shape[0]  # Cout may be DYNAMIC (a view clipped by a loop index): it is only the matmul's M
+    if not is_static(cout) and groups != 1:
+        raise NotImplementedError(f"{what} with a DYNAMIC Cout in weight {format_dims(wn.shape)} and groups={groups} "
+                                  "(a DYNAMIC Cout needs groups=1)")
+    ws = [cout] + _static_dims(wn.shape[1:], what, "weight")
+    cin, cin_w, kernel = xs[0], ws[1], ws[2:]
+    if cin_w * groups != cin or (is_static(cout) and cout % groups):
         raise KernelValueError(f"{what}: input channels {cin} must equal weight Cin {cin_w} x groups {groups}, and Cout "
                                f"{cout} must divide by groups")
     for i, ((lo, hi), k, d, s, size) in enumerate(zip(pads, kernel, dilations, strides, xs[1:])):
@@ -203,7 +219,7 @@ def conv(input_conv, weight, out_dtype, strides, paddings, dilations, *, groups:
         if lo >= extent or hi >= extent:
             raise KernelValueError(f"{what}: paddings {list(paddings)}: spatial dim {i} pads must be smaller than the "
                                    f"dilated kernel extent {extent}")
-        if _out_size(size, lo, hi, k, s, d) < 1:
+        if is_static(size) and _out_size(size, lo, hi, k, s, d) < 1:
             raise KernelValueError(f"{what}: spatial dim {i} of size {size} (padded {size + lo + hi}) is smaller than the "
                                    f"dilated kernel extent {extent}")
     params = dict(extend_params or {})
@@ -216,9 +232,10 @@ def conv(input_conv, weight, out_dtype, strides, paddings, dilations, *, groups:
         raise NotImplementedError(f"{what} extend_params {sorted(params)}")
     if bias is not None:
         bn = node_of(bias, f"{what} bias_tensor")
-        if bn.dtype not in _FLOATS or bn.ndim != 1 or not (is_static(bn.shape[0]) and bn.shape[0] == cout):
-            raise KernelTypeError(f"{what}: bias_tensor must be a ({cout},) float tensor, got {format_dims(bn.shape)} "
-                                  f"{bn.dtype.name}")
+        fits = same_dim(bn.shape[0], cout) or not (is_static(bn.shape[0]) and is_static(cout))  # DYNAMIC: trusted
+        if bn.dtype not in _FLOATS or bn.ndim != 1 or not fits:
+            raise KernelTypeError(f"{what}: bias_tensor must be a {format_dims([cout])} float tensor (Cout), got "
+                                  f"{format_dims(bn.shape)} {bn.dtype.name}")
     untiled = current_recorder().vec_tile is None
     with cube_side_vec_tiles("m", "n"):  # official kernels may set cube tiles alone: vector tiles from them
         y = _finish(_conv_fp32(input_conv, weight, pads, strides, dilations, groups), bias, relu_type, out_dtype, nsp)

@@ -17,9 +17,9 @@ from pypto_pro.ir.types import RoundMode as CastMode
 
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
-from ..symbolic import is_static
+from ..symbolic import format_dims, is_static
 from ..tensor import Tensor
-from .core import broadcast_shape, dims_agree, materialize, node_of, out, same_dim
+from .core import broadcast_shape, dims_agree, immediate, materialize, node_of, out, same_dim
 from .elementwise import SaturationMode, add, cast, mul, relu
 from .bitwise import bitwise_and
 from .shape import reshape, transpose, view
@@ -117,7 +117,12 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
     with cube_side_vec_tiles("k", "n"):
         y = materialize(y)
     if not dims_agree(x.shape[-1], y.shape[-2]):
-        raise KernelTypeError(f"pypto.matmul: inner dims differ ({x.shape[-1]} vs {y.shape[-2]})")
+        kx, ky = immediate(x.shape[-1]), immediate(y.shape[-2])
+        if is_static(kx) and is_static(ky):
+            raise KernelTypeError(f"pypto.matmul: inner dims differ ({kx} vs {ky})")
+        raise NotImplementedError(f"pypto.matmul with a K of {format_dims([kx])} against a K of {format_dims([ky])}: a K "
+                                  "operand clipped by a run-time valid shape meeting a fixed K (reducing over the "
+                                  "clipped K only) is not implemented; clip both operands to the same valid K")
     out_dtype = out_dtype or (dt.DT_INT32 if x.dtype == dt.DT_INT8 else y.dtype)
     acc = _ACC[x.dtype.name]
     params = dict(extend_params or {})
