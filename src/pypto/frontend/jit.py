@@ -20,6 +20,7 @@ from pypto_pro.errors import KernelError, KernelLaunchError, KernelRuntimeError,
 from pypto_pro import backends
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, carried_as, declared_str, element_strides, is_torch_tensor
+from pypto_pro.runtime import capture as _capture
 from pypto_pro.runtime.fastpath import launch_environment
 from pypto_pro.runtime.jit import select_backend
 
@@ -28,9 +29,10 @@ from ..graph import Buffer, Graph, full_leaf
 from .graph_text import format_graph
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
-from ..tensor import Tensor, is_named_dim
+from ..tensor import Tensor, is_named_dim, is_status_shape
 from . import stage_log
 from .control import TILE_SHAPES, check_loop_bodies
+from .sim_output import record_sim_launch
 from .fastcall import call_key, freeze
 from .run_errors import speak_tensor_level
 from .tracer import Session, record
@@ -148,6 +150,10 @@ class JitFunction:
                 raise KernelLaunchError(f"{what}: expected at least {len(declared) - 1} dims, got shape "
                                         f"{list(arr.shape)}", kernel=self.name)
             declared = declared[:-1] + [STATIC] * (arr.ndim - len(declared) + 1)
+        elif arr.ndim > len(declared) and is_status_shape(declared):
+            # officially a shape of STATIC/DYNAMIC markers (and ints) sets a minimum rank: it describes the
+            # leading dims and any further dims are static, as after a trailing `...`
+            declared = declared + [STATIC] * (arr.ndim - len(declared))
         if arr.ndim != len(declared):
             raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, got shape "
                                     f"{list(arr.shape)} (the argument does not match the shape of its annotation)",
@@ -295,6 +301,9 @@ class JitFunction:
             raise speak_tensor_level(e, temps) from None
 
     def _call(self, args, kwargs) -> None:
+        if _capture.active() is not None:  # inside a graph capture (torch.npu.graph): run at replay
+            _capture.active().record(self, args, kwargs)
+            return None
         fast_key = None
         if not kwargs:
             key = call_key(args)
@@ -322,6 +331,8 @@ class JitFunction:
             self.last_report = verify_run(self, entry, user, dyn, backend, options["verify"])
             return None
         self.last_report = entry.program.run(user, dyn, backend)
+        if options["runtime"]["run_mode"] == opt.RunMode.SIM:
+            record_sim_launch(self.name, self.last_report)
         if fast_key is not None and fast_key not in self._fast:
             with self._lock:
                 if len(self._fast) > 256:
