@@ -38,6 +38,7 @@ from .converter import from_torch  # noqa: F401
 from . import error  # noqa: F401 (pypto.error.FeError ...)
 from . import runtime  # noqa: F401 (pypto.runtime._device_run_once_data_from_host ...)
 from . import pypto_impl  # noqa: F401 (pypto.pypto_impl.SetGlobalConfig ...)
+from . import operation  # noqa: F401 (pypto.operation.op_wrapper)
 from . import symbolic_scalar as _symbolic_scalar_module  # noqa: F401 (loaded before the alias below)
 from . import platform as _platform_module  # noqa: F401 (loaded before the object below)
 from .platform import platform  # noqa: F401,E402 (pypto.platform.npuarch; the attribute is the object)

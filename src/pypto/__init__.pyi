@@ -7,6 +7,7 @@ from pypto import error as error
 from pypto import experimental as experimental
 from pypto import frontend as frontend
 from pypto import nodeops as nodeops
+from pypto import operation as operation
 from pypto import pypto_impl as pypto_impl
 from pypto import runtime as runtime
 from pypto import state as state

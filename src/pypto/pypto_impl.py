@@ -9,7 +9,11 @@
 * ``LogTopFolder()``: the folder this process writes build products and dumps to;
 * ``TileL1Info`` / ``TileL0Info``: the convolution tile records of ``pypto.set_conv_tile_shapes``
   (immediate ``SymbolicScalar`` fields are their ints);
-* ``ConvReLuType``: ``pypto.ConvReLuType``.
+* ``ConvReLuType``: ``pypto.ConvReLuType``;
+* ``Element``: ``pypto.Element``; ``ScalarAddS`` / ``ScalarSubS`` / ``ScalarMulS`` / ``ScalarDivS`` /
+  ``ScalarMaxS(operand, element, reverse_operand=False)``: ``operand (op) element`` elementwise, or
+  ``element (op) operand`` when ``reverse_operand`` (what helpers decorated with
+  ``pypto.operation.op_wrapper`` call).
 """
 from __future__ import annotations
 
@@ -17,7 +21,10 @@ import os
 from typing import Any, Dict
 
 from .options import set_root_options as _set_root_options
+from .element import Element  # noqa: F401 (pypto_impl.Element(dtype, value), the native spelling)
+from .ops import elementwise as _elementwise
 from .ops.conv import ConvReLuType  # noqa: F401 (the official tests name it here too)
+from pypto_pro.errors import KernelTypeError
 from .symbolic import SymbolicScalar
 from .frontend.graph_function import PROGRAM as _PROGRAM
 from .platform import get_npu_arch as GetNPUArch  # noqa: F401,N812 (the official spelling)
@@ -40,6 +47,24 @@ def DeviceInit() -> None:  # noqa: N802
 
 def DeviceFini() -> None:  # noqa: N802
     _PROGRAM.reset()
+
+
+def _scalar_op(name: str, op):
+    def scalar_op(operand, value, reverse_operand: bool = False):
+        if not isinstance(reverse_operand, bool):
+            raise KernelTypeError(f"pypto_impl.{name}: reverse_operand must be a bool, got {reverse_operand!r}")
+        return op(value, operand) if reverse_operand else op(operand, value)
+    scalar_op.__name__ = scalar_op.__qualname__ = name
+    scalar_op.__doc__ = (f"``{name}(operand, value, reverse_operand=False)``: ``{op.__name__}(operand, value)``, "
+                         f"or ``{op.__name__}(value, operand)`` when ``reverse_operand``.")
+    return scalar_op
+
+
+ScalarAddS = _scalar_op("ScalarAddS", _elementwise.add)
+ScalarSubS = _scalar_op("ScalarSubS", _elementwise.sub)
+ScalarMulS = _scalar_op("ScalarMulS", _elementwise.mul)
+ScalarDivS = _scalar_op("ScalarDivS", _elementwise.div)
+ScalarMaxS = _scalar_op("ScalarMaxS", _elementwise.maximum)
 
 
 def LogTopFolder() -> str:  # noqa: N802

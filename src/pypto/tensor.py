@@ -32,6 +32,13 @@ def is_named_dim(d) -> bool:
     return isinstance(d, SymbolicScalar) and isinstance(d.expr, ir.Var)
 
 
+def is_status_shape(dims) -> bool:
+    """A shape of ``STATIC``/``DYNAMIC`` markers and ints with at least one marker (officially a "status
+    shape": it gives a tensor parameter's minimum rank, not its exact rank)."""
+    marks = [d is STATIC or d is DYNAMIC for d in dims]
+    return any(marks) and all(m or (isinstance(d, int) and not isinstance(d, bool)) for m, d in zip(marks, dims))
+
+
 def _check_dims(dims) -> List[Any]:
     if dims is Ellipsis:
         return [Ellipsis]

@@ -22,12 +22,14 @@ def pytest_generate_tests(metafunc):
 
 
 @pytest.fixture(autouse=True)
-def _reset_options(request, monkeypatch):
+def _reset_options(request, monkeypatch, tmp_path_factory):
     callspec = getattr(request.node, "callspec", None)
     backend = callspec.params.get("pypto_backend", _MAIN) if callspec else _MAIN
     if backend == "cpu" and not cpu.available():
         pytest.skip("no C++ compiler for the cpu backend")
     monkeypatch.setenv("PYPTO_BACKEND", backend)
+    # RunMode.SIM launches write their swimlane under $PYPTO_OUTPUT_DIR (frontend/sim_output.py): not the checkout
+    monkeypatch.setenv("PYPTO_OUTPUT_DIR", str(tmp_path_factory.getbasetemp() / "output"))
     pypto.reset_options()
     yield
     pypto.reset_options()

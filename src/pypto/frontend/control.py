@@ -16,6 +16,8 @@ from ..graph import Loop
 from ..symbolic import SymbolicScalar, is_static, note_loop_range, to_expr
 from ..options import bump_version
 from .tracer import caller_location, current_recorder, recording
+from .carry_rules import is_self_reshape, single_trip
+from .trace_only import trace_only_names
 from .. import state
 
 
@@ -114,6 +116,7 @@ def check_loop_bodies(fn: Callable, kernel: str) -> Dict[Tuple[str, int], Kernel
     code = getattr(fn, "__code__", None)
     filename = code.co_filename if code is not None else inspect.getsourcefile(fn) or "<kernel>"
     found: Dict[Tuple[str, int], KernelSyntaxError] = {}
+    trace_only = trace_only_names(tree)  # only printed while recording: carrying them changes no result
 
     def reject(loop_node: ast.AST, node: ast.AST, message: str) -> None:
         line = first + node.lineno - 1
@@ -131,8 +134,8 @@ def check_loop_bodies(fn: Callable, kernel: str) -> Dict[Tuple[str, int], Kernel
                                    "runtime loop, so it cannot skip or stop iterations (guard the statements with a "
                                    "runtime if on the loop index instead)")
                 continue
-            assigned = _stored_names(node.body) - _stored_names([node.target])
-            carried = _first_carried(node.body, assigned, set())
+            assigned = _stored_names(node.body) - _stored_names([node.target]) - trace_only
+            carried = None if single_trip(node.iter) else _first_carried(node.body, assigned, set())
             if carried is not None:
                 reject(node, carried, f"`{carried.id}` is carried from one pypto.loop iteration to the next (the "
                                       f"body reads it before assigning it): the body is recorded once, so a Python "
@@ -186,7 +189,9 @@ def _first_carried(stmts: List[ast.stmt], assigned: set, written: set) -> Option
             continue
         if isinstance(s, (ast.If, ast.While)):
             hit = read_first(s.test)
-            branches = [set(written), set(written)]
+            # a Python while may carry its own names (carry_rules.py)
+            own = _stored_names(s.body) if isinstance(s, ast.While) else set()
+            branches = [written | own, set(written)]
             hit = hit or _first_carried(s.body, assigned, branches[0]) or _first_carried(s.orelse, assigned,
                                                                                         branches[1])
             if hit is not None:
@@ -199,9 +204,13 @@ def _first_carried(stmts: List[ast.stmt], assigned: set, written: set) -> Option
                 return hit
             if isinstance(s, (ast.For, ast.AsyncFor)):
                 written |= {n.id for n in _names(s.target, ast.Store)}
+                if not _is_pypto_loop(s.iter):  # a Python loop may carry its own names (carry_rules.py)
+                    written |= _stored_names(s.body)
             hit = _first_carried(s.body, assigned, written)
             if hit is not None:
                 return hit
+        elif is_self_reshape(s) is not None:  # x = reshape(x, ...): the same whichever iteration (carry_rules.py)
+            written.add(is_self_reshape(s))
         else:
             if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and s.target.id in assigned \
                     and s.target.id not in written:

@@ -20,6 +20,7 @@ from pypto_pro.errors import KernelError, KernelLaunchError, KernelRuntimeError,
 from pypto_pro import backends
 from pypto_pro.language.annotations import DYNAMIC, STATIC, parameter_annotations
 from pypto_pro.runtime.args import as_numpy, carried_as, declared_str, element_strides, is_torch_tensor
+from pypto_pro.runtime import capture as _capture
 from pypto_pro.runtime.fastpath import launch_environment
 from pypto_pro.runtime.jit import select_backend
 
@@ -28,9 +29,10 @@ from ..graph import Buffer, Graph, full_leaf
 from .graph_text import format_graph
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
-from ..tensor import Tensor, is_named_dim
+from ..tensor import Tensor, is_named_dim, is_status_shape
 from . import stage_log
 from .control import TILE_SHAPES, check_loop_bodies
+from .sim_output import record_sim_launch
 from .fastcall import call_key, freeze
 from .run_errors import speak_tensor_level
 from .tracer import Session, record
@@ -148,6 +150,10 @@ class JitFunction:
                 raise KernelLaunchError(f"{what}: expected at least {len(declared) - 1} dims, got shape "
                                         f"{list(arr.shape)}", kernel=self.name)
             declared = declared[:-1] + [STATIC] * (arr.ndim - len(declared) + 1)
+        elif arr.ndim > len(declared) and is_status_shape(declared):
+            # officially a shape of STATIC/DYNAMIC markers (and ints) sets a minimum rank: it describes the
+            # leading dims and any further dims are static, as after a trailing `...`
+            declared = declared + [STATIC] * (arr.ndim - len(declared))
         if arr.ndim != len(declared):
             raise KernelLaunchError(f"{what}: expected a {len(declared)}-D tensor {declared_str(declared)}, got shape "
                                     f"{list(arr.shape)} (the argument does not match the shape of its annotation)",
@@ -249,6 +255,7 @@ class JitFunction:
         self.compile_count += 1
         entry = Compiled(graph, program, dyn_vars)
         entry.assumptions = list(getattr(session, "assumptions", ()))  # pypto.experimental.assume_divisible
+        entry.dim_agreements = list(getattr(session, "dim_agreements", ()))  # ops/core.py note_equal_at_run_time
         return entry
 
     def _monitor(self, host, stage: str, t0: float) -> None:
@@ -294,6 +301,9 @@ class JitFunction:
             raise speak_tensor_level(e, temps) from None
 
     def _call(self, args, kwargs) -> None:
+        if _capture.active() is not None:  # inside a graph capture (torch.npu.graph): run at replay
+            _capture.active().record(self, args, kwargs)
+            return None
         fast_key = None
         if not kwargs:
             key = call_key(args)
@@ -311,6 +321,7 @@ class JitFunction:
             return None
         user = {t.index: a for t, a in tensors}
         dyn = self._dim_values(entry, user)
+        self._check_dim_agreements(entry, dyn)
         if options["debug"]["runtime_debug_mode"] == 4:
             self._check_assumptions(entry, dyn)
         self._check_workspace(entry.program, user, dyn, options)
@@ -320,6 +331,8 @@ class JitFunction:
             self.last_report = verify_run(self, entry, user, dyn, backend, options["verify"])
             return None
         self.last_report = entry.program.run(user, dyn, backend)
+        if options["runtime"]["run_mode"] == opt.RunMode.SIM:
+            record_sim_launch(self.name, self.last_report)
         if fast_key is not None and fast_key not in self._fast:
             with self._lock:
                 if len(self._fast) > 256:
@@ -349,6 +362,24 @@ class JitFunction:
                 raise KernelLaunchError(f"dynamic dim '{var.name}' is {dyn[var.uid]} on one argument but {size} on "
                                         f"axis {axis} of argument {i}", kernel=self.name)
         return dyn
+
+    def _check_dim_agreements(self, entry: Compiled, dyn: Dict[int, int]) -> None:
+        """Dims known only at run time that an op takes to be equal (element-wise operands, where
+        torch would broadcast or fail) are equal for this launch's sizes; ``KernelRuntimeError`` at
+        the op's line otherwise.  Dims of loop indices are decided inside the kernel and not checked."""
+        from ..lower.program import eval_expr
+
+        for x, y, what, axis, loc in getattr(entry, "dim_agreements", ()):
+            try:
+                vx, vy = (e if isinstance(e, int) else int(eval_expr(e, dyn)) for e in (x, y))
+            except (KeyError, TypeError):
+                continue
+            if vx != vy:
+                raise KernelRuntimeError(
+                    f"{what}: axis {axis} is {vx} on one side and {vy} on the other at run time; dims known only "
+                    f"at run time (DYNAMIC) that meet there must be equal (broadcasting needs a dim fixed to 1 "
+                    f"when the kernel is written): pass tensors of matching sizes, or take a view of the longer "
+                    f"one", loc=loc, kernel=self.name)
 
     def _check_assumptions(self, entry: Compiled, dyn: Dict[int, int]) -> None:
         """``runtime_debug_mode=4``: every ``pypto.experimental.assume_divisible(expr, d)`` of the kernel

@@ -14,10 +14,11 @@ buffer are aliases (they see the write).
 """
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from typing import Any, Dict, FrozenSet, List, Tuple
 
-from ..graph import Buffer, Node, Store, full_leaf
+from ..graph import Buffer, Node, Store, _uids, full_leaf
 
 
 class LiveValues:
@@ -116,6 +117,34 @@ class LiveValues:
             buf.root.version += 1
         tensor.node = full_leaf(buf)
         return tensor.node
+
+
+def redirect(value: Node, old: Node, new: Node) -> Node:
+    """``value`` with every read of ``old`` made a read of ``new`` (nodes on the way rebuilt, others kept).
+
+    Writing into a computed tensor gives it a workspace (:meth:`LiveValues.hold`); the value being
+    written was recorded before that and reads the tensor's old expression.  Until this write the
+    workspace holds exactly that expression, so reading it instead is the same -- except in a
+    ``pypto.loop`` body recorded once, where only the workspace carries the previous iteration's write
+    (``acc = pypto.zeros(...)`` before the loop, ``acc[:] = acc + part`` in it)."""
+    if old.uid not in _ancestors(value):
+        return value
+    done: Dict[int, Node] = {old.uid: new}
+    stack = [value]
+    while stack:  # iterative post-order: graphs can be deep
+        m = stack[-1]
+        if m.uid in done:
+            stack.pop()
+            continue
+        todo = [i for i in m.inputs if i.uid not in done]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        inputs = tuple(done[i.uid] for i in m.inputs)
+        done[m.uid] = m if all(a is b for a, b in zip(inputs, m.inputs)) else \
+            dataclasses.replace(m, inputs=inputs, uid=next(_uids))
+    return done[value.uid]
 
 
 def _ancestors(n: Node) -> set:

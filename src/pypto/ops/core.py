@@ -7,7 +7,7 @@ from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError
 from pypto_pro.ir import nodes as ir
 
-from ..frontend.tracer import current_recorder
+from ..frontend.tracer import current_recorder, recording, recording_location
 from ..graph import Node, full_leaf
 from ..symbolic import SymbolicScalar, format_dims, is_static
 from ..tensor import Tensor, check_valid_regions, wrap
@@ -63,6 +63,24 @@ def dims_agree(a, b) -> bool:
     return same_dim(a, b) or (not is_static(immediate(a)) and not is_static(immediate(b)))
 
 
+def note_equal_at_run_time(x, y, what: str, axis: int) -> None:
+    """Record, in the recording session, that dims ``x`` and ``y`` (one at least known only at run time)
+    meet on ``axis`` of ``what`` and must be equal there: every launch checks it for its sizes
+    (``dim_agreements``, checked in frontend/jit.py) instead of computing on the shorter operand's
+    extent, which would silently give a wrong answer."""
+    if not recording():
+        return
+    exprs = tuple(d if is_static(d) else getattr(immediate(d), "expr", None) for d in (x, y))
+    if any(e is None for e in exprs):
+        return
+    session = current_recorder().session
+    agreements = getattr(session, "dim_agreements", None)
+    if agreements is None:
+        agreements = session.dim_agreements = []
+    if not any(e[0] is exprs[0] and e[1] is exprs[1] for e in agreements):
+        agreements.append((exprs[0], exprs[1], what, axis, recording_location()))
+
+
 def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast") -> Tuple[Any, ...]:
     """Torch broadcasting of two shapes.  Two DYNAMIC dims are taken to be equal (their runtime values
     must agree); a DYNAMIC dim meeting a fixed one other than 1 takes the fixed value."""
@@ -70,12 +88,16 @@ def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast")
     a = [1] * (n - len(a)) + list(a)
     b = [1] * (n - len(b)) + list(b)
     out = []
-    for x, y in zip(a, b):
-        if same_dim(x, y) or (is_static(y) and y == 1) or (not is_static(x) and not is_static(y)):
+    for axis, (x, y) in enumerate(zip(a, b)):
+        if same_dim(x, y) or (is_static(y) and y == 1):
+            out.append(x)
+        elif not is_static(x) and not is_static(y):
+            note_equal_at_run_time(x, y, what, axis)
             out.append(x)
         elif is_static(x) and x == 1:
             out.append(y)
         elif not is_static(x) and is_static(y) or not is_static(y) and is_static(x):
+            note_equal_at_run_time(x, y, what, axis)
             out.append(x if is_static(x) else y)  # a DYNAMIC dim meeting a fixed one: equal at run time
         else:
             raise KernelTypeError(f"{what}: shapes {format_dims(a)} and {format_dims(b)} do not broadcast")

@@ -111,7 +111,13 @@ def setitem(x, key, value) -> None:
     if n.op != "gm" and isinstance(x, Tensor):
         # a computed tensor is a tensor too: writing into it first gives it a workspace holding its
         # value from where it was made (frontend/snapshots.py), which later reads see with the write
+        before = n
         n = current_recorder().live.hold(current_recorder(), x)
+        if isinstance(value, Tensor) and value.node is not None and n is not before:
+            # the value read the tensor's old expression: it reads the workspace now (a loop's carry)
+            from ..frontend.snapshots import redirect
+
+            value = out(redirect(value.node, before, n))
     if n.op != "gm":
         raise KernelTypeError("only kernel parameters, pypto.tensor(...) buffers and their views can be assigned to")
     keys = key if isinstance(key, tuple) else (key,)

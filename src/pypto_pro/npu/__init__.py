@@ -9,6 +9,7 @@ run on the host, so this module maps that layer onto the CPU:
 * ``torch.npu`` is that module's ``npu`` namespace;
 * a ``device="npu"`` / ``"npu:N"`` / ``torch.device("npu", N)`` anywhere a torch function takes a
   device, ``Tensor.to("npu")``, ``Tensor.npu()`` and ``Module.npu()`` mean the CPU;
+* ``TILE_FWK_DEVICE_ID`` (the official scripts' device index) defaults to ``0``, the one device;
 * NPU-only facilities (on-board profiling, device dumps, the CANN ``torch_npu.npu_*`` operators)
   raise :class:`NpuOnlyFacilityError` naming the facility -- never a silent stand-in result.
 
@@ -67,6 +68,8 @@ def install() -> bool:
     devices.activate(torch_npu_module)
     hccl.register()
     sys.modules.setdefault("torch_npu", torch_npu_module)
+    # the official scripts read their device from TILE_FWK_DEVICE_ID and quietly do nothing without it
+    os.environ.setdefault("TILE_FWK_DEVICE_ID", "0")
     _installed = True
     logger.info("torch_npu CPU stand-in active: device 'npu' means the CPU; arch %s (%s)",
                 torch_npu_module.ARCH.name, torch_npu_module.npu.get_device_name())

@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from .graphs import check_capture_op
+
 NPU = "npu"
 CPU = torch.device("cpu")
 
@@ -42,6 +44,7 @@ class NpuToCpuMode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        check_capture_op(func)
         if "device" in kwargs:
             kwargs["device"] = to_host(kwargs["device"])
         if func is torch.Tensor.to and len(args) > 1 and is_npu_device(args[1]):

@@ -18,7 +18,9 @@ from typing import Any, Optional
 import torch
 
 from ..arch import resolve_arch
-from . import NpuOnlyFacilityError
+from pypto_pro.runtime import capture as _capture
+
+from . import NpuOnlyFacilityError, graphs
 from .quant_param import npu_trans_quant_param  # noqa: F401  (torch_npu.npu_trans_quant_param)
 
 ARCH = resolve_arch(None)
@@ -214,11 +216,13 @@ def set_stream_limit(stream_: Stream, cube_num: Optional[int] = None, vector_num
 
 
 def is_current_stream_capturing() -> bool:
-    return False
+    """Whether a ``torch.npu.graph`` capture is recording this thread's launches (graphs.py)."""
+    return _capture.active() is not None
 
 
 def manual_seed(seed: int) -> None:
-    torch.manual_seed(seed)
+    """Seed the device generator, which is the CPU's here (not ``torch.manual_seed``: torch calls this from it)."""
+    torch.default_generator.manual_seed(int(seed))
 
 
 manual_seed_all = manual_seed
@@ -226,6 +230,11 @@ manual_seed_all = manual_seed
 
 def seed() -> None:
     torch.seed()
+
+
+def _is_in_bad_fork() -> bool:
+    """Whether this is a forked child whose device state is unusable: never here (torch asks before seeding)."""
+    return False
 
 
 config = types.SimpleNamespace(allow_internal_format=False)
@@ -240,10 +249,10 @@ for _name, _value in {
     "set_stream": set_stream, "stream": stream, "device": device, "set_device_limit": set_device_limit,
     "set_stream_limit": set_stream_limit, "is_current_stream_capturing": is_current_stream_capturing,
     "manual_seed": manual_seed, "manual_seed_all": manual_seed_all, "seed": seed, "config": config,
+    "_is_in_bad_fork": _is_in_bad_fork,
     "memory_reserved": _zero, "memory_allocated": _zero, "max_memory_allocated": _zero,
     "max_memory_reserved": _zero, "empty_cache": _nothing, "reset_peak_memory_stats": _nothing,
-    "NPUGraph": _npu_only("torch.npu.NPUGraph (graph capture)"),
-    "graph": _npu_only("torch.npu.graph (graph capture)"),
+    "NPUGraph": graphs.NPUGraph, "graph": graphs.graph,
 }.items():
     setattr(npu, _name, _value)
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import ops as _ops  # noqa: F401  (registers the op table)
 from ..arch import ArchSpec, resolve_arch
+from . import capture as _capture
 from ..log import logger
 from .. import backends
 from ..backends import KNOWN as KNOWN_BACKENDS
@@ -198,6 +199,8 @@ class JitKernel:
             self._slot.set(None)
 
     def __getitem__(self, key) -> Callable[..., None]:
+        if _capture.active() is not None:  # inside a graph capture: launch at replay
+            return _capture.deferred_launcher(self, key)
         n = key if type(key) is int else \
             key[1] if type(key) is tuple and len(key) == 2 and key[0] is None and type(key[1]) is int else None
         if n is not None:
@@ -231,6 +234,9 @@ class JitKernel:
         return launcher
 
     def __call__(self, *args, **kwargs):
+        if _capture.active() is not None:  # inside a graph capture: run at replay
+            _capture.active().record(self, args, kwargs)
+            return None
         tiling = self._tiling(None)  # a kernel with a tiling key is never called directly, whatever the arguments
         dtypes = self._dtypes(None)
         return self.launch(self._positional(args, kwargs), block_dim=1, tiling=tiling, dtypes=dtypes)
