@@ -8,7 +8,7 @@ import contextlib
 import inspect
 import linecache
 import textwrap
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pypto_pro.errors import KernelSyntaxError, KernelTypeError, KernelValueError, SourceLoc
 

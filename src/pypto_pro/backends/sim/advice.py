@@ -87,8 +87,8 @@ def _notes(p: CoreProfile, labels: Sequence[str]) -> List[Advice]:
     out = []
     if p.repeats == 1:
         out.append(Advice(("one-tile",), "one tile per core: nothing to overlap",
-                          f"every data op runs once on the core, so its loads, compute and stores form one "
-                          f"dependency chain; deeper tile groups cannot shorten it", [p.label],
+                          "every data op runs once on the core, so its loads, compute and stores form one "
+                          "dependency chain; deeper tile groups cannot shorten it", [p.label],
                           note=True))
     waits: Dict[Tuple, int] = {}
     firsts: Dict[Tuple, Stall] = {}

@@ -47,7 +47,7 @@ class LazyStreams(Sequence):
         return self._lists
 
     def _build(self) -> List[List[Instr]]:
-        plan, kernel, out = self._plan, self._kernel, self._out
+        plan, out = self._plan, self._out
         gm: Dict[int, Tuple] = {}
         for p in plan.params:
             arr = self._tensors[p.index]

@@ -172,7 +172,6 @@ def _whole_tile(kernel: ir.KernelIR, ref, what: str) -> List[ir.TileDecl]:
     else:
         raise NotCovered(f"{what}: a tile subview")
     for d in decls:
-        vs = d.ttype.valid_shape
         if whole_tile_bytes(d) is None:
             raise NotCovered(f"{what}: tile {d.name} (its bytes are not one run of {'/'.join(SPACES)})")
         if d.shape != decls[0].shape or d.dtype != decls[0].dtype:
