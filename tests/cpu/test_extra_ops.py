@@ -429,10 +429,12 @@ def k(a: pl.Tensor[[32, 32], pl.DT_FP16], b: pl.Tensor[[32, 64], pl.DT_FP16], c:
         pl.move(a0, a1)
         pl.move(b0, b1)
         pl.matmul(acc, a0, b0)
+        pl.set_validshape(v, [32 - @R@, 64 - @C@])
         pl.move(v, acc, [@R@, @C@]@MODE@)
         pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=2)
     with pl.section_vector():
         pl.system.wait_cross_core(pipe=pl.PipeType.V, event_id=2)
+        pl.set_validshape(v, [32 - @R@, 64 - @C@])
         if pl.get_subblock_idx() == 0:
             pl.store(c, v, [0, 0])
 """
@@ -442,8 +444,8 @@ def k(a: pl.Tensor[[32, 32], pl.DT_FP16], b: pl.Tensor[[32, 64], pl.DT_FP16], c:
 @pytest.mark.parametrize("mode", ["", ", acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0",
                                   ", relu_pre_mode=pl.ReluPreMode.NormalRelu"])
 def test_acc_to_vec_move_with_offset(tmp_path, offset, mode):
-    """Acc -> Vec with offset=[r, c] moves the accumulator's valid window from [r, c] on; the cpu backend
-    gives the interpreter's bits."""
+    """Acc -> Vec with offset=[r, c] moves the window [offset, offset + the Vec tile's valid shape) of the
+    accumulator (here the rest of it from [r, c] on); the cpu backend gives the interpreter's bits."""
     rng = np.random.default_rng(11)
     # small integers: exact products and sums, so the check is about the move, not the matmul's rounding
     a = rng.integers(-4, 5, (32, 32)).astype(np.float16)
@@ -457,6 +459,7 @@ def test_acc_to_vec_move_with_offset(tmp_path, offset, mode):
         want = np.maximum(want, 0)
     r0, c0 = offset
     assert np.array_equal(out[:32 - r0, :64 - c0], want[r0:, c0:])
+    assert not out[32 - r0:].any() and not out[:, 64 - c0:].any()  # only the valid window is stored
     out_cpu = np.zeros((32, 64), np.float32)
     cpu(a, b, out_cpu)
     bits_equal(out_cpu, out, "c")

@@ -187,7 +187,7 @@ class Vf:
 
     @staticmethod
     def eq(a: Any, b: Any, preg: Any = None, cmp_dtype: Any = None) -> Any:
-        """vf.eq(a, b, preg): the mask of lanes where a eq b (b a register or scalar)."""
+        """vf.eq(a, b, preg, cmp_dtype=None): the mask of lanes where a eq b (b a register or scalar), both registers read as lanes of cmp_dtype (default: a's dtype)."""
 
     @staticmethod
     def exp(src: Any, preg: Any = None, mode: Any = None, precision: Any = None) -> Any:
@@ -209,7 +209,7 @@ class Vf:
 
     @staticmethod
     def ge(a: Any, b: Any, preg: Any = None, cmp_dtype: Any = None) -> Any:
-        """vf.ge(a, b, preg): the mask of lanes where a ge b (b a register or scalar)."""
+        """vf.ge(a, b, preg, cmp_dtype=None): the mask of lanes where a ge b (b a register or scalar), both registers read as lanes of cmp_dtype (default: a's dtype)."""
 
     @staticmethod
     def get_mask_spr(width: Any = None) -> Any:
@@ -224,7 +224,7 @@ class Vf:
 
     @staticmethod
     def gt(a: Any, b: Any, preg: Any = None, cmp_dtype: Any = None) -> Any:
-        """vf.gt(a, b, preg): the mask of lanes where a gt b (b a register or scalar)."""
+        """vf.gt(a, b, preg, cmp_dtype=None): the mask of lanes where a gt b (b a register or scalar), both registers read as lanes of cmp_dtype (default: a's dtype)."""
 
     @staticmethod
     def histograms(src: Any, preg: Any, bin_type: Any = None, hist_type: Any = None) -> Any:
@@ -238,7 +238,7 @@ class Vf:
 
     @staticmethod
     def le(a: Any, b: Any, preg: Any = None, cmp_dtype: Any = None) -> Any:
-        """vf.le(a, b, preg): the mask of lanes where a le b (b a register or scalar)."""
+        """vf.le(a, b, preg, cmp_dtype=None): the mask of lanes where a le b (b a register or scalar), both registers read as lanes of cmp_dtype (default: a's dtype)."""
 
     @staticmethod
     def leaky_relu(src: Any, scalar: Any, preg: Any = None, mode: Any = None, dtype: Any = None) -> Any:
@@ -289,7 +289,7 @@ class Vf:
 
     @staticmethod
     def lt(a: Any, b: Any, preg: Any = None, cmp_dtype: Any = None) -> Any:
-        """vf.lt(a, b, preg): the mask of lanes where a lt b (b a register or scalar)."""
+        """vf.lt(a, b, preg, cmp_dtype=None): the mask of lanes where a lt b (b a register or scalar), both registers read as lanes of cmp_dtype (default: a's dtype)."""
 
     @staticmethod
     def mask_gen_with_reg_tensor(src: Any, offset: Any = None) -> Any:
@@ -347,7 +347,7 @@ class Vf:
 
     @staticmethod
     def ne(a: Any, b: Any, preg: Any = None, cmp_dtype: Any = None) -> Any:
-        """vf.ne(a, b, preg): the mask of lanes where a ne b (b a register or scalar)."""
+        """vf.ne(a, b, preg, cmp_dtype=None): the mask of lanes where a ne b (b a register or scalar), both registers read as lanes of cmp_dtype (default: a's dtype)."""
 
     @staticmethod
     def neg(src: Any, preg: Any = None, mode: Any = None, precision: Any = None) -> Any:
