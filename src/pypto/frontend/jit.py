@@ -301,7 +301,7 @@ class JitFunction:
             raise speak_tensor_level(e, temps) from None
 
     def _call(self, args, kwargs) -> None:
-        if _capture.active() is not None:  # inside a graph capture (torch.npu.graph): run at replay
+        if _capture.capturing and _capture.active() is not None:  # inside a graph capture (torch.npu.graph): run at replay
             _capture.active().record(self, args, kwargs)
             return None
         fast_key = None

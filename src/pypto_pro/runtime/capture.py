@@ -8,6 +8,11 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 _local = threading.local()
+_count_lock = threading.Lock()
+
+#: How many captures are active in the process: launch paths test this int first (a module attribute
+#: read), so a process that never captures pays nothing for the thread-local lookup of :func:`active`.
+capturing = 0
 
 
 class LaunchCapture:
@@ -36,13 +41,21 @@ def active() -> Optional[LaunchCapture]:
 
 
 def begin(capture: LaunchCapture) -> None:
+    global capturing
     if active() is not None:
         raise RuntimeError("a launch capture is already active in this thread (captures do not nest)")
     _local.capture = capture
+    with _count_lock:
+        capturing += 1
 
 
 def end() -> None:
+    global capturing
+    if active() is None:
+        return
     _local.capture = None
+    with _count_lock:
+        capturing -= 1
 
 
 def launch_later(kernel: Any, key: Any, *args: Any, **kwargs: Any) -> Any:

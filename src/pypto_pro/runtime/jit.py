@@ -199,7 +199,7 @@ class JitKernel:
             self._slot.set(None)
 
     def __getitem__(self, key) -> Callable[..., None]:
-        if _capture.active() is not None:  # inside a graph capture: launch at replay
+        if _capture.capturing and _capture.active() is not None:  # inside a graph capture: launch at replay
             return _capture.deferred_launcher(self, key)
         n = key if type(key) is int else \
             key[1] if type(key) is tuple and len(key) == 2 and key[0] is None and type(key[1]) is int else None
@@ -234,7 +234,7 @@ class JitKernel:
         return launcher
 
     def __call__(self, *args, **kwargs):
-        if _capture.active() is not None:  # inside a graph capture: run at replay
+        if _capture.capturing and _capture.active() is not None:  # inside a graph capture: run at replay
             _capture.active().record(self, args, kwargs)
             return None
         tiling = self._tiling(None)  # a kernel with a tiling key is never called directly, whatever the arguments
