@@ -288,10 +288,7 @@ def assume_divisible(expr, divisor: int) -> SymbolicScalar:
         if s.concrete() % divisor:
             raise KernelValueError(f"{what}: {s.concrete()} is not a multiple of {divisor}")
     elif recording():
-        session = current_recorder().session
-        assumptions = getattr(session, "assumptions", None)
-        if assumptions is None:
-            assumptions = session.assumptions = []
+        assumptions = current_recorder().session.assumptions
         if not any(e is s.expr and d == divisor for e, d in assumptions):
             assumptions.append((s.expr, divisor))
     return s

@@ -48,10 +48,13 @@ class _TensorArg:
 class Compiled:
     """One cache entry: the recorded graph and (unless compile_stage stopped early) the lowered program."""
 
-    def __init__(self, graph: Graph, program: Optional[LoweredProgram], dyn_vars: List[Tuple[int, int, Any]]):
+    def __init__(self, graph: Graph, program: Optional[LoweredProgram], dyn_vars: List[Tuple[int, int, Any]],
+                 session: Session):
         self.graph = graph
         self.program = program
         self.dyn_vars = dyn_vars  # (arg index, axis, Var)
+        self.assumptions = list(session.assumptions)  # pypto.experimental.assume_divisible
+        self.dim_agreements = list(session.dim_agreements)  # ops/core.py note_equal_at_run_time
 
 
 class JitFunction:
@@ -253,10 +256,7 @@ class JitFunction:
             raise KernelError(f"compilation took longer than compile_timeout={host['compile_timeout']} s",
                               kernel=self.name)
         self.compile_count += 1
-        entry = Compiled(graph, program, dyn_vars)
-        entry.assumptions = list(getattr(session, "assumptions", ()))  # pypto.experimental.assume_divisible
-        entry.dim_agreements = list(getattr(session, "dim_agreements", ()))  # ops/core.py note_equal_at_run_time
-        return entry
+        return Compiled(graph, program, dyn_vars, session)
 
     def _monitor(self, host, stage: str, t0: float) -> None:
         if host["compile_monitor_enable"]:
@@ -369,7 +369,7 @@ class JitFunction:
         the op's line otherwise.  Dims of loop indices are decided inside the kernel and not checked."""
         from ..lower.program import eval_expr
 
-        for x, y, what, axis, loc in getattr(entry, "dim_agreements", ()):
+        for x, y, what, axis, loc in entry.dim_agreements:
             try:
                 vx, vy = (e if isinstance(e, int) else int(eval_expr(e, dyn)) for e in (x, y))
             except (KeyError, TypeError):
@@ -386,7 +386,7 @@ class JitFunction:
         holds for this launch's sizes (``KernelRuntimeError`` otherwise)."""
         from ..lower.program import eval_expr
 
-        for expr, divisor in getattr(entry, "assumptions", ()):
+        for expr, divisor in entry.assumptions:
             try:
                 value = int(eval_expr(expr, dyn))
             except (KeyError, TypeError):

@@ -96,6 +96,12 @@ class Session:
         self.temps: List[Buffer] = []
         #: (file, line) of a pypto.loop -> the error recording it raises (frontend/control.py: check_loop_bodies)
         self.loop_rejects: Dict[Tuple[str, int], Exception] = {}
+        #: (size expression, divisor) of each pypto.experimental.assume_divisible (checked at launch in
+        #: runtime_debug_mode 4)
+        self.assumptions: List[Tuple[ir.Expr, int]] = []
+        #: (dim, dim, op, axis, location) of dims an op takes to be equal at run time (ops/core.py
+        #: note_equal_at_run_time; checked at every launch)
+        self.dim_agreements: List[Tuple[Any, Any, str, int, Any]] = []
 
 
 class Recorder:

@@ -73,10 +73,7 @@ def note_equal_at_run_time(x, y, what: str, axis: int) -> None:
     exprs = tuple(d if is_static(d) else getattr(immediate(d), "expr", None) for d in (x, y))
     if any(e is None for e in exprs):
         return
-    session = current_recorder().session
-    agreements = getattr(session, "dim_agreements", None)
-    if agreements is None:
-        agreements = session.dim_agreements = []
+    agreements = current_recorder().session.dim_agreements
     if not any(e[0] is exprs[0] and e[1] is exprs[1] for e in agreements):
         agreements.append((exprs[0], exprs[1], what, axis, recording_location()))
 
