@@ -29,13 +29,13 @@ import pytest
 
 from cpu_sampling import MARK as CPU_SAMPLE, deselect_cpu_cross_section
 from ordering import longest_modules_first
+from pypto_pro.backends.cpu.prebuilt import OPT_ENV
 
 TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
 
 #: The kernel -O level of the suite (docs/testing.md, "Optimisation level"); SHIPPED_OPT tests use the users'.
 TEST_KERNEL_OPT = "-O1"
 SHIPPED_OPT = "shipped_opt"
-OPT_ENV = "PYPTO_KERNEL_OPT"
 
 
 def pytest_configure(config):
