@@ -19,6 +19,15 @@ from ...runtime.args import ParamSpec, check_scalar, element_strides
 from ...runtime.fastpath import torch_tensor_type
 
 
+def _private_buffers(compiled) -> Tuple[Any, Any, Any, Any]:
+    """An argument buffer of ``compiled``'s own (int64 slots, the same memory as doubles), an error
+    record and a reference to it, for one frozen launcher: the compiled kernel's per-thread buffers
+    stay free for other callers."""
+    own = (ctypes.c_int64 * max(1, compiled.gen.nslots))()
+    own_err = type(compiled.buffers()[2])()
+    return own, (ctypes.c_double * len(own)).from_buffer(own), own_err, ctypes.byref(own_err)
+
+
 def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> Callable:
     """A launcher for arguments with the key of the call that created it (already fully checked).
 
@@ -36,11 +45,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             slot, kind = gen.scalar_slots[p.index]
             scalars.append((p.index, slot, kind, p))
     tt = torch_tensor_type()
-    n = max(1, gen.nslots)
-    own = (ctypes.c_int64 * n)()
-    own_dbl = (ctypes.c_double * n).from_buffer(own)
-    own_err = type(compiled.buffers()[2])()
-    own_ref = ctypes.byref(own_err)
+    own, own_dbl, own_err, own_ref = _private_buffers(compiled)
     owner = threading.get_ident()
     get_ident = threading.get_ident
     fn = compiled.fn
@@ -110,11 +115,7 @@ def frozen_call(compiled, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any
     each tensor's data comes from).  A private argument buffer holds the shapes, strides and scalars;
     a call writes the data pointers of its arguments and of fresh zeroed workspaces, and runs the library."""
     gen = compiled.gen
-    n = max(1, gen.nslots)
-    own = (ctypes.c_int64 * n)()
-    own_dbl = (ctypes.c_double * n).from_buffer(own)
-    own_err = type(compiled.buffers()[2])()
-    err_ref = ctypes.byref(own_err)
+    own, own_dbl, own_err, err_ref = _private_buffers(compiled)
 
     for index, slot in gen.tensor_slots.items():
         arr = tensors[index]
