@@ -365,7 +365,10 @@ def permute(x, dims: Sequence[int]) -> Tensor:
         raise KernelTypeError(f"pypto.permute: {dims} is not a permutation of {n.ndim} dims")
     leaf = _leaf(x)
     a = leaf.attrs
-    return out(gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in dims], [leaf.shape[d] for d in dims]))
+    moved = gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in dims], [leaf.shape[d] for d in dims])
+    if "view_shape" in a:  # a clipped view stays clipped, on its permuted axes
+        moved.attrs["view_shape"] = tuple(a["view_shape"][d] for d in dims)
+    return out(moved)
 
 
 def transpose(x, dim0: int = -2, dim1: int = -1) -> Tensor:
