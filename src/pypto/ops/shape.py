@@ -311,7 +311,9 @@ def _reshape_valid(x, n: Node, shape: List[Any], valid: List[Any]) -> Tensor:
     if len(valid) != len(shape):
         raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} and shape {format_dims(shape)} "
                               f"differ in rank")
-    valid = [immediate(v) for v in valid]
+    # a run-time valid extent is at most the fixed shape (as in pypto.view): that bounds its workspace
+    valid = [immediate(sym_min(v, d) if not is_static(immediate(v)) and is_static(d) else v)
+             for v, d in zip(valid, shape)]
     for v, d in zip(valid, shape):
         if is_static(v) and is_static(d) and v > d:
             raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} exceeds the shape "
