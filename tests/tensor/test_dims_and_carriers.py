@@ -187,9 +187,9 @@ def test_not_implemented_features_name_the_kernel_and_line():
     assert 'o[:] = pypto.pad(x, (1, 1), mode="reflect")' in str(info.value)
 
 
-def test_clipped_inner_dim_against_a_fixed_one_is_not_implemented():
-    """``[8, 8] @ view(b, [8, 4], valid_shape=[min(8, n - i), 4])``: the official chunked kernels reduce
-    over the clipped K; that is named as not implemented rather than guessed."""
+def test_clipped_inner_dim_against_a_fixed_one_reduces_over_the_valid_k():
+    """``[8, 8] @ view(b, [8, 4], valid_shape=[min(8, n - i), 4])``: as the official chunked kernels,
+    the product sums over the clipped K only (the last chunk of 12 rows holds 4)."""
     @pypto.frontend.jit
     def clipped(a: pypto.Tensor([8, 8], pypto.DT_FP16), b: pypto.Tensor([D, 4], pypto.DT_FP16),
                 out: pypto.Tensor([8, 4], pypto.DT_FP32)):
@@ -199,5 +199,6 @@ def test_clipped_inner_dim_against_a_fixed_one_is_not_implemented():
             bv = pypto.view(b, [8, 4], [i, 0], valid_shape=[(n - i).min(8), 4])
             out[:] = pypto.matmul(a, bv, pypto.DT_FP32)
 
-    with pytest.raises(NotImplementedError, match="clipped by a run-time valid shape"):
-        clipped(torch.randn(8, 8).half(), torch.randn(12, 4).half(), torch.empty(8, 4))
+    a, b, out = torch.randn(8, 8).half(), torch.randn(12, 4).half(), torch.empty(8, 4)
+    clipped(a, b, out)
+    torch.testing.assert_close(out, a[:, :4].float() @ b[8:].float(), rtol=1e-5, atol=1e-5)
