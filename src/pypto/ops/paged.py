@@ -17,9 +17,9 @@ from __future__ import annotations
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError, KernelValueError
 
-from ..graph import Node, gm_leaf
+from ..graph import gm_leaf
 from ..symbolic import format_dims, is_static
-from ..tensor import Tensor
+from ..tensor import Tensor, reported_shape
 from .core import immediate, materialize, node_of, out, same_dim
 from .elementwise import add, cast, mul, sub
 from .indexing import INDEX_DTYPES, index_select
@@ -35,16 +35,10 @@ def int_arg(v, what: str, name: str, low: int = 1) -> int:
     return v
 
 
-def declared_shape(n: Node):
-    """The shape a kernel gave ``n``: a view's ``shape`` argument, even where its valid region (``n.shape``)
-    is clipped at run time."""
-    return tuple(n.attrs.get("view_shape", n.shape)) if n.op == "gm" else tuple(n.shape)
-
-
 def first_row(indices, dtypes, what: str, name: str) -> Tensor:
     """The 1-D valid part of the first row of ``indices``, a 2-D tensor declared ``[1, n]``."""
     i = node_of(indices, f"{what} {name}")
-    decl = declared_shape(i)
+    decl = reported_shape(i)
     if i.dtype not in dtypes or i.ndim != 2 or not (is_static(decl[0]) and decl[0] == 1):
         kinds = "/".join(d.name.replace("DT_", "") for d in dtypes)
         raise KernelTypeError(f"{what}: {name} must be a [1, n] {kinds} tensor, got {format_dims(decl)} "
@@ -89,7 +83,7 @@ def paged_gather(src, indices, block_table, block_size, what: str) -> Tensor:
     shape is ``[declared n, declared cols]`` of ``indices`` and ``src``, its valid region their valid n and
     cols (the official result; ``pypto.reshape`` of it sees the declared shape)."""
     got = node_of(index_select(paged_source(src, what), 0, paged_rows(indices, block_table, block_size, what)))
-    shape = (declared_shape(node_of(indices))[1], declared_shape(node_of(src))[1])
+    shape = (reported_shape(node_of(indices))[1], reported_shape(node_of(src))[1])
     if got.op != "gm" or all(same_dim(a, b) for a, b in zip(shape, got.shape)):
         return out(got)
     a = got.attrs
