@@ -77,3 +77,25 @@ def test_cube_tiles_whose_k_overflows_l0_take_smaller_k_steps(backend):
     out = torch.empty(16, 128)
     mm(torch.from_numpy(x), torch.from_numpy(w), out)
     assert np.array_equal(out.numpy(), x @ w.T)  # exact: integer products and sums below 2**24
+
+
+@pytest.mark.parametrize("backend", ["interp", "cpu"])
+def test_an_element_wise_pass_over_more_operands_than_vec_holds_is_split(backend):
+    # 260 windows of one tensor in one expression: 260 live [8, 32] FP32 tiles even at the smallest
+    # tiles (1 KB each; a5's Vec holds 248 KB)
+    n = 260
+
+    @pypto.frontend.jit(backend=backend)
+    def many_terms(x: pypto.Tensor([n * 8, 32], pypto.DT_FP32), out: pypto.Tensor([8, 32], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        acc = pypto.view(x, [8, 32], [0, 0])
+        for i in range(1, n):
+            acc = acc + pypto.view(x, [8, 32], [i * 8, 0]) * float(i % 5)
+        out[:] = acc
+
+    x = np.random.default_rng(5).integers(-3, 4, (n * 8, 32)).astype(np.float32)
+    out = torch.empty(8, 32)
+    many_terms(torch.from_numpy(x), out)
+    parts = x.reshape(n, 8, 32)
+    want = parts[0] + sum(parts[i] * float(i % 5) for i in range(1, n))
+    assert np.array_equal(out.numpy(), want)  # exact: small integers
