@@ -25,7 +25,9 @@ LAYOUTS = {Layout.ND: "pto::ND", Layout.DN: "pto::DN", Layout.NZ: "pto::NZ", Lay
            Layout.ZZ: "pto::ZZ", Layout.NN: "pto::NN"}
 C_TYPES = {"BOOL": "bool", "INT8": "int8_t", "INT16": "int16_t", "INT32": "int32_t", "INT64": "int64_t",
            "UINT8": "uint8_t", "UINT16": "uint16_t", "UINT32": "uint32_t", "UINT64": "uint64_t",
-           "FP16": "pto::half", "BF16": "pto::bf16", "FP32": "float"}
+           "FP16": "pto::half", "BF16": "pto::bf16", "FP32": "float",
+           # 8-bit floats: one code per byte, read as their fp32 value (include/pto/lowfloat.h)
+           "FP8E4M3FN": "pto::f8e4m3", "FP8E5M2": "pto::f8e5m2", "FP8E8M0": "pto::f8e8m0", "HF8": "pto::hif8"}
 KIND_CODES = {"vector": 0, "cube": 1, "mix": 2}
 
 

@@ -235,7 +235,7 @@ _register("insert", lambda g, s: _insert_code(g, s.args["dst"], s.args["src"], s
 def _matmul(g, s):
     a = s.args
     dst, lhs = a["dst"], a["lhs"]
-    targs = f"<{c_type(dst.dtype)}, {c_type(lhs.dtype)}>"
+    targs = f"<{c_type(dst.dtype)}, {c_type(lhs.dtype)}, {c_type(a['rhs'].dtype)}>"
     acc = a.get("acc")
     bias = a.get("bias")
     lines = ["{"]
