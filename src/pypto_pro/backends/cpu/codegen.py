@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...dtypes import DT_UINT8, DataType
 from ...errors import KernelMemoryError, SourceLoc
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems, fractal_bytes
+from ...ir.layout import footprint_bytes
 from ...ir.types import CrossCoreSyncMode, Layout, MemorySpace
 from . import fusion, registry
 
@@ -472,9 +472,7 @@ class KernelCodegen:
         ext = {sp: 0 for sp in SPACES}
         cap = self.k.arch.capacity
         for t in self.k.tiles:
-            n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc,
-                                fractal_bytes(t.dtype, t.layout))
-            end = t.addr + n * t.dtype.nbytes
+            end = t.addr + footprint_bytes(t.shape[0], t.shape[1], t.layout, t.dtype, t.space)
             sp = t.space.name
             if sp not in cap:
                 raise KernelMemoryError(f"memory space {sp} does not exist on arch {self.k.arch.name}",
