@@ -49,20 +49,24 @@ def _cast_kernel(fmt, backend: str):
         w16 = pl.make_tile(pl.TileType([R, C], pl.DT_FP16), addr=0x4000)
         wbf = pl.make_tile(pl.TileType([R, C], pl.DT_BF16), addr=0x5000)
         wi = pl.make_tile(pl.TileType([R, C], pl.DT_INT32), addr=0x6000)
-        with pl.section_vector():
+        with pl.section_vector():  # (bar_all: each step waits for the one before, for the sim)
             pl.load(xa, x, [0, 0])
+            pl.load(c, codes, [0, 0])
+            pl.system.bar_all()
             for i, m in enumerate(MODES):
                 pl.cast(lo, xa, mode=m)
+                pl.system.bar_all()
                 pl.store(enc, lo, [i, 0, 0])
-            pl.load(c, codes, [0, 0])
+                pl.system.bar_all()
             pl.store(copy, c, [0, 0])
             pl.cast(w32, c, mode=pl.RoundMode.CAST_RINT)
-            pl.store(d32, w32, [0, 0])
             pl.cast(w16, c, mode=pl.RoundMode.CAST_RINT)
-            pl.store(d16, w16, [0, 0])
             pl.cast(wbf, c, mode=pl.RoundMode.CAST_RINT)
-            pl.store(dbf, wbf, [0, 0])
             pl.cast(wi, c, mode=pl.RoundMode.CAST_FLOOR)
+            pl.system.bar_all()
+            pl.store(d32, w32, [0, 0])
+            pl.store(d16, w16, [0, 0])
+            pl.store(dbf, wbf, [0, 0])
             pl.store(di, wi, [0, 0])
     return low_casts
 
@@ -109,6 +113,7 @@ def test_every_code_copies_and_decodes_like_the_interpreter(name):
     x = interesting_floats(name, np.random.default_rng(1))
     want, got = run_casts(name, "interp", x, codes), run_casts(name, "cpu", x, codes)
     assert_same_bits(want, got)
+    assert_same_bits(want, run_casts(name, "sim", x, codes))  # (strict: a hazard would raise)
     assert np.array_equal(got["copy"].view(np.uint8), codes)
     values = low_float_values(dt.by_name(name)).reshape(R, C).astype(np.float32)
     assert np.array_equal(got["d32"], values, equal_nan=True)
@@ -193,11 +198,17 @@ M, K, N = 32, 64, 32
 def _mm_kernel(a_dt, b_dt, out_dt, backend: str):
     @pl.jit(backend=backend, auto_mutex=True)
     def low_mm(a: pl.Tensor[[M, K], a_dt], b: pl.Tensor[[K, N], b_dt], out: pl.Tensor[[M, N], out_dt]):
-        a1 = pl.make_tile(pl.TileType(shape=[M, K], dtype=a_dt, target_memory=pl.MemorySpace.Mat), addr=0x0)
-        b1 = pl.make_tile(pl.TileType(shape=[K, N], dtype=b_dt, target_memory=pl.MemorySpace.Mat), addr=0x4000)
-        a0 = pl.make_tile(pl.TileType(shape=[M, K], dtype=a_dt, target_memory=pl.MemorySpace.Left), addr=0x0)
-        b0 = pl.make_tile(pl.TileType(shape=[K, N], dtype=b_dt, target_memory=pl.MemorySpace.Right), addr=0x0)
-        c = pl.make_tile(pl.TileType(shape=[M, N], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Acc), addr=0x0)
+        # one slot each with its own mutex: auto_mutex orders the pipes (the sim checks it)
+        a1 = pl.make_tile_group(type=pl.TileType(shape=[M, K], dtype=a_dt, target_memory=pl.MemorySpace.Mat),
+                                addrs=0x0, mutex_ids=[0]).current()
+        b1 = pl.make_tile_group(type=pl.TileType(shape=[K, N], dtype=b_dt, target_memory=pl.MemorySpace.Mat),
+                                addrs=0x4000, mutex_ids=[1]).current()
+        a0 = pl.make_tile_group(type=pl.TileType(shape=[M, K], dtype=a_dt, target_memory=pl.MemorySpace.Left),
+                                addrs=0x0, mutex_ids=[2]).current()
+        b0 = pl.make_tile_group(type=pl.TileType(shape=[K, N], dtype=b_dt, target_memory=pl.MemorySpace.Right),
+                                addrs=0x0, mutex_ids=[3]).current()
+        c = pl.make_tile_group(type=pl.TileType(shape=[M, N], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Acc),
+                               addrs=0x0, mutex_ids=[4]).current()
         with pl.section_cube():
             pl.load(a1, a, [0, 0])
             pl.load(b1, b, [0, 0])
@@ -218,11 +229,12 @@ def test_matmul_from_8bit_operands_matches_interpreter(a_name, b_name, out_name)
     a = a_dt.encode((rng.standard_normal((M, K)) * 4).astype(np.float32))
     b = b_dt.encode((rng.standard_normal((K, N)) * 4).astype(np.float32))
     outs = []
-    for backend in ("interp", "cpu"):
+    for backend in ("interp", "cpu", "sim"):  # (sim: strict, any hazard raises)
         out = np.zeros((M, N), storage(out_name))
         _mm_kernel(a_dt, b_dt, out_dt, backend)(a, b, out)
         outs.append(out)
     assert np.array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
+    assert np.array_equal(outs[0].view(np.uint8), outs[2].view(np.uint8))
     exact = a_dt.decode(a).astype(np.float64) @ b_dt.decode(b).astype(np.float64)
     if out_name == "FP32":  # an fp32 FMA chain: within K half-ulps of the exact product
         assert np.allclose(outs[1], exact, rtol=1e-5, atol=1e-3)
