@@ -11,6 +11,10 @@ last 16-row fractal of a panel is not padded), and ZN, its transpose, its ``r0``
 each as wide as the tile.  So a ``[1, 128]`` FP16 NZ tile spans exactly 256 bytes; only the run
 direction (32 bytes) rounds up.  ZZ and NN pad both ways, but the E8M0 scale tiles of MX matmul
 use 32-byte fractals there (16 x 2 in ZZ, 2 x 16 in NN), so a ``[64, 2]`` ZZ scale spans 128 bytes.
+
+4-bit floats are packed two per byte on chip (:func:`is_packed`): their offsets count half bytes and a
+32-byte run holds 64 elements, so an FP4 ``[R, C]`` tile has the bytes of a UINT8 ``[R, C/2]`` tile of
+the same layout (ND, NZ).
 """
 from __future__ import annotations
 
