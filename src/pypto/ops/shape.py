@@ -312,9 +312,10 @@ def _fixed_numel(shape) -> Optional[int]:
 
 def _padded(n: Node, shape: Sequence[Any]) -> Node:
     """A workspace of the fixed ``shape`` of a value clipped at run time to its valid region ``n.shape``,
-    holding ``n`` at its start and zeros elsewhere: what a reshape of the whole declared shape reads (the
-    NPU keeps a clipped value in a tile of its declared shape; the elements outside the valid region are
-    unspecified there, zeros here)."""
+    holding ``n`` at its start: what a reshape of the whole declared shape reads (the NPU keeps a clipped
+    value in a tile of its declared shape).  Elements outside the valid region are unspecified, as on
+    the NPU: zeros at first, then what an earlier iteration of an enclosing loop left (the same on
+    every backend)."""
     rec = current_recorder()
     buf = rec.new_temp(tuple(shape), n.dtype)
     rec.store(gm_leaf(buf, [0] * len(shape), range(len(shape)), n.shape), n, loc=n.loc)
