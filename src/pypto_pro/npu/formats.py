@@ -1,0 +1,117 @@
+"""NPU storage formats under the CPU stand-in: ``torch_npu.Format``, ``npu_format_cast``, ``get_npu_format``.
+
+A format cast on an NPU changes how a tensor is stored, never its logical values: the cast tensor has
+the same shape, ``.cpu()`` returns the same values, and kernels address it with logical offsets
+(:mod:`pypto_pro.runtime.gm_format`).  So the stand-in implements the cast exactly as a copy with the
+same values that remembers its format: an :class:`NpuFormatTensor`.  That tag is what
+``get_npu_format`` reads, what a launch checks against the kernel's declared format, and what makes
+the tensor-level runtime present an NZ argument in its padded shape.
+
+The tag lives on the tensor object, as the format lives on the NPU tensor: ``.cpu()``, ``.to("npu")``,
+``.npu()`` and in-place ops return or change that object and keep it; any op that makes a new tensor
+(``clone``, arithmetic, views) gives a plain tensor in the base format, with the logical values.
+
+Formats: ND (2) and FRACTAL_NZ (29) are cast; the base format of a tensor's rank (NCHW for 4-D,
+NCDHW for 5-D) is accepted as ND.  Every other ``torch_npu.Format`` (NC1HWC0, FRACTAL_Z, ...) is an
+NPU-internal layout the stand-in does not model: casting to it raises :class:`NpuOnlyFacilityError`
+naming the format.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, Union
+
+import torch
+
+from pypto_pro.runtime.gm_format import FRACTAL_NZ, ND
+
+from . import NpuOnlyFacilityError
+
+
+class Format(enum.IntEnum):
+    """``torch_npu.Format``: the ACL storage format numbers."""
+
+    UNDEFINED = -1
+    NCHW = 0
+    NHWC = 1
+    ND = 2
+    NC1HWC0 = 3
+    FRACTAL_Z = 4
+    NC1HWC0_C04 = 12
+    HWCN = 16
+    NDHWC = 27
+    FRACTAL_NZ = 29
+    NCDHW = 30
+    NDC1HWC0 = 32
+    FRACTAL_Z_3D = 33
+    NC = 35
+    NCL = 47
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class NpuFormatTensor(torch.Tensor):
+    """A tensor returned by ``npu_format_cast``: the logical values, tagged with their NPU format.
+
+    Ops on it give plain tensors (as ops on ``nn.Parameter`` do); only the object itself carries the tag.
+    Its module reads ``torch_npu`` (the stand-in's name for it), so launches take it as a torch tensor."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+    _pypto_npu_format: int = ND
+
+    def __repr__(self, **kwargs: Any) -> str:  # noqa: D105
+        fmt = Format(self._pypto_npu_format).name
+        return f"NpuFormatTensor({fmt}, {torch.Tensor.__repr__(self.as_subclass(torch.Tensor))})"
+
+
+NpuFormatTensor.__module__ = "torch_npu"
+
+
+def base_format(tensor: torch.Tensor) -> int:
+    """The format torch_npu gives a new tensor of this rank: NCHW for 4-D, NCDHW for 5-D, ND otherwise."""
+    return {4: Format.NCHW, 5: Format.NCDHW}.get(tensor.dim(), Format.ND)
+
+
+def get_npu_format(tensor: torch.Tensor) -> int:
+    """``torch_npu.get_npu_format(t)``: the format ``npu_format_cast`` gave ``t``, else its base format."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"get_npu_format() takes a tensor, got {type(tensor).__name__}")
+    tag = getattr(tensor, "_pypto_npu_format", None)
+    return int(tag) if tag is not None else int(base_format(tensor))
+
+
+def _target(acl_format: Union[int, Format, torch.Tensor]) -> int:
+    if isinstance(acl_format, torch.Tensor):
+        return get_npu_format(acl_format)
+    if isinstance(acl_format, bool) or not isinstance(acl_format, int):
+        raise TypeError(f"npu_format_cast: the format must be an int or torch_npu.Format, got {acl_format!r}")
+    return int(acl_format)
+
+
+def npu_format_cast(tensor: torch.Tensor, acl_format: Union[int, Format, torch.Tensor]) -> torch.Tensor:
+    """``torch_npu.npu_format_cast(t, fmt)``: ``t`` stored in format ``fmt`` -- the same logical values,
+    tagged with ``fmt`` (``t`` itself when it is already in that format)."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"npu_format_cast() takes a tensor, got {type(tensor).__name__}")
+    fmt = _target(acl_format)
+    if fmt == get_npu_format(tensor):
+        return tensor
+    if fmt == base_format(tensor):
+        fmt = int(base_format(tensor))
+    elif fmt == FRACTAL_NZ:
+        if tensor.dim() < 2:
+            raise NpuOnlyFacilityError(f"torch_npu.npu_format_cast of a {tensor.dim()}-D tensor to FRACTAL_NZ",
+                                       "FRACTAL_NZ stores the last two dims as fractals: cast tensors of 2 or "
+                                       "more dims")
+        if tensor.dtype in (torch.uint8, torch.bool):
+            raise NpuOnlyFacilityError(f"torch_npu.npu_format_cast of a {tensor.dtype} tensor to FRACTAL_NZ",
+                                       "torch_npu does not cast uint8 tensors to NZ (the official frontend notes "
+                                       "it and skips their format check); keep such tensors ND")
+    elif fmt != ND:
+        name = Format(fmt).name if fmt in Format._value2member_map_ else "an unknown format"
+        raise NpuOnlyFacilityError(f"torch_npu.npu_format_cast to {name} ({fmt})",
+                                   "the CPU stand-in models ND (2) and FRACTAL_NZ (29) only")
+    out = tensor.detach().clone(memory_format=torch.contiguous_format).as_subclass(NpuFormatTensor)
+    out._pypto_npu_format = fmt
+    return out
