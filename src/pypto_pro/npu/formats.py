@@ -7,9 +7,9 @@ same values that remembers its format: an :class:`NpuFormatTensor`.  That tag is
 ``get_npu_format`` reads, what a launch checks against the kernel's declared format, and what makes
 the tensor-level runtime present an NZ argument in its padded shape.
 
-The tag lives on the tensor object, as the format lives on the NPU tensor: ``.cpu()``, ``.to("npu")``,
-``.npu()`` and in-place ops return or change that object and keep it; any op that makes a new tensor
-(``clone``, arithmetic, views) gives a plain tensor in the base format, with the logical values.
+The tag lives on the tensor object, as the format lives on the NPU tensor: ``.to("npu")``, ``.npu()``
+and in-place ops return or change that object and keep it; ``.cpu()`` and any op that makes a new
+tensor (``clone``, arithmetic, views) give a plain tensor in the base format, with the logical values.
 
 Formats: ND (2) and FRACTAL_NZ (29) are cast; the base format of a tensor's rank (NCHW for 4-D,
 NCDHW for 5-D) is accepted as ND.  Every other ``torch_npu.Format`` (NC1HWC0, FRACTAL_Z, ...) is an
@@ -59,6 +59,33 @@ class NpuFormatTensor(torch.Tensor):
 
     __torch_function__ = torch._C._disabled_torch_function_impl
     _pypto_npu_format: int = ND
+
+    @property
+    def device(self) -> torch.device:  # type: ignore[override]
+        """``npu:N`` while the stand-in is active: a storage format exists only on the NPU, and official
+        helpers read a tensor's format only when ``t.device.type == "npu"``.  The data stay on the CPU
+        (``is_cpu`` is true, torch computes with it there, and device arguments naming the NPU mean the
+        CPU), as for every tensor of the stand-in."""
+        from . import is_active
+
+        if is_active():
+            from .torch_npu_module import current_device
+
+            return torch.device("npu", current_device())
+        return torch.Tensor.device.__get__(self)
+
+    def cpu(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        """The logical values as a plain CPU tensor (what ``.cpu()`` of an NZ tensor gives on the board);
+        it shares the memory, as ``.cpu()`` of any stand-in tensor does."""
+        return self.as_subclass(torch.Tensor)
+
+    def __deepcopy__(self, memo: dict) -> "NpuFormatTensor":
+        """A copy in the same format (``copy.deepcopy`` of a module's NZ weights)."""
+        return _tagged(self.as_subclass(torch.Tensor), self._pypto_npu_format)
+
+    def __reduce_ex__(self, protocol: int):
+        """Pickled as the tagged copy of its logical values."""
+        return _tagged, (self.as_subclass(torch.Tensor).clone(), self._pypto_npu_format)
 
     def __repr__(self, **kwargs: Any) -> str:  # noqa: D105
         fmt = Format(self._pypto_npu_format).name
@@ -112,6 +139,11 @@ def npu_format_cast(tensor: torch.Tensor, acl_format: Union[int, Format, torch.T
         name = Format(fmt).name if fmt in Format._value2member_map_ else "an unknown format"
         raise NpuOnlyFacilityError(f"torch_npu.npu_format_cast to {name} ({fmt})",
                                    "the CPU stand-in models ND (2) and FRACTAL_NZ (29) only")
+    return _tagged(tensor, fmt)
+
+
+def _tagged(tensor: torch.Tensor, fmt: int) -> NpuFormatTensor:
+    """A contiguous copy of ``tensor``'s values tagged with format ``fmt``."""
     out = tensor.detach().clone(memory_format=torch.contiguous_format).as_subclass(NpuFormatTensor)
-    out._pypto_npu_format = fmt
+    out._pypto_npu_format = int(fmt)
     return out

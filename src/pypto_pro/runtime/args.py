@@ -37,7 +37,7 @@ def as_numpy(value, what: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     if is_torch_tensor(value):
-        if value.device.type != "cpu":
+        if not value.is_cpu:  # is_cpu, not device: the stand-in's NZ tensors report their NPU (npu/formats.py)
             raise KernelLaunchError(f"{what}: tensor is on device '{value.device}'; this build runs kernels on the "
                                     f"CPU — pass CPU tensors (tensor.cpu())")
         import torch
