@@ -586,7 +586,8 @@ def test_set_verify_golden_data_page():
 
 # ================================================================================================== config/
 # pypto-frontend-jit.md example 1, with the output passed (the page calls add_kernel(x, y) with three
-# parameters) and b in ND (an explicit TILEOP_NZ raises NotImplementedError here, docs/tensor.md)
+# parameters) and b in ND (b declared TILEOP_NZ takes NZ tensors only, and a 1-D tensor has no NZ form:
+# docs/tensor.md "Calling")
 @BOTH
 def test_jit_page_example1():
     @pypto.frontend.jit
@@ -600,8 +601,15 @@ def test_jit_page_example1():
     assert torch.equal(out, x + y)
     with pytest.raises(pypto.KernelLaunchError):  # the page's two-argument call: `out` is missing
         add_kernel(x, y)
-    with pytest.raises(NotImplementedError):
-        pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ)
+    @pypto.frontend.jit
+    def add_nz(a: pypto.Tensor([3], pypto.DT_FP32),
+               b: pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
+               out: pypto.Tensor([3], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8)
+        out[:] = pypto.add(a, b)
+
+    with pytest.raises(pypto.KernelLaunchError, match="the format of the 2nd input tensor ND does not match"):
+        add_nz(x, y, out)
 
 
 # pypto-frontend-jit.md example 2 (run_mode NPU and SIM give the same results)
