@@ -38,13 +38,16 @@ def test_an_nz_cast_keeps_the_logical_values(dtype):
     assert y.data_ptr() != x.data_ptr()  # a new tensor, as on the board
 
 
-def test_the_tag_stays_with_the_object_and_new_tensors_are_plain():
+def test_the_format_stays_with_the_storage_and_new_tensors_are_plain():
     y = npu_format_cast(torch.ones(16, 16), Format.FRACTAL_NZ)
     assert npu_format_cast(y, 29) is y  # already in that format
     assert get_npu_format(y.add_(1)) == 29  # in place: the same tensor
-    for made in (y + 1, y.clone(), y[0:4], y.half(), y.cpu()):
+    for view in (y.reshape(16, 16), y.view(256), y[0:4], y.T):  # views share the NZ storage
+        assert isinstance(view, NpuFormatTensor) and get_npu_format(view) == 29
+    for made in (y + 1, y.clone(), y.half(), y.cpu(), torch.matmul(y, y)):
         assert type(made) is torch.Tensor and get_npu_format(made) == 2
     assert torch.equal(y.cpu(), torch.full((16, 16), 2.0))
+    assert y.cpu().data_ptr() != y.data_ptr()  # a host copy, as on the board
     assert get_npu_format(copy.deepcopy(y)) == 29 and torch.equal(copy.deepcopy(y).cpu(), y.cpu())
     back = pickle.loads(pickle.dumps(y))
     assert get_npu_format(back) == 29 and torch.equal(back.cpu(), y.cpu())

@@ -7,9 +7,10 @@ same values that remembers its format: an :class:`NpuFormatTensor`.  That tag is
 ``get_npu_format`` reads, what a launch checks against the kernel's declared format, and what makes
 the tensor-level runtime present an NZ argument in its padded shape.
 
-The tag lives on the tensor object, as the format lives on the NPU tensor: ``.to("npu")``, ``.npu()``
-and in-place ops return or change that object and keep it; ``.cpu()`` and any op that makes a new
-tensor (``clone``, arithmetic, views) give a plain tensor in the base format, with the logical values.
+The tag lives on the tensor's storage, as the format does on the NPU: ``.to("npu")``, ``.npu()``,
+in-place ops and views (``reshape``, ``view``, slices) keep it; ``.cpu()`` (a host copy, as on the
+board) and any op that makes new storage (``clone``, arithmetic, casts) give a plain tensor in the
+base format, with the logical values.
 
 Formats: ND (2) and FRACTAL_NZ (29) are cast; the base format of a tensor's rank (NCHW for 4-D,
 NCDHW for 5-D) is accepted as ND.  Every other ``torch_npu.Format`` (NC1HWC0, FRACTAL_Z, ...) is an
@@ -52,13 +53,25 @@ class Format(enum.IntEnum):
 
 
 class NpuFormatTensor(torch.Tensor):
-    """A tensor returned by ``npu_format_cast``: the logical values, tagged with their NPU format.
+    """A tensor whose storage ``npu_format_cast`` tagged with an NPU format, holding the logical values.
 
-    Ops on it give plain tensors (as ops on ``nn.Parameter`` do); only the object itself carries the tag.
-    Its module reads ``torch_npu`` (the stand-in's name for it), so launches take it as a torch tensor."""
+    The format belongs to the storage, as on the NPU: views of the tensor (``reshape``, ``view``, slices)
+    are ``NpuFormatTensor`` s in the same format, while ops that make new storage give plain tensors in
+    the base format.  Its module reads ``torch_npu`` (the stand-in's name for it), so launches take it
+    as a torch tensor."""
 
-    __torch_function__ = torch._C._disabled_torch_function_impl
-    _pypto_npu_format: int = ND
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        with torch._C.DisableTorchFunctionSubclass():
+            out = func(*args, **(kwargs or {}))
+        if isinstance(out, (tuple, list)):
+            return type(out)(_keep_format(o) for o in out)
+        return _keep_format(out)
+
+    @property
+    def _pypto_npu_format(self) -> int:
+        """The format of the storage (what ``get_npu_format`` and the launch checks read)."""
+        return _storage_format(self)
 
     @property
     def device(self) -> torch.device:  # type: ignore[override]
@@ -72,24 +85,41 @@ class NpuFormatTensor(torch.Tensor):
             from .torch_npu_module import current_device
 
             return torch.device("npu", current_device())
-        return torch.Tensor.device.__get__(self)
+        with torch._C.DisableTorchFunctionSubclass():
+            return torch.Tensor.device.__get__(self)
 
     def cpu(self, *args: Any, **kwargs: Any) -> torch.Tensor:
-        """The logical values as a plain CPU tensor (what ``.cpu()`` of an NZ tensor gives on the board);
-        it shares the memory, as ``.cpu()`` of any stand-in tensor does."""
-        return self.as_subclass(torch.Tensor)
+        """A plain CPU copy of the logical values in the base format (what ``.cpu()`` gives on the board)."""
+        with torch._C.DisableTorchFunctionSubclass():
+            return torch.Tensor.clone(self, memory_format=torch.contiguous_format)
 
     def __deepcopy__(self, memo: dict) -> "NpuFormatTensor":
         """A copy in the same format (``copy.deepcopy`` of a module's NZ weights)."""
-        return _tagged(self.as_subclass(torch.Tensor), self._pypto_npu_format)
+        return _tagged(self.cpu(), self._pypto_npu_format)
 
     def __reduce_ex__(self, protocol: int):
         """Pickled as the tagged copy of its logical values."""
-        return _tagged, (self.as_subclass(torch.Tensor).clone(), self._pypto_npu_format)
+        return _tagged, (self.cpu(), self._pypto_npu_format)
 
     def __repr__(self, **kwargs: Any) -> str:  # noqa: D105
         fmt = Format(self._pypto_npu_format).name
-        return f"NpuFormatTensor({fmt}, {torch.Tensor.__repr__(self.as_subclass(torch.Tensor))})"
+        return f"NpuFormatTensor({fmt}, {torch.Tensor.__repr__(self.cpu())})"
+
+
+def _storage_format(tensor: torch.Tensor):
+    """The format tag of ``tensor``'s storage, or None (torch keeps one Python object per storage)."""
+    with torch._C.DisableTorchFunctionSubclass():
+        try:
+            return getattr(tensor.untyped_storage(), "_pypto_npu_format", None)
+        except (RuntimeError, NotImplementedError):  # tensors without a storage
+            return None
+
+
+def _keep_format(value: Any) -> Any:
+    """An op's result seen as an ``NpuFormatTensor`` when it is a view of tagged storage."""
+    if type(value) is torch.Tensor and _storage_format(value) is not None:
+        return value.as_subclass(NpuFormatTensor)
+    return value
 
 
 NpuFormatTensor.__module__ = "torch_npu"
@@ -104,7 +134,7 @@ def get_npu_format(tensor: torch.Tensor) -> int:
     """``torch_npu.get_npu_format(t)``: the format ``npu_format_cast`` gave ``t``, else its base format."""
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"get_npu_format() takes a tensor, got {type(tensor).__name__}")
-    tag = getattr(tensor, "_pypto_npu_format", None)
+    tag = _storage_format(tensor)
     return int(tag) if tag is not None else int(base_format(tensor))
 
 
@@ -144,6 +174,7 @@ def npu_format_cast(tensor: torch.Tensor, acl_format: Union[int, Format, torch.T
 
 def _tagged(tensor: torch.Tensor, fmt: int) -> NpuFormatTensor:
     """A contiguous copy of ``tensor``'s values tagged with format ``fmt``."""
-    out = tensor.detach().clone(memory_format=torch.contiguous_format).as_subclass(NpuFormatTensor)
-    out._pypto_npu_format = int(fmt)
-    return out
+    with torch._C.DisableTorchFunctionSubclass():
+        copy = torch.Tensor.clone(tensor.detach(), memory_format=torch.contiguous_format)
+        copy.untyped_storage()._pypto_npu_format = int(fmt)
+    return copy.as_subclass(NpuFormatTensor)
