@@ -275,6 +275,18 @@ class Tensor:
         """``out.assemble(src, offsets)``: ``pypto.assemble(src, offsets, out)`` (``out`` is the destination)."""
         _ops().assemble(src, offsets, self)
 
+    def set_cache_policy(self, policy, value: bool) -> None:
+        """An L2 cache hint (``pypto.CachePolicy``): recorded, no effect on results (pypto/cache_policy.py)."""
+        from .cache_policy import set_policy
+
+        set_policy(self, policy, value)
+
+    def get_cache_policy(self, policy) -> bool:
+        """Whether the L2 cache hint ``policy`` was set on this tensor."""
+        from .cache_policy import get_policy
+
+        return get_policy(self, policy)
+
     def __getattr__(self, name: str):
         fn = getattr(_ops(), name, None)
         if fn is None or name.startswith("_") or not callable(fn):

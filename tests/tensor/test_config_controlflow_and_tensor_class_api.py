@@ -1020,7 +1020,6 @@ def test_tensor_id_page():
 
 # pypto-Tensor-get_cache_policy.md / pypto-Tensor-set_cache_policy.md (PREFETCH off by default; NONE_CACHEABLE
 # set to True reads back True)
-@xfail("Tensor.get_cache_policy / set_cache_policy and pypto.CachePolicy are not provided")
 def test_tensor_cache_policy_pages():
     seen = {}
 
@@ -1320,3 +1319,17 @@ def test_scatter_mode_selects_the_reduction():
     scatter_mode_page(x, idx, src, a, m)
     assert torch.equal(a, x.scatter_add(1, idx, src))
     assert torch.equal(m, x.scatter_reduce(1, idx, src, "prod"))
+
+
+# set_cache_policy: the two policies cannot both be on (the first set is kept), values must be bools
+def test_cache_policy_conflict_keeps_the_first():
+    t = pypto.Tensor([4, 4], pypto.DT_FP32)
+    t.set_cache_policy(pypto.CachePolicy.PREFETCH, True)
+    t.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+    assert t.get_cache_policy(pypto.CachePolicy.PREFETCH) is True
+    assert t.get_cache_policy(pypto.CachePolicy.NONE_CACHEABLE) is False
+    t.set_cache_policy(pypto.CachePolicy.PREFETCH, False)
+    t.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+    assert t.get_cache_policy(pypto.CachePolicy.NONE_CACHEABLE) is True
+    with pytest.raises(pypto.KernelTypeError):
+        t.set_cache_policy(pypto.CachePolicy.PREFETCH, 1)
