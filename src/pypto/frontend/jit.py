@@ -34,18 +34,20 @@ from . import nz_args, stage_log
 from .control import TILE_SHAPES, check_loop_bodies
 from .sim_output import record_sim_launch
 from .fastcall import call_key, freeze
+from . import packed_fp4
 from .run_errors import speak_tensor_level
 from .tracer import Session, record
 
 
 class _TensorArg:
-    def __init__(self, name: str, index: int, ann: Optional[Tensor], fmt: str = TileOpFormat.TILEOP_ND,
-                 original: Optional[np.ndarray] = None):
+    def __init__(self, name: str, index: int, ann: Optional[Tensor], fmt: str = TileOpFormat.TILEOP_ND):
         self.name = name
         self.index = index
         self.ann = ann
         self.format = fmt  # the storage format the kernel sees it in (nz_args.py)
-        self.original = original  # an NZ argument passed padded: where its logical part goes back
+        self.original: Optional[np.ndarray] = None  # an NZ argument passed padded: where its logical part goes back
+        #: an FP4 parameter's argument as given (its codes, one per byte, are what the kernel gets)
+        self.fp4_arg: Optional[np.ndarray] = None
 
 
 class Compiled:
@@ -124,15 +126,21 @@ class JitFunction:
                 if seen_const:
                     raise KernelSyntaxError(f"parameter '{pname}': tensor parameters come before non-tensor ones",
                                             kernel=self.name)
+                want = ann.ann_dtype if isinstance(ann, Tensor) else None
+                targ = _TensorArg(pname, i, ann if isinstance(ann, Tensor) else None, fmt)
                 try:
-                    arr = carried_as(as_numpy(value, f"argument '{pname}'"),
-                                     ann.ann_dtype if isinstance(ann, Tensor) else None)
+                    arr = carried_as(as_numpy(value, f"argument '{pname}'"), want)
+                    if packed_fp4.is_fp4(want):
+                        targ.fp4_arg = arr
+                        arr = packed_fp4.codes_of(arr, want, f"argument '{pname}'", self.name)
                 except KernelError as e:
                     raise e.attach(kernel=self.name) from None
-                original = None
                 if fmt == TileOpFormat.TILEOP_NZ:
-                    arr, original = nz_args.present(arr)
-                tensors.append((_TensorArg(pname, i, ann if isinstance(ann, Tensor) else None, fmt, original), arr))
+                    if targ.fp4_arg is not None:
+                        raise NotImplementedError(f"argument '{pname}': a packed FP4 tensor in the NZ format (its "
+                                                  f"runtime shape pads whole bytes of two codes)")
+                    arr, targ.original = nz_args.present(arr)
+                tensors.append((targ, arr))
             else:
                 seen_const = True
                 consts.append((pname, value))
@@ -145,10 +153,7 @@ class JitFunction:
         want = ann.ann_dtype if ann is not None else None
         if want is not None:
             ok = arr.dtype == want.np_dtype or (want.kind == "bool" and arr.dtype == np.bool_)
-            if not ok and want.name in dt.PACKED_GM and arr.dtype == np.uint8:
-                raise NotImplementedError(f"{what}: a {want.name} parameter given a packed uint8 tensor (two 4-bit "
-                                          "values per byte) at the tensor level; pass one value per element "
-                                          "(ml_dtypes.float4_e2m1fn)")
+            ok = ok or (targ.fp4_arg is not None and arr.dtype == np.uint8)  # FP4 codes (packed_fp4.py)
             if not ok:
                 found = dt.from_numpy(arr.dtype)
                 raise KernelLaunchError(f"{what}: expected dtype {want.name}, got "
@@ -240,7 +245,7 @@ class JitFunction:
                     var = ir.Var(f"{targ.name}_dim{axis}", dt.DT_INT64)
                     dyn_vars.append((targ.index, axis, var))
                     shape.append(SymbolicScalar(var))
-            dtype = dt.from_numpy(arr.dtype)
+            dtype = targ.ann.ann_dtype if targ.fp4_arg is not None else dt.from_numpy(arr.dtype)
             params.append(Buffer(targ.name, dtype, tuple(shape), "param", index=targ.index))
 
         formats = [targ.format for targ, _ in tensors]
@@ -347,13 +352,17 @@ class JitFunction:
             return None
         self.last_report = entry.program.run(user, dyn, backend)
         nz_args.write_back([(a, t.original) for t, a in tensors if t.original is not None])
+        fp4 = [(t.fp4_arg, a) for t, a in tensors if t.fp4_arg is not None]
+        for arg, codes in fp4:
+            packed_fp4.write_back(arg, codes)
         if options["runtime"]["run_mode"] == opt.RunMode.SIM:
             record_sim_launch(self.name, self.last_report)
         if fast_key is not None and fast_key not in self._fast:
             with self._lock:
                 if len(self._fast) > 256:
                     self._fast.clear()
-                self._fast[fast_key] = self._freeze(entry.program, backend, user, dyn)
+                # a frozen launch binds the arguments as given: not FP4 ones, whose codes are unpacked here
+                self._fast[fast_key] = False if fp4 else self._freeze(entry.program, backend, user, dyn)
         return None
 
     def _freeze(self, program: LoweredProgram, backend: Optional[str], user, dyn):
