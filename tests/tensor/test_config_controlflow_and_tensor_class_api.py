@@ -586,7 +586,8 @@ def test_set_verify_golden_data_page():
 
 # ================================================================================================== config/
 # pypto-frontend-jit.md example 1, with the output passed (the page calls add_kernel(x, y) with three
-# parameters) and b in ND (an explicit TILEOP_NZ raises NotImplementedError here, docs/tensor.md)
+# parameters) and b in ND (b declared TILEOP_NZ takes NZ tensors only, and a 1-D tensor has no NZ form:
+# docs/tensor.md "Calling")
 @BOTH
 def test_jit_page_example1():
     @pypto.frontend.jit
@@ -600,8 +601,15 @@ def test_jit_page_example1():
     assert torch.equal(out, x + y)
     with pytest.raises(pypto.KernelLaunchError):  # the page's two-argument call: `out` is missing
         add_kernel(x, y)
-    with pytest.raises(NotImplementedError):
-        pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ)
+    @pypto.frontend.jit
+    def add_nz(a: pypto.Tensor([3], pypto.DT_FP32),
+               b: pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
+               out: pypto.Tensor([3], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8)
+        out[:] = pypto.add(a, b)
+
+    with pytest.raises(pypto.KernelLaunchError, match="the format of the 2nd input tensor ND does not match"):
+        add_nz(x, y, out)
 
 
 # pypto-frontend-jit.md example 2 (run_mode NPU and SIM give the same results)
@@ -1012,7 +1020,6 @@ def test_tensor_id_page():
 
 # pypto-Tensor-get_cache_policy.md / pypto-Tensor-set_cache_policy.md (PREFETCH off by default; NONE_CACHEABLE
 # set to True reads back True)
-@xfail("Tensor.get_cache_policy / set_cache_policy and pypto.CachePolicy are not provided")
 def test_tensor_cache_policy_pages():
     seen = {}
 
@@ -1312,3 +1319,17 @@ def test_scatter_mode_selects_the_reduction():
     scatter_mode_page(x, idx, src, a, m)
     assert torch.equal(a, x.scatter_add(1, idx, src))
     assert torch.equal(m, x.scatter_reduce(1, idx, src, "prod"))
+
+
+# set_cache_policy: the two policies cannot both be on (the first set is kept), values must be bools
+def test_cache_policy_conflict_keeps_the_first():
+    t = pypto.Tensor([4, 4], pypto.DT_FP32)
+    t.set_cache_policy(pypto.CachePolicy.PREFETCH, True)
+    t.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+    assert t.get_cache_policy(pypto.CachePolicy.PREFETCH) is True
+    assert t.get_cache_policy(pypto.CachePolicy.NONE_CACHEABLE) is False
+    t.set_cache_policy(pypto.CachePolicy.PREFETCH, False)
+    t.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+    assert t.get_cache_policy(pypto.CachePolicy.NONE_CACHEABLE) is True
+    with pytest.raises(pypto.KernelTypeError):
+        t.set_cache_policy(pypto.CachePolicy.PREFETCH, 1)

@@ -333,7 +333,8 @@ def get_cube_tile_shapes() -> Optional[Tuple[List[int], List[int], List[int], bo
 
 def set_matrix_size(size: Sequence[int]) -> None:
     """``[m, k, n]`` of the original NZ matrices before a reshape (official: needed only for NZ
-    inputs of ``matmul``).  GM tensors are ND here (NZ raises), so the validated sizes change nothing.
+    inputs of ``matmul``).  Kernels address NZ tensors by their logical values here (frontend/nz_args.py),
+    so a reshape of one is a logical reshape and the validated sizes change nothing.
     Decision: 0 and run-time sizes are accepted (the page is silent; official kernels pass 0 for a k they
     leave open, and a data-dependent valid extent)."""
     if len(size) != 3 or not all(isinstance(v, SymbolicScalar) or (is_static(v) and v >= 0) for v in size):
