@@ -27,6 +27,7 @@ from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, Kernel
 from ...ir import nodes as ir, verify
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
+from ...runtime.gm_format import nz_param_problem
 from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
@@ -359,10 +360,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                                f"are not allowed in a kernel", node)
             ann = hints.get(pname, inspect.Parameter.empty)
             if isinstance(ann, TensorAnnotation):
-                if ann.layout != Layout.ND:
+                if ann.layout not in (Layout.ND, Layout.NZ):
                     raise self.not_implemented(
                         f"parameter '{pname}': GM tensors in layout pl.{ann.layout.name} are not implemented "
-                        f"(only pl.ND tensors are)", node)
+                        f"(only pl.ND and pl.NZ tensors are)", node)
                 dims: List[Any] = []
                 static = self.static_dims.get(pname)
                 for i, d in enumerate(ann.dims):
@@ -375,6 +376,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                         dims.append(static[i])
                     else:
                         dims.append(d)
+                if ann.layout == Layout.NZ:
+                    problem = nz_param_problem(ann.dtype, dims)
+                    if problem:
+                        raise self.err(KernelTypeError, f"parameter '{pname}': {problem}", node)
                 param = ir.TensorParam(pname, index, ann.dtype, dims, ann.layout, tuple(ann.dims))
                 self.scope.vars[pname] = TensorHandle(param)
             elif isinstance(ann, PtrAnnotation):
