@@ -924,6 +924,30 @@ def test_cube_tile_shapes_page():
     assert pypto.get_cube_tile_shapes() == ([128, 128], [64, 256], [128, 128], True)
 
 
+# The official frontend also takes k = [kL0, kL1, kL1b] (a model block passes [128, 1024, 512]); the third
+# entry only steers NPU tiling: recorded, a multiple of kL0, and the product is the same.
+@BOTH
+def test_cube_tile_shapes_three_entry_k():
+    pypto.set_cube_tile_shapes([16, 16], [32, 128, 64], [16, 16])
+    assert pypto.get_cube_tile_shapes() == ([16, 16], [32, 128, 64], [16, 16], False)
+    with pytest.raises(pypto.KernelTypeError, match=r"k=\[32, 128, 48\]"):
+        pypto.set_cube_tile_shapes([16, 16], [32, 128, 48], [16, 16])
+    with pytest.raises(pypto.KernelTypeError, match=r"m=\[16, 16, 16\]"):
+        pypto.set_cube_tile_shapes([16, 16, 16], [32, 128], [16, 16])
+
+    @pypto.frontend.jit
+    def three_entry_k(a: pypto.Tensor(), b: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([16, 16], [32, 128, 64], [16, 16])
+        o[:] = pypto.matmul(a, b, pypto.DT_FP32)
+
+    g = torch.Generator().manual_seed(5)
+    a = torch.randint(-3, 4, (32, 96), generator=g).float()
+    b = torch.randint(-3, 4, (96, 48), generator=g).float()
+    o = torch.zeros(32, 48)
+    three_entry_k(a, b, o)
+    assert torch.equal(o, a @ b)
+
+
 # pypto-set_cube_tile_shapes.md ("must be called before pypto.matmul")
 def test_cube_tile_shapes_page_required_before_matmul():
     @pypto.frontend.jit
