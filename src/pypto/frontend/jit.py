@@ -34,6 +34,7 @@ from . import stage_log
 from .control import TILE_SHAPES, check_loop_bodies
 from .sim_output import record_sim_launch
 from .fastcall import call_key, freeze
+from . import packed_fp4
 from .run_errors import speak_tensor_level
 from .tracer import Session, record
 
@@ -43,6 +44,8 @@ class _TensorArg:
         self.name = name
         self.index = index
         self.ann = ann
+        #: an FP4 parameter's argument as given (its codes, one per byte, are what the kernel gets)
+        self.fp4_arg: Optional[np.ndarray] = None
 
 
 class Compiled:
@@ -116,12 +119,16 @@ class JitFunction:
                 if seen_const:
                     raise KernelSyntaxError(f"parameter '{pname}': tensor parameters come before non-tensor ones",
                                             kernel=self.name)
+                want = ann.ann_dtype if isinstance(ann, Tensor) else None
+                targ = _TensorArg(pname, i, ann if isinstance(ann, Tensor) else None)
                 try:
-                    arr = carried_as(as_numpy(value, f"argument '{pname}'"),
-                                     ann.ann_dtype if isinstance(ann, Tensor) else None)
+                    arr = carried_as(as_numpy(value, f"argument '{pname}'"), want)
+                    if packed_fp4.is_fp4(want):
+                        targ.fp4_arg = arr
+                        arr = packed_fp4.codes_of(arr, want, f"argument '{pname}'", self.name)
                 except KernelError as e:
                     raise e.attach(kernel=self.name) from None
-                tensors.append((_TensorArg(pname, i, ann if isinstance(ann, Tensor) else None), arr))
+                tensors.append((targ, arr))
             else:
                 seen_const = True
                 consts.append((pname, value))
@@ -134,10 +141,7 @@ class JitFunction:
         want = ann.ann_dtype if ann is not None else None
         if want is not None:
             ok = arr.dtype == want.np_dtype or (want.kind == "bool" and arr.dtype == np.bool_)
-            if not ok and want.name in dt.PACKED_GM and arr.dtype == np.uint8:
-                raise NotImplementedError(f"{what}: a {want.name} parameter given a packed uint8 tensor (two 4-bit "
-                                          "values per byte) at the tensor level; pass one value per element "
-                                          "(ml_dtypes.float4_e2m1fn)")
+            ok = ok or (targ.fp4_arg is not None and arr.dtype == np.uint8)  # FP4 codes (packed_fp4.py)
             if not ok:
                 found = dt.from_numpy(arr.dtype)
                 raise KernelLaunchError(f"{what}: expected dtype {want.name}, got "
@@ -229,7 +233,7 @@ class JitFunction:
                     var = ir.Var(f"{targ.name}_dim{axis}", dt.DT_INT64)
                     dyn_vars.append((targ.index, axis, var))
                     shape.append(SymbolicScalar(var))
-            dtype = dt.from_numpy(arr.dtype)
+            dtype = targ.ann.ann_dtype if targ.fp4_arg is not None else dt.from_numpy(arr.dtype)
             params.append(Buffer(targ.name, dtype, tuple(shape), "param", index=targ.index))
 
         def make_args():
@@ -331,13 +335,17 @@ class JitFunction:
             self.last_report = verify_run(self, entry, user, dyn, backend, options["verify"])
             return None
         self.last_report = entry.program.run(user, dyn, backend)
+        fp4 = [(t.fp4_arg, a) for t, a in tensors if t.fp4_arg is not None]
+        for arg, codes in fp4:
+            packed_fp4.write_back(arg, codes)
         if options["runtime"]["run_mode"] == opt.RunMode.SIM:
             record_sim_launch(self.name, self.last_report)
         if fast_key is not None and fast_key not in self._fast:
             with self._lock:
                 if len(self._fast) > 256:
                     self._fast.clear()
-                self._fast[fast_key] = self._freeze(entry.program, backend, user, dyn)
+                # a frozen launch binds the arguments as given: not FP4 ones, whose codes are unpacked here
+                self._fast[fast_key] = False if fp4 else self._freeze(entry.program, backend, user, dyn)
         return None
 
     def _freeze(self, program: LoweredProgram, backend: Optional[str], user, dyn):

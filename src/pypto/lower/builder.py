@@ -93,7 +93,8 @@ class Builder:
                     v = ir.Var(f"{name}_d{i}", dt.DT_INT64)
                     self.dim_exprs.append((v, e))
                     dims.append(v)
-        dtype = dt.DT_UINT8 if buf.dtype == dt.DT_BOOL else buf.dtype
+        # BOOL masks and 4-bit float codes (one per byte: frontend/packed_fp4.py) are bytes to the tile program
+        dtype = dt.DT_UINT8 if buf.dtype == dt.DT_BOOL or dt.is_packed_gm(buf.dtype) else buf.dtype
         p = ir.TensorParam(name, len(self.params), dtype, dims)
         self.params.append(p)
         self.buffers.append(buf)
@@ -170,7 +171,8 @@ class Builder:
                 v = ir.Var(f"{buf.name}_x{self._views}_s{len(dims) - len(strides) - 1}", dt.DT_INT64)
                 self.append(ir.Assign(None, v, ir.BinOp("*", to_expr(d), to_expr(strides[0]), dt.DT_INT64)))
                 strides.insert(0, v)
-        dtype = dt.DT_UINT8 if buf.dtype == dt.DT_BOOL else buf.dtype
+        # BOOL masks and 4-bit float codes (one per byte: frontend/packed_fp4.py) are bytes to the tile program
+        dtype = dt.DT_UINT8 if buf.dtype == dt.DT_BOOL or dt.is_packed_gm(buf.dtype) else buf.dtype
         return ir.TensorView(f"{buf.name}_x{self._views}", root.index, dtype, dims, Layout.ND, base=root,
                              strides=strides)
 

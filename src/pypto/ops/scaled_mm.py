@@ -28,7 +28,7 @@ from .shape import concat, transpose
 
 #: K elements that share one scale
 MX_GROUP = 32
-_INPUTS = ("FP8E4M3FN", "FP8E5M2", "FP4E2M1", "FP4")
+_INPUTS = ("FP8E4M3FN", "FP8E5M2", "FP4E2M1", "FP4", "FP4E1M2")
 
 
 def _dequantised(x, scale, k_axis: int, k_first_scale: bool, what: str) -> Tensor:
@@ -36,7 +36,8 @@ def _dequantised(x, scale, k_axis: int, k_first_scale: bool, what: str) -> Tenso
     the scale's K-group axis is its first (``k_first_scale``) or second axis."""
     n, s = node_of(x), node_of(scale)
     if n.dtype.name not in _INPUTS:
-        raise KernelTypeError(f"pypto.scaled_mm: {what} must be FP8E4M3, FP8E5M2 or FP4_E2M1, got {n.dtype.name}")
+        raise KernelTypeError(f"pypto.scaled_mm: {what} must be FP8E4M3, FP8E5M2, FP4_E2M1 or FP4_E1M2, got "
+                              f"{n.dtype.name}")
     if s.dtype.name != "FP8E8M0" or s.ndim != 3:
         raise KernelTypeError(f"pypto.scaled_mm: scale of {what} must be a 3-D DT_FP8E8M0 tensor, got "
                               f"{s.dtype.name} of rank {s.ndim}")

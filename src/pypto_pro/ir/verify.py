@@ -24,7 +24,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 from ..errors import KernelMemoryError, KernelSyntaxError, KernelTypeError, SourceLoc
 from . import nodes as ir
-from .layout import footprint_elems, fractal_bytes
+from .layout import footprint_bytes
 from .types import Layout, MemorySpace, TileType
 
 _SIDES = {"vector": {"vector"}, "cube": {"cube"}, "mix": {"vector", "cube"}}
@@ -122,9 +122,7 @@ def check_tile_placement(ttype: TileType, layout: Layout, addr: int, size: int, 
 
 def tile_span(ttype: TileType, layout: Layout) -> int:
     """Bytes a tile occupies from its address (fractal layouts pad their runs, ir/layout.py)."""
-    return footprint_elems(ttype.shape[0], ttype.shape[1], layout, ttype.dtype.nbytes,
-                           ttype.target_memory == MemorySpace.Acc,
-                           fractal_bytes(ttype.dtype, layout)) * ttype.dtype.nbytes
+    return footprint_bytes(ttype.shape[0], ttype.shape[1], layout, ttype.dtype, ttype.target_memory)
 
 
 def check_slots_apart(ttype: TileType, slots: Sequence[ir.TileDecl], what: str) -> None:

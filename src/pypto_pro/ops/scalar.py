@@ -16,6 +16,8 @@ from ..ir.types import MemorySpace
 
 def _py(value, dtype):
     """A numpy element as the Python scalar the interpreter computes with."""
+    if dtype.codec is not None:  # HF8: the code's value
+        return float(dtype.decode(np.asarray(value)))
     if dtype.is_float():
         return float(np.float32(value))
     if dtype.kind == "bool":
@@ -89,14 +91,22 @@ class SetVal:
             arr = ctx.tensor(dst)
             pos = _element_index(ctx, f"tensor '{dst.name}'", arr.shape, a["index"])
             ctx.note_gm(dst, pos, write=True)
-            arr[pos] = value
+            arr[pos] = _encoded(dst.dtype, value, arr.dtype)
             return
         view = ctx.tile(dst)
         r, col = _element_index(ctx, f"tile {view.name}", view.shape, a["index"])
         full = view.read(view.shape[0], view.shape[1])
-        with np.errstate(all="ignore"):
-            full[r, col] = np.asarray(value).astype(full.dtype)
+        full[r, col] = _encoded(view.dtype, value, full.dtype)
         view.write(full, view.shape[0], view.shape[1])
+
+
+def _encoded(dtype, value, storage):
+    """A scalar as one stored element of ``dtype``: formats with a codec (HF8) encode the value into their
+    code (a uint8 cast would wrap the number itself), the others convert like numpy's astype."""
+    with np.errstate(all="ignore"):
+        if dtype.codec is not None:
+            return dtype.encode(np.asarray(value, dtype=np.float64))
+        return np.asarray(value).astype(storage)
 
 
 @op("set_validshape", [Arg("tile", "tile_or_group"), Arg("shape", "index_list")], "S", descriptor_only=True,

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...dtypes import DT_UINT8, DataType
 from ...errors import KernelMemoryError, SourceLoc
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems, fractal_bytes
+from ...ir.layout import footprint_bytes
 from ...ir.types import CrossCoreSyncMode, Layout, MemorySpace
 from . import fusion, registry
 
@@ -25,7 +25,9 @@ LAYOUTS = {Layout.ND: "pto::ND", Layout.DN: "pto::DN", Layout.NZ: "pto::NZ", Lay
            Layout.ZZ: "pto::ZZ", Layout.NN: "pto::NN"}
 C_TYPES = {"BOOL": "bool", "INT8": "int8_t", "INT16": "int16_t", "INT32": "int32_t", "INT64": "int64_t",
            "UINT8": "uint8_t", "UINT16": "uint16_t", "UINT32": "uint32_t", "UINT64": "uint64_t",
-           "FP16": "pto::half", "BF16": "pto::bf16", "FP32": "float"}
+           "FP16": "pto::half", "BF16": "pto::bf16", "FP32": "float",
+           # 8-bit floats: one code per byte, read as their fp32 value (include/pto/lowfloat.h)
+           "FP8E4M3FN": "pto::f8e4m3", "FP8E5M2": "pto::f8e5m2", "FP8E8M0": "pto::f8e8m0", "HF8": "pto::hif8"}
 KIND_CODES = {"vector": 0, "cube": 1, "mix": 2}
 
 
@@ -470,9 +472,7 @@ class KernelCodegen:
         ext = {sp: 0 for sp in SPACES}
         cap = self.k.arch.capacity
         for t in self.k.tiles:
-            n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc,
-                                fractal_bytes(t.dtype, t.layout))
-            end = t.addr + n * t.dtype.nbytes
+            end = t.addr + footprint_bytes(t.shape[0], t.shape[1], t.layout, t.dtype, t.space)
             sp = t.space.name
             if sp not in cap:
                 raise KernelMemoryError(f"memory space {sp} does not exist on arch {self.k.arch.name}",

@@ -235,7 +235,7 @@ _register("insert", lambda g, s: _insert_code(g, s.args["dst"], s.args["src"], s
 def _matmul(g, s):
     a = s.args
     dst, lhs = a["dst"], a["lhs"]
-    targs = f"<{c_type(dst.dtype)}, {c_type(lhs.dtype)}>"
+    targs = f"<{c_type(dst.dtype)}, {c_type(lhs.dtype)}, {c_type(a['rhs'].dtype)}>"
     acc = a.get("acc")
     bias = a.get("bias")
     lines = ["{"]
@@ -254,7 +254,8 @@ def _matmul(g, s):
 _register("matmul", _matmul)
 _register("matmul_acc", _matmul)
 for _op in ("matmul_mx", "matmul_mx_acc"):
-    not_implemented(_op, "MX operands (FP8/FP4/E8M0) have no C++ storage type; such kernels run on the interpreter")
+    not_implemented(_op, "the MX matmul (E8M0 group scales; FP4 operand tiles have no C++ type) is not emitted; "
+                         "such kernels run on the interpreter")
 
 
 # ------------------------------------------------------------------ scalar pipe

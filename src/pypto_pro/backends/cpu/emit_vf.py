@@ -91,9 +91,9 @@ def _bitwise(g, s):
     t = c_type(a["dst"].dtype)
     b = a["b"]
     if isinstance(b, ir.TileRef):
-        bargs = f"{_reg(g, b)}, false, ({t})0"
+        bargs = f"{_reg(g, b)}, false, {t}{{}}"  # (a zero of any lane type, bf16's struct included)
     elif b is None:
-        bargs = f"({t}*)nullptr, false, ({t})0"
+        bargs = f"({t}*)nullptr, false, {t}{{}}"
     else:
         bargs = f"({t}*)nullptr, true, pto::st<{t}>(pto::scal<{t}>({g.scalar(b)}))"
     return (f"pto::vf_bitwise<{t}>({_reg(g, a['dst'])}, {_reg(g, a['a'])}, {bargs}, {_mask(g, a['mask'])}, "
@@ -192,7 +192,8 @@ register("vf_mem_bar", lambda g, s: "/* vf.mem_bar: program order */")
 # ---------------------------------------------------------------- ops/vf_more.py
 def _squeeze(g, s):
     a = s.args
-    call_ = f"pto::vf_squeeze<{c_type(a['dst'].dtype)}>({_reg(g, a['dst'])}, {_reg(g, a['a'])}, {_mask(g, a['mask'])})"
+    t = c_type(a["dst"].dtype)  # a's lanes as dst's type: the same bits (e.g. INT32 indices squeezed as UINT32)
+    call_ = f"pto::vf_squeeze<{t}>({_reg(g, a['dst'])}, (const {t}*)(const void*){_reg(g, a['a'])}, {_mask(g, a['mask'])})"
     return f"{g.var(s.result)} = {call_};" if s.result is not None else f"(void){call_};"
 
 

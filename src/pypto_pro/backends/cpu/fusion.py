@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ...dtypes import DataType
 from ...ir import nodes as ir
-from ...ir.layout import footprint_elems, fractal_bytes
+from ...ir.layout import footprint_bytes
 from ...ir.types import AtomicType, Layout, MemorySpace
 
 if TYPE_CHECKING:
@@ -122,9 +122,7 @@ def _key(t: ir.TileDecl) -> tuple:
 
 
 def _byte_range(t: ir.TileDecl) -> Tuple[int, int]:
-    n = footprint_elems(t.shape[0], t.shape[1], t.layout, t.dtype.nbytes, t.space == MemorySpace.Acc,
-                        fractal_bytes(t.dtype, t.layout))
-    return t.addr, t.addr + n * t.dtype.nbytes
+    return t.addr, t.addr + footprint_bytes(t.shape[0], t.shape[1], t.layout, t.dtype, t.space)
 
 
 def _cannot_fail(e) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 from ...dtypes import DataType
 from ...errors import KernelDeadlockError, KernelError, KernelRuntimeError
 from ...ir import nodes as ir
-from ...ir.layout import element_offsets, fractal_bytes
+from ...ir.layout import tile_offsets
 from ...ir.optable import Wait, wait_location
 from ...ir.types import MemorySpace
 from ...ops.sync import _nop as _no_effect  # the reference semantics of in-core flags, barriers, mutexes
@@ -405,8 +405,7 @@ class Interpreter:
         vr, vc = core.valid[decl.uid]
         cached = core.views.get(decl.uid)
         if cached is None:
-            offsets = element_offsets(decl.shape[0], decl.shape[1], decl.layout, decl.dtype.nbytes,
-                                      decl.space == MemorySpace.Acc, fractal_bytes(decl.dtype, decl.layout))
+            offsets = tile_offsets(decl.shape[0], decl.shape[1], decl.layout, decl.dtype, decl.space)
             cached = TileView.at(core.memory.buffer(decl.space), decl.space, decl.addr, decl.dtype, offsets,
                                  (vr, vc), decl.name, self.launch.hook, decl.layout)
             core.views[decl.uid] = cached

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...dtypes import DataType
 from ...errors import KernelMemoryError
+from ...ir.layout import is_packed
 from ...ir.types import Layout, MemorySpace
 
 UNINIT_BYTE = 0xFF
@@ -75,7 +76,10 @@ class TileView:
     def at(cls, buf: np.ndarray, space: MemorySpace, addr: int, dtype: DataType, offsets: np.ndarray,
            valid: Tuple[int, int], name: str, hook: Optional[AccessHook] = None, layout: Optional[Layout] = None
            ) -> "TileView":
-        """The view of a declared tile, bounds-checked against its memory."""
+        """The view of a declared tile, bounds-checked against its memory.  ``offsets`` count elements of
+        ``dtype``; for 4-bit floats outside the Acc, half bytes (a :class:`PackedTileView`)."""
+        if is_packed(dtype, space):
+            return PackedTileView.packed_at(buf, space, addr, dtype, offsets, valid, name, hook)
         span = (int(offsets.max()) + 1) * dtype.nbytes if offsets.size else 0
         if addr < 0 or addr + span > buf.size:
             raise KernelMemoryError(
@@ -177,3 +181,72 @@ class TileView:
 
     def __repr__(self) -> str:
         return f"<tile {self.name} {self.dtype.name}{list(self.shape)} @{self.space.name}+{self.addr} valid={self.valid}>"
+
+
+class PackedTileView(TileView):
+    """A tile of a 4-bit float format: two elements per byte, as on the NPU (``ir/layout.is_packed``), so
+    it aliases a ``UINT8`` tile of half the columns exactly (the MXFP4 quant path moves such bytes).
+
+    ``nibbles`` are the element offsets in half bytes (element offset ``o`` is the low nibble of byte
+    ``o // 2`` when ``o`` is even); :attr:`offsets` are the byte offsets ``o // 2``, what the access hooks
+    and byte ranges see.  Reads return one code per element in the dtype's storage type (its low nibble),
+    writes replace only the nibbles of the window."""
+
+    __slots__ = ("nibbles",)
+
+    @classmethod
+    def packed_at(cls, buf: np.ndarray, space: MemorySpace, addr: int, dtype: DataType, nibbles: np.ndarray,
+                  valid: Tuple[int, int], name: str, hook: Optional[AccessHook] = None) -> "PackedTileView":
+        span = int(nibbles.max()) // 2 + 1 if nibbles.size else 0
+        if addr < 0 or addr + span > buf.size:
+            raise KernelMemoryError(
+                f"tile {name} spans bytes [{addr}, {addr + span}) of {space.name}, which holds {buf.size} bytes")
+        view = cls(buf[addr:addr + span], buf, space, addr, dtype, nibbles // 2, valid, name, hook)
+        view.nibbles = nibbles
+        return view
+
+    def _derived(self, nibbles: np.ndarray, valid: Tuple[int, int], name: str) -> "PackedTileView":
+        view = PackedTileView(self._typed, self.buf, self.space, self.addr, self.dtype, nibbles // 2, valid, name,
+                              self.hook)
+        view.nibbles = nibbles
+        return view
+
+    def sub(self, r0: int, r1: int, c0: int, c1: int, valid: Tuple[int, int]) -> "PackedTileView":
+        return self._derived(self.nibbles[r0:r1, c0:c1], valid, f"{self.name}[{r0}:{r1}, {c0}:{c1}]")
+
+    def with_valid(self, valid: Tuple[int, int]) -> "PackedTileView":
+        return self._derived(self.nibbles, valid, self.name)
+
+    @property
+    def storage_dtype(self) -> np.dtype:
+        return self.dtype.np_dtype
+
+    def _codes(self, rows: int, cols: int) -> np.ndarray:
+        nib = self.nibbles[:rows, :cols]
+        codes = (self._typed[nib >> 1] >> ((nib & 1) << 2).astype(np.uint8)) & np.uint8(0x0F)
+        return codes.astype(np.uint8).view(self.dtype.np_dtype)
+
+    def read(self, rows: Optional[int] = None, cols: Optional[int] = None) -> np.ndarray:
+        r, c = self._window(rows, cols)
+        if self.hook is not None:
+            self.hook(self, False, (r, c))
+        return self._codes(r, c)
+
+    def read_unreported(self, rows: int, cols: int) -> np.ndarray:
+        return self._codes(rows, cols)
+
+    def write(self, values, rows: Optional[int] = None, cols: Optional[int] = None) -> None:
+        r, c = self._window(rows, cols)
+        if self.hook is not None:
+            self.hook(self, True, (r, c))
+        storage = self.dtype.np_dtype
+        values = np.asarray(values)
+        if values.dtype != storage:
+            values = values.astype(storage)
+        codes = np.broadcast_to(values.view(np.uint8) & np.uint8(0x0F), (r, c))
+        nib = self.nibbles[:r, :c]
+        for parity in (0, 1):  # one pass per nibble: no byte is written twice in a pass
+            pick = (nib & 1) == parity
+            at = nib[pick] >> 1
+            keep = np.uint8(0xF0 if parity == 0 else 0x0F)
+            self._typed[at] = (self._typed[at] & keep) | (codes[pick] << np.uint8(4 * parity))

@@ -30,7 +30,6 @@ from ...ir.types import Layout, MemorySpace, TileType, default_layout
 from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
-from .packed_alias import check_packed_alias
 from ..vf import Vf
 from ..vf.frontend import VfPtr, vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
@@ -1442,7 +1441,6 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         layout = self._check_placement(tile_type, addr, size, "pl.make_tile", node)
         decl = ir.TileDecl(self._tile_name(f"tile{len(self.tiles)}"), tile_type, layout, addr, size, self.loc(node))
         self._check_vec_extent(decl, "pl.make_tile", node)
-        check_packed_alias(self, [decl], node)
         self.tiles.append(decl)
         return ir.DeclRef(decl)
 
@@ -1492,7 +1490,6 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
             self._check_vec_extent(slots[-1], f"{where} slot {i}", node)
         if not isinstance(addrs, (list, tuple)):  # explicit addresses may alias on purpose (docs/language.md)
             self._check_slots_apart(type, slots, where, node)
-        check_packed_alias(self, slots, node)
         self.tiles.extend(slots)
         group = ir.TileGroupDecl(name, slots, slots_ids, ir.Var(f"{name}_cursor", dt.DT_INT64), self.loc(node),
                                  may_alias=isinstance(addrs, (list, tuple)))

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from ....ir import nodes as ir
-from ....ir.layout import element_offsets, fractal_bytes
+from ....ir.layout import is_packed, tile_offsets
 from ....ir.types import AtomicType, CrossCoreSyncMode, Layout, MemorySpace
 from ..costs import CostParams, cost_of
 from ..instr import PIPE_INDEX, Access, Instr
@@ -157,8 +157,11 @@ def whole_tile_bytes(decl: ir.TileDecl) -> Optional[Tuple[int, int]]:
         return None
     rows, cols = decl.shape
     es = decl.dtype.nbytes
-    offs = element_offsets(rows, cols, decl.layout, es, decl.space == MemorySpace.Acc,
-                           fractal_bytes(decl.dtype, decl.layout))
+    offs = tile_offsets(rows, cols, decl.layout, decl.dtype, decl.space)
+    if is_packed(decl.dtype, decl.space):  # two elements per byte: the recorder sees byte offsets (o // 2)
+        lo = decl.addr + int(offs.item(0, 0)) // 2
+        hi = decl.addr + int(offs.item(rows - 1, cols - 1)) // 2 + 1
+        return (lo, hi) if hi - lo == -(-rows * cols // 2) and int(offs.max()) == rows * cols - 1 else None
     lo = decl.addr + int(offs.item(0, 0)) * es
     hi = decl.addr + (int(offs.item(rows - 1, cols - 1)) + 1) * es
     return (lo, hi) if hi - lo == rows * cols * es else None

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core.h"
+#include "lowfloat.h"
 
 namespace pto {
 
@@ -74,7 +75,12 @@ inline double round_int(double x, int mode) {
 
 // Convert one stored value of TS to TD storage (casting.py cast_values, element-wise).
 template <class TD, class TS> inline TD convert(TS v, int mode) {
-  if constexpr (std::is_same<TD, bool>::value) {
+  if constexpr (is_low_t<TS>) {  // 8-bit floats: read as their fp32 value (lowfloat.h)
+    return convert<TD, float>(ld<TS>(v), mode);
+  } else if constexpr (is_low_t<TD>) {
+    if constexpr (std::is_same<TS, bool>::value) return low_cast<TD>(v ? 1.0 : 0.0, mode);
+    else return low_cast<TD>((double)ld<TS>(v), mode);
+  } else if constexpr (std::is_same<TD, bool>::value) {
     return (bool)ld<TS>(v);
   } else if constexpr (std::is_same<TS, bool>::value) {
     return st<TD>((ct<TD>)(v ? 1 : 0));

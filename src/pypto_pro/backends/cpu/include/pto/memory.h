@@ -287,7 +287,7 @@ template <class TO, class TA> inline TO fixpipe(TA v, int relu, bool scaled, flo
     float x = (float)v;
     if (relu == NormalRelu && x < 0.f) x = 0.f;
     if (scaled) x = x * scale;
-    if constexpr (is_float_t<TO>) {
+    if constexpr (is_float_t<TO> || is_low_t<TO>) {
       return st<TO>(x);
     } else {
       if (x != x) return (TO)0;
@@ -677,8 +677,8 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
   }
 }
 
-template <class TI>
-inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const Tile<TI>& b, const Tile<float>* acc,
+template <class TI, class TJ>
+inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const Tile<TJ>& b, const Tile<float>* acc,
                        const Tile<float>* bias, int m, int k, int n) {
   Same same;
   // the starting value of the accumulation goes into dst first
@@ -737,8 +737,9 @@ inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const T
 // dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands: each
 // dst element is one fp32 FMA chain over q = 0..K-1 starting from the bias/acc value (or 0), the
 // interpreter's definition too (ops/fp32math.py matmul32; docs/performance.md); int8: exact int32, wrapping.
-template <class TA, class TI>
-inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TI>& b, const Tile<TA>* acc,
+// The operands' types may differ (FP8 E4M3 x E5M2).
+template <class TA, class TI, class TJ = TI>
+inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TJ>& b, const Tile<TA>* acc,
                    const Tile<float>* bias) {
   const int m = a.vr, k = a.vc, k2 = b.vr, n = b.vc;
   if (k2 != k) fail(C, "matmul: lhs valid K=%d differs from rhs valid K=%d", k, k2);

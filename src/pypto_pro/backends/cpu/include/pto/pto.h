@@ -1,6 +1,7 @@
 // PyPTO CPU backend tile library: everything a generated kernel.cpp includes.
 #pragma once
 #include "core.h"
+#include "lowfloat.h"
 #include "tile.h"
 #include "cast.h"
 #include "vector.h"
