@@ -14,8 +14,13 @@ softmax then takes 2-9 ms at random instead of 2.  The script re-executes itself
 tunables that keep such blocks on the heap (reused, no faults): the reference libraries are measured
 at their best.  --fresh-pages keeps glibc's defaults.
 
+Order: each workload measures ours, then numpy, then torch (``--torch-first``: torch, then ours, then
+numpy), each after a 0.1 s pause: torch's OpenMP workers (libgomp) keep spinning on their cores for a
+while after an op, and a launch of ours that starts meanwhile finds its second core busy.  Run both orders
+to see whether the order matters on the machine at hand.
+
 Usage: python benchmarks/bench_workloads.py [--repeat N] [--threads 1,2] [--clock wall|cpu] [--only NAME,..]
-       [--fresh-pages]
+       [--fresh-pages] [--torch-first]
 """
 import argparse
 import ctypes
@@ -238,11 +243,13 @@ def run_part(args, clock, only: list, threads: int) -> None:
     for name, ours, ref, against, gb, gflop, np_ref in workloads(threads):
         if only and not any(w in name for w in only):
             continue
-        s_o = samples(ours, args.repeat, clock)
-        s_n = samples(np_ref, args.repeat, clock) if np_ref is not None else None
         if against == "compile":
             ref = torch.compile(ref)
-        s_t = samples(ref, args.repeat, clock)
+        s_t = samples(ref, args.repeat, clock) if args.torch_first else None
+        s_o = samples(ours, args.repeat, clock)
+        s_n = samples(np_ref, args.repeat, clock) if np_ref is not None else None
+        if s_t is None:
+            s_t = samples(ref, args.repeat, clock)
         m_o, m_t = statistics.median(s_o), statistics.median(s_t)
         ratio = f"ours/{against} {m_o / m_t:5.2f}" if against == "eager" else f"{against}/ours {m_t / m_o:5.2f}"
         if against == "eager" and name.split()[0] in ("softmax", "rms_norm", "layer_norm"):
@@ -261,6 +268,7 @@ def main() -> None:
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--only", default="", help="comma-separated substrings of workload names")
     parser.add_argument("--fresh-pages", action="store_true", help="glibc's default malloc (see the module doc)")
+    parser.add_argument("--torch-first", action="store_true", help="measure torch before ours (see the module doc)")
     parser.add_argument("--part", type=int, default=None, help=argparse.SUPPRESS)  # internal: one table
     args = parser.parse_args()
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
@@ -269,7 +277,8 @@ def main() -> None:
         run_part(args, clock, only, args.part)
         return
     print(f"torch {torch.__version__}, numpy {np.__version__}, clock: {args.clock}; times in ms: median [min-max] of "
-          f"{args.repeat}; malloc: {'glibc defaults' if args.fresh_pages else HEAP_TUNABLES}; "
+          f"{args.repeat}; order: {'torch, ours, numpy' if args.torch_first else 'ours, numpy, torch'}; "
+          f"malloc: {'glibc defaults' if args.fresh_pages else HEAP_TUNABLES}; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
     # The cpu backend sizes its worker pool once per process, from $PYPTO_NUM_THREADS at the first launch:
     # each thread count (and the one-thread launch row) runs in a process of its own.

@@ -10,7 +10,9 @@ L1, "B matrix") name where the NPU keeps the result and change no value here.
   logical token ids: token ``t`` lives in row ``block_table[0, t // block_size] * block_size +
   t % block_size``.  ``gather_in_l1`` keeps the first ``size`` columns; its result is ``[n, size]``
   whatever ``is_b_matrix`` / ``is_trans`` say (they describe the L1 layout the following matmul
-  reads; the official kernels pass the result on with ``b_trans=True``).
+  reads; the official kernels pass the result on with ``b_trans=True``).  The operand rules of both
+  (indices declared ``[1, n]`` whose one row may be clipped at run time; source rows addressed through
+  the whole GM tensor under a source view) are in ``ops/paged.py``.
 * ``load(src, offsets)``: ``src`` flattened, read at ``offsets`` (the result has ``offsets``' shape).
 * ``transposed_batchmatmul(a, b, out_dtype)``: ``(M, B, K) x (B, K, N) -> (M, B, N)``.
 * ``online_softmax`` / ``online_softmax_update``: one block of a column-wise online softmax.
@@ -30,7 +32,7 @@ from .options import note_knob
 from .ops.core import materialize, node_of, out, same_dim
 from .ops.elementwise import add, cast, exp, maximum, mul, sub
 from .ops.indexing import INDEX_DTYPES, index_select, numel
-from .ops.math import floor_div
+from .ops.paged import int_arg, paged_gather
 from .ops.matmul import cube_side_vec_tiles, default_cube_tiles, matmul
 from .ops.reduce import amax
 from .ops.reduce import sum as _sum
@@ -42,35 +44,6 @@ from . import state
 
 
 # ----------------------------------------------------------------------------------------- paged gathers
-def _int_arg(v, what: str, name: str, low: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise KernelTypeError(f"{what}: {name} must be an int, got {v!r}")
-    if v < low:
-        raise KernelValueError(f"{what}: {name} must be >= {low}, got {v}")
-    return v
-
-
-def _paged_rows(src, indices, block_table, block_size, what: str) -> Tensor:
-    """The 1-D INT32 row numbers of ``src`` holding the logical tokens ``indices`` ([1, n]) through the
-    page table ``block_table`` ([1, m], INT32) of ``block_size`` tokens per block."""
-    s = node_of(src, f"{what} source")
-    if s.ndim != 2:
-        raise KernelTypeError(f"{what}: the source must be 2-D, got {s.ndim} dims")
-    i = node_of(indices, f"{what} indices")
-    if i.dtype not in INDEX_DTYPES or i.ndim != 2 or not (is_static(i.shape[0]) and i.shape[0] == 1):
-        raise KernelTypeError(f"{what}: indices must be a [1, n] INT32/INT64 tensor, got {format_dims(i.shape)} "
-                              f"{i.dtype.name}")
-    t = node_of(block_table, f"{what} block_table")
-    if t.dtype != dt.DT_INT32 or t.ndim != 2 or not (is_static(t.shape[0]) and t.shape[0] == 1):
-        raise KernelTypeError(f"{what}: block_table must be a [1, m] INT32 tensor, got {format_dims(t.shape)} "
-                              f"{t.dtype.name}")
-    bs = _int_arg(block_size, what, "block_size")
-    tok = reshape(cast(indices, dt.DT_INT32), [i.shape[1]])
-    blk = floor_div(tok, bs)
-    phys = index_select(reshape(block_table, [t.shape[1]]), 0, blk)
-    return add(mul(phys, bs), sub(tok, mul(blk, bs)))
-
-
 def gather_in_ub(param, indices, block_table, block_size: int, axis: int = -2) -> Tensor:
     """``[k, hidden]``: row ``j`` is the row of the paged KV cache ``param`` ([tokens, hidden]) holding
     logical token ``indices[0, j]`` (module docstring).  ``axis`` must be -2 (or 0).  A token whose
@@ -78,7 +51,7 @@ def gather_in_ub(param, indices, block_table, block_size: int, axis: int = -2) -
     what = "pypto.experimental.gather_in_ub"
     if isinstance(axis, bool) or axis not in (-2, 0):
         raise KernelValueError(f"{what}: only axis=-2 is supported, got {axis!r}")
-    return index_select(param, 0, _paged_rows(param, indices, block_table, block_size, what))
+    return paged_gather(param, indices, block_table, block_size, what)
 
 
 def gather_in_l1(src, indices, block_table, block_size: int, size: int, is_b_matrix: bool = False,
@@ -93,14 +66,13 @@ def gather_in_l1(src, indices, block_table, block_size: int, size: int, is_b_mat
     for name, v in (("is_b_matrix", is_b_matrix), ("is_trans", is_trans)):
         if not isinstance(v, bool):
             raise KernelTypeError(f"{what}: {name} must be a bool, got {v!r}")
-    size = _int_arg(size, what, "size")
+    size = int_arg(size, what, "size")
     cols = s.shape[1]
     if is_static(cols) and size > cols:
         raise KernelValueError(f"{what}: size {size} exceeds the {cols} columns of src")
     with cube_side_vec_tiles("k", "k"):  # the NPU gathers straight into L1: official kernels set cube tiles only
-        rows = _paged_rows(src, indices, block_table, block_size, what)
         part = src if is_static(cols) and size == cols else view(src, [s.shape[0], size], [0, 0])
-        return index_select(part, 0, rows)
+        return paged_gather(part, indices, block_table, block_size, what)
 
 
 def load(src, offsets) -> Tensor:

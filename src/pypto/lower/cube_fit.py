@@ -2,8 +2,11 @@
 
 A matmul pass holds, at once: the ``m x k`` and ``k x n`` operand tiles in L1 (Mat), the same two
 in L0A (Left) and L0B (Right), the ``m x n`` accumulator in L0C (Acc) and, with a bias, a ``1 x n``
-row in Mat and in Bias.  When they overflow, :func:`cube_tiles_error` names each space that
-overflows, which of m/k/n it depends on, and the largest halving of the requested tiles that fits.
+row in Mat and in Bias.  Tiles that overflow are not refused (the official system runs such
+programs): :func:`fit_cube_tiles` splits K into smaller L0 steps first (``set_cube_tile_shapes``'s
+``k = [kL0, kL1]``: K reaches L0 in ``kL0`` steps, accumulated in L0C), then m/n, halving until the
+pass fits.  :func:`cube_tiles_error` names each space that overflows, which of m/k/n it depends on,
+and the largest halving of the requested tiles that fits (for when nothing fits).
 """
 from __future__ import annotations
 
@@ -58,6 +61,18 @@ def fitting_tiles(arch, tm: int, tk: int, tn: int, a, b, acc, bias) -> Optional[
             return None
         dims[name] = max(16, _align(dims[name] // 2, 16))
     return dims["m"], dims["k"], dims["n"]
+
+
+def fit_cube_tiles(arch, tm: int, tk: int, tn: int, k_align: int, a, b, acc, bias) -> Optional[Tuple[int, int, int]]:
+    """The cube tiles a matmul pass runs on: the requested ones when they fit; else K halved (a multiple
+    of ``k_align``) while an operand space (Mat, Left, Right) overflows, then :func:`fitting_tiles`
+    (m or n, for L0C / Bias).  None when even the smallest tiles overflow."""
+    def over():
+        return overflows(arch, cube_needs(arch, tm, tk, tn, a, b, acc, bias))
+
+    while tk > k_align and set(over()) & {"Mat", "Left", "Right"}:
+        tk = max(k_align, _align(tk // 2, k_align))
+    return fitting_tiles(arch, tm, tk, tn, a, b, acc, bias) if over() else (tm, tk, tn)
 
 
 #: which tile dims a space's footprint grows with

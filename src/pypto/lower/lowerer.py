@@ -20,8 +20,9 @@ from ..ops.core import dims_agree
 from ..symbolic import is_static, to_expr
 from .bounds import Bounds
 from .builder import Builder
-from .cube_fit import cube_needs, cube_tiles_error, overflows
+from .cube_fit import cube_tiles_error, fit_cube_tiles
 from .element_passes import ELEMENT_PASSES
+from .spill import Spills
 from .vector import (TC_ALIGN, ArgBest, Pass, Region, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce, reduce_alignment, row_alignment)
 
@@ -104,6 +105,8 @@ class Lowerer:
         #: node uid -> workspace leaf of what the current statement already materialised (a node used
         #: twice, like softmax's row max, is computed by one pass)
         self.done: Dict[int, Node] = {}
+        #: nodes computed in a pass of their own because a pass fusing them overflowed (lower/spill.py)
+        self.spills = Spills()
         for p in graph.params:
             self.b.param(p)
 
@@ -188,6 +191,10 @@ class Lowerer:
         if n.op == "scan":
             with self.b.at(n.loc):
                 mats[n.uid] = self.done[n.uid] = self.scan_pass(n, vec_tile, cube_tile)
+            return
+        if self.spills.wanted(n):
+            with self.b.at(n.loc), self.spills.computing(n):
+                mats[n.uid] = self.done[n.uid] = self.materialize(n, vec_tile, cube_tile)
             return
         kind = probe.kind(n, shape)
         if kind == "one" and len(shape) >= 1 and not all(is_static(d) and d == 1 for d in shape):
@@ -304,7 +311,7 @@ class Lowerer:
             value = mats[value.uid]
         shape = list(dst.shape)
         align = row_alignment(value)
-        tr, tc = _vector_tiles(vec_tile, len(shape), align)
+        tr, tc = first_tiles = _vector_tiles(vec_tile, len(shape), align)
         while True:
             state, done = self.b.snapshot(), dict(self.done)
             try:
@@ -321,6 +328,8 @@ class Lowerer:
                     tr = max(align, _round_up(tr // 2, align))
                 elif tc > TC_ALIGN:
                     tc = max(TC_ALIGN, _round_up(tc // 2, TC_ALIGN))
+                elif self.spills.split(value.inputs, self.done):  # fuse less, at the statement's tiles
+                    tr, tc = first_tiles
                 else:
                     raise
 
@@ -402,10 +411,34 @@ class Lowerer:
         reduction has no tile op: ``prod`` multiplies one element of the axis at a time; argmax/argmin
         keep a running best value and index, :class:`ArgBest`)."""
         x = n.inputs[0]
+        axis = n.attrs["axis"]
+        p = x.ndim
+        align = reduce_alignment(n)
+        tr, tc = first_tiles = _vector_tiles(vec_tile, p, align)
+        while True:
+            state, done = self.b.snapshot(), dict(self.done)
+            try:
+                return self._reduce_pass(n, tr, tc, vec_tile, cube_tile)
+            except KernelMemoryError:
+                self.b.restore(state)
+                self.done = done
+                # smaller tiles along a kept axis (the reduced axis keeps its tiles, and so its order
+                # of combination), then fewer fused ops: results are unchanged
+                if axis != p - 2 and p >= 2 and tr > align:
+                    tr = max(align, _round_up(tr // 2, align))
+                elif axis != p - 1 and tc > TC_ALIGN:
+                    tc = max(TC_ALIGN, _round_up(tc // 2, TC_ALIGN))
+                elif self.spills.split([x], self.done):
+                    tr, tc = first_tiles
+                else:
+                    raise
+
+    def _reduce_pass(self, n: Node, tr: int, tc: int, vec_tile, cube_tile) -> Node:
+        """:meth:`reduce_pass` at tiles ``tr`` x ``tc``."""
+        x = n.inputs[0]
         axis, fn = n.attrs["axis"], n.attrs["fn"]
         xshape = list(x.shape)
         p = len(xshape)
-        tr, tc = _vector_tiles(vec_tile, p, reduce_alignment(n))
         mats: Dict[int, Node] = {}
         probe = Pass(self, xshape, tr, tc, mats)
         self.plan(x, xshape, tr, tc, vec_tile, cube_tile, mats, probe)
@@ -516,13 +549,15 @@ class Lowerer:
         acc_dtype = dt.DT_INT32 if a.dtype == dt.DT_INT8 else dt.DT_FP32
         leaf = into if into is not None else full_leaf(b.new_temp(n.shape, n.dtype))
         buf = leaf.attrs["buf"]
+        k_align = 16 if a.dtype.nbytes <= 2 else 8
         tm = _round_up(cube_tile["m"][0], 16)
-        tk = _round_up(cube_tile["k"][0], 16 if a.dtype.nbytes <= 2 else 8)
+        tk = _round_up(cube_tile["k"][0], k_align)
         tn = _round_up(cube_tile["n"][0], 16)
-        if overflows(b.arch, cube_needs(b.arch, tm, tk, tn, a.dtype, bnode.dtype, acc_dtype,
-                                        bias.dtype if bias is not None else None)):
-            raise cube_tiles_error(b.arch, tm, tk, tn, a.dtype, bnode.dtype, acc_dtype,
-                                   bias.dtype if bias is not None else None, b.name)
+        bias_dtype = bias.dtype if bias is not None else None
+        fit = fit_cube_tiles(b.arch, tm, tk, tn, k_align, a.dtype, bnode.dtype, acc_dtype, bias_dtype)
+        if fit is None:
+            raise cube_tiles_error(b.arch, tm, tk, tn, a.dtype, bnode.dtype, acc_dtype, bias_dtype, b.name)
+        tm, tk, tn = fit
         shape = list(n.shape)
         K = dim(a.shape[-1])
         first = len(b.tiles)

@@ -319,7 +319,25 @@ def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False)
         region = "" if reported is n.shape else f" (the valid region of a view of shape {format_dims(reported)})"
         raise KernelTypeError(f"pypto.reshape: cannot reshape {format_dims(n.shape)}{region}, {have} elements, into "
                               f"{format_dims(shape)}, {want} elements")
+    if reported is not n.shape and not is_static(have) and is_static(want) and _fixed_numel(reported) == want:
+        return out(alias(_padded(n, reported), shape))
     return out(alias(n, shape))
+
+
+def _fixed_numel(shape) -> Optional[int]:
+    return numel(shape) if all(is_static(d) for d in shape) else None
+
+
+def _padded(n: Node, shape: Sequence[Any]) -> Node:
+    """A workspace of the fixed ``shape`` of a value clipped at run time to its valid region ``n.shape``,
+    holding ``n`` at its start: what a reshape of the whole declared shape reads (the NPU keeps a clipped
+    value in a tile of its declared shape).  Elements outside the valid region are unspecified, as on
+    the NPU: zeros at first, then what an earlier iteration of an enclosing loop left (the same on
+    every backend)."""
+    rec = current_recorder()
+    buf = rec.new_temp(tuple(shape), n.dtype)
+    rec.store(gm_leaf(buf, [0] * len(shape), range(len(shape)), n.shape), n, loc=n.loc)
+    return full_leaf(buf)
 
 
 def _reshape_valid(x, n: Node, shape: List[Any], valid: List[Any]) -> Tensor:

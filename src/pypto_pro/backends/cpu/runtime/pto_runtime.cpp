@@ -151,7 +151,12 @@ struct BlockRT {
   std::atomic<int64_t> sets[3][NEVENTS][4];
   std::atomic<int64_t> waits[3][NEVENTS][4];
   std::atomic<int64_t> taken[NEVENTS][4];  // INTRA_BLOCK sets of each AIV that the cube's waits consumed
-  std::vector<uint8_t> mem;
+  // the cores' on-chip memories, 64-byte aligned: each space starts on a cache line, so a tile row of
+  // 64-byte multiples never splits a 64-byte vector load or store across two lines (a std::vector's
+  // 16-byte alignment made every AVX-512 access of a fused loop touch two lines)
+  std::vector<uint8_t> mem_raw;
+  uint8_t* mem = nullptr;
+  int64_t mem_size = 0;
   std::vector<int32_t> valid;
   std::vector<int64_t> sv;
 };
@@ -210,8 +215,13 @@ void init_block(LaunchRT* L, BlockRT* B, int64_t b) {
   const int n = L->ncores;
   int64_t per_core = 0;
   for (int s = 0; s < NSPACES; ++s) per_core += (d->extent[s] + 63) / 64 * 64;
-  if ((int64_t)B->mem.size() < per_core * n) B->mem.resize((size_t)(per_core * n));
-  if (per_core * n) std::memset(B->mem.data(), 0xFF, (size_t)(per_core * n));
+  if (B->mem_size < per_core * n) {
+    B->mem_raw.assign((size_t)(per_core * n + 64), 0);
+    const uintptr_t raw = (uintptr_t)B->mem_raw.data();
+    B->mem = B->mem_raw.data() + ((64 - raw % 64) % 64);
+    B->mem_size = per_core * n;
+  }
+  if (per_core * n) std::memset(B->mem, 0xFF, (size_t)(per_core * n));
   if (B->valid.size() < (size_t)(2 * d->ntiles * n + 2)) B->valid.resize((size_t)(2 * d->ntiles * n + 2));
   if (B->sv.size() < (size_t)(d->nshared * n + 1)) B->sv.resize((size_t)(d->nshared * n + 1));
   B->blk.ncores = n;
@@ -241,7 +251,7 @@ void init_block(LaunchRT* L, BlockRT* B, int64_t b) {
       C.subblock_num = 1;
     }
     C.block_num = L->nblocks;
-    uint8_t* base = B->mem.data() + per_core * i;
+    uint8_t* base = B->mem + per_core * i;
     for (int s = 0; s < NSPACES; ++s) {
       C.mem[s] = d->extent[s] ? base : nullptr;
       base += (d->extent[s] + 63) / 64 * 64;
