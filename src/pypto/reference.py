@@ -2,7 +2,8 @@
 
 The evaluator walks the graph's statements; each node is computed by its op's numpy reference in the
 node op table (``pypto/nodeops.py``), in FP32 (or the integer type), rounded once to its dtype, like
-the tile ops."""
+the tile ops; a chain of FP16 add/sub/mul passes its FP32 values on, as the lowering does
+(``pypto/lower/widening.py``)."""
 from __future__ import annotations
 
 from typing import Any, Dict
@@ -12,6 +13,7 @@ import numpy as np
 from .graph import Branch, Graph, Loop, Node, Store
 from .nodeops import NODE_OPS
 from .lower.program import eval_expr
+from .lower.widening import Widening, chained
 from .symbolic import SymbolicScalar, to_expr
 
 
@@ -21,6 +23,7 @@ class _Eval:
         self.arrays: Dict[int, np.ndarray] = {}
         #: node uid -> value within the current statement (expressions are DAGs: gcd's unrolled steps)
         self.cache: Dict[int, np.ndarray] = {}
+        self.widening = Widening({})
         for b in graph.params:
             self.arrays[b.uid] = user[b.index]
 
@@ -51,6 +54,8 @@ class _Eval:
         return view, [kept.index(ax) for ax in a["axes"]]
 
     def value(self, n: Node) -> np.ndarray:
+        if chained(n):
+            n = self.widening.narrowed(n)
         hit = self.cache.get(n.uid)
         if hit is None:
             hit = self.cache[n.uid] = self._value(n)

@@ -24,6 +24,7 @@ from pypto_pro.ir.types import Layout, RoundMode
 from ..graph import ELEMENTWISE, Node, full_leaf
 from ..symbolic import is_static, to_expr
 from .builder import Builder, expr
+from .widening import Widening, work_dtype
 
 TR_ALIGN = 8  # rows of a full tile: [rows, 1] FP32 DN columns fill 32 bytes
 TC_ALIGN = 32
@@ -134,6 +135,7 @@ class Pass:
         self.memo: Dict[Tuple, Val] = {}
         #: (node uid, shape) already planned with this pass as the probe
         self.planned: set = set()
+        self.widening = Widening(mats)
 
     # -------------------------------------------------------------- classification
     def node_dims(self, n: Node, shape=None):
@@ -293,20 +295,6 @@ class Pass:
         return v if v.kind == k else self.broadcast(v, k, n.dtype, region)
 
     # -------------------------------------------------------------- element-wise
-    @staticmethod
-    def _detour_dtype(n: Node) -> Optional[dt.DataType]:
-        """The dtype to compute the element-wise ``n`` in when the tile op lacks ``n``'s dtype (None when
-        it has it): FP32 for BF16 math other than neg/abs, INT16 for 8-bit integer products, INT32
-        for 8/16-bit integer relu.  Converting back rounds once (floats) or wraps like torch (integers)."""
-        fn, d = n.attrs.get("fn"), n.dtype
-        if d == dt.DT_BF16 and (fn == "div" or n.op == "unary" and fn not in ("neg", "abs")):
-            return dt.DT_FP32
-        if d.is_int() and d.bits() == 8 and fn == "mul":
-            return dt.DT_INT16
-        if d.is_int() and d.bits() < 32 and fn == "relu":
-            return dt.DT_INT32
-        return None
-
     def e_cast(self, n: Node, k: str, region: Region, shape) -> Val:
         src = n.inputs[0]
         v = self.eval(src, region, shape)
@@ -329,7 +317,7 @@ class Pass:
 
     def e_unary(self, n: Node, k: str, region: Region, shape) -> Val:
         fn = n.attrs["fn"]
-        if self._detour_dtype(n) is not None:
+        if work_dtype(n) is not None:
             return self.detour(n, region, shape)
         x = self.operand(n.inputs[0], k, region, shape)
         if k == "one":
@@ -340,15 +328,12 @@ class Pass:
         return Val(t, x.kind)
 
     def detour(self, n: Node, region: Region, shape) -> Val:
-        """``n`` computed in :meth:`_detour_dtype`: inputs converted, the op, the result converted back."""
-        work = self._detour_dtype(n)
-        ins = tuple(Node("cast", (i,), i.shape, work, {"dtype": work, "mode": 0}) for i in n.inputs)
-        inner = Node(n.op, ins, n.shape, work, dict(n.attrs))
-        return self.eval(Node("cast", (inner,), n.shape, n.dtype, {"dtype": n.dtype, "mode": 0}), region, shape)
+        """``n`` computed in its :func:`~.widening.work_dtype`, the result converted back (widening.py)."""
+        return self.eval(self.widening.narrowed(n), region, shape)
 
     def e_binary(self, n: Node, k: str, region: Region, shape) -> Val:
         fn = n.attrs["fn"]
-        if self._detour_dtype(n) is not None:
+        if work_dtype(n) is not None:
             return self.detour(n, region, shape)
         full = self._broadcast_addend(n, shape) if k == "full" else None
         if full is not None:
@@ -379,7 +364,7 @@ class Pass:
 
     def _broadcast_addend(self, n: Node, shape) -> Optional[int]:
         """For a float ``add`` of a full and a row/col operand: the index of the full input."""
-        if n.op != "binary" or n.attrs["fn"] != "add" or not n.dtype.is_float():
+        if n.op != "binary" or n.attrs["fn"] != "add" or not n.dtype.is_float() or work_dtype(n) is not None:
             return None
         kinds = [self.kind(i, shape) for i in n.inputs]
         return kinds.index("full") if sorted(kinds) in (["full", "row"], ["col", "full"]) else None
@@ -432,7 +417,7 @@ class Pass:
 
     def e_binary_scalar(self, n: Node, k: str, region: Region, shape) -> Val:
         fn, s, rev = n.attrs["fn"], expr(n.attrs["scalar"]), n.attrs["reverse"]
-        if self._detour_dtype(n) is not None:
+        if work_dtype(n) is not None:
             return self.detour(n, region, shape)
         x = self.operand(n.inputs[0], k, region, shape)
         if x.kind == "one":

@@ -128,9 +128,37 @@ def contiguous(n: Node) -> Node:
 
 def alias(n: Node, shape: Sequence[Any]) -> Node:
     """The elements of ``n`` in row-major order seen with ``shape`` (zero-copy on contiguous tensors).
-    An alias covers its whole base, so it is made an alias of the root buffer (bound first at launch)."""
+    An alias covers its whole base, so it is made an alias of the root buffer (bound first at launch).
+
+    A reshape of a whole kernel parameter whose element count may differ at run time (the leading
+    dim taken from another DYNAMIC dim: ``reshape(k, [q.shape[0], hidden], inplace=True)``) sees the
+    parameter's memory, as the official in-place reshape does (same address, no size check): the
+    alias buffer spans every whole row of that memory, and the returned leaf reads the requested
+    ``shape`` of it.  A ``pypto.view`` with an explicit ``valid_shape`` may then reach the rows past
+    ``shape`` that the memory holds (see ``ops/shape.py: view``)."""
     base = contiguous(n).attrs["buf"].root
-    return full_leaf(Buffer(f"{base.name}_r", n.dtype, tuple(shape), "alias", base=base))  # n: maybe a dtype view
+    memory = _memory_shape(n, base, shape)
+    buf = Buffer(f"{base.name}_r", n.dtype, tuple(memory or shape), "alias", base=base)  # n: maybe a dtype view
+    return full_leaf(buf) if memory is None else gm_leaf(buf, [0] * len(shape), range(len(shape)), shape)
+
+
+def _memory_shape(n: Node, base: Buffer, shape: Sequence[Any]) -> Optional[List[Any]]:
+    """``shape`` with its leading dim replaced by the number of whole rows in the memory of ``base``,
+    when ``n`` is the whole kernel parameter ``base`` and that number is not ``shape[0]`` by
+    construction (rows of fixed size on both sides); None otherwise (the alias is exactly ``shape``)."""
+    from .core import is_full_leaf, same_dim
+
+    rest_b, rest_s = base.shape[1:], list(shape[1:])
+    if (base.kind != "param" or n.dtype != base.dtype or not is_full_leaf(n) or n.attrs["buf"] is not base
+            or not shape or not all(is_static(d) for d in list(rest_b) + rest_s)):
+        return None
+    row_b, row_s = numel(rest_b), numel(rest_s)
+    if row_s == 0 or row_b % row_s:
+        return None
+    lead = base.shape[0] if row_b == row_s else base.shape[0] * (row_b // row_s)
+    if same_dim(lead, shape[0]):
+        return None
+    return [lead] + rest_s
 
 
 def reinterpret(n: Node, dtype, what: str) -> Node:

@@ -234,11 +234,29 @@ def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[An
     if not len(shape) == len(offsets) == len(valid) == n.ndim:
         raise KernelTypeError(f"pypto.view: shape, offsets and valid_shape need one entry per dim of the "
                               f"{n.ndim}-D input, got {len(shape)}, {len(offsets)} and {len(valid)}")
-    sizes = [_valid_extent(*args) for args in zip(range(n.ndim), shape, valid, offsets, n.shape)]
-    leaf = _slice_leaf(_leaf(x), offsets, sizes)
+    base = _leaf(x)
+    # an explicit valid_shape is taken as given (the official view does not clip it at its input's
+    # valid region): it is clipped only where the memory under the input ends
+    ends = _memory_ends(base, offsets) if valid_shape is not None else n.shape
+    sizes = [_valid_extent(*args) for args in zip(range(n.ndim), shape, valid, offsets, ends)]
+    leaf = _slice_leaf(base, offsets, sizes)
     if not all(same_dim(a, b) for a, b in zip(sizes, shape)):
         leaf.attrs["view_shape"] = tuple(shape)
     return out(leaf)
+
+
+def _memory_ends(leaf: Node, offsets: Sequence[Any]) -> List[Any]:
+    """Per axis of the gm ``leaf``, the extent from the leaf's start to the end of its buffer on that
+    axis: the most a window at ``offsets`` (relative to the leaf) plus those offsets can reach."""
+    a = leaf.attrs
+    buf_shape = a["buf"].shape
+    ends = []
+    for i, d in enumerate(leaf.shape):
+        ax = a["axes"][i]
+        start = a["offsets"][ax]
+        end = buf_shape[ax] if is_static(start) and start == 0 else buf_shape[ax] - start
+        ends.append(d if same_dim(end, d) else immediate(end))
+    return ends
 
 
 def _valid_extent(axis: int, size, valid, offset, dim):
