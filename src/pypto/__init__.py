@@ -48,6 +48,7 @@ from .symbolic_scalar import SymInt, ceildiv  # noqa: F401
 from .symbolic import sym_max as max  # noqa: F401,A001
 from .symbolic import sym_min as min  # noqa: F401,A001
 from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat  # noqa: F401
+from . import cache_policy  # noqa: F401  (Tensor.set_cache_policy)
 
 from . import ops as _ops
 

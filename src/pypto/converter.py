@@ -13,6 +13,7 @@ from typing import Any, List, Optional
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelTypeError, KernelValueError
 from pypto_pro.runtime.args import as_numpy, carried_as, is_torch_tensor
+from pypto_pro.runtime.gm_format import FRACTAL_NZ, npu_format_of, nz_aligned_shape
 
 from . import state
 from .tensor import DYNAMIC, Tensor, TileOpFormat
@@ -35,8 +36,10 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Optional[List[int]]
 
     ``dynamic_axis`` marks axes DYNAMIC in ``.shape`` (their size stays that of ``t``); ``dtype``
     re-declares the element type of the same bytes (an 8-bit float format in a ``uint8`` tensor, as
-    kernels take them); ``tensor_format`` NZ raises ``NotImplementedError`` (GM tensors are ND here).
-    An unnamed tensor gets a fresh name."""
+    kernels take them); ``tensor_format`` declares the storage format, by default the one
+    ``torch_npu.npu_format_cast`` gave ``t`` (ND otherwise).  An NZ tensor's shape is its runtime shape:
+    the last axis rounded up to C0 elements, the one before to 16 (frontend/nz_args.py).  An unnamed
+    tensor gets a fresh name."""
     if not is_torch_tensor(tensor):
         raise KernelTypeError(f"pypto.from_torch takes a torch.Tensor, got {type(tensor).__name__}")
     if not tensor.is_contiguous():
@@ -50,7 +53,11 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Optional[List[int]]
         if dtype.bits() != found.bits():
             raise KernelValueError(f"pypto.from_torch: dtype {dtype.name} has {dtype.bits()}-bit elements, the "
                                    f"tensor {found.name} {found.bits()}-bit ones")
+    if tensor_format is None:
+        tensor_format = TileOpFormat.TILEOP_NZ if npu_format_of(tensor) == FRACTAL_NZ else TileOpFormat.TILEOP_ND
     shape: List[Any] = [int(d) for d in tensor.shape]
+    if tensor_format == TileOpFormat.TILEOP_NZ:
+        shape = nz_aligned_shape(shape, (dtype or found).nbytes)
     for axis in dynamic_axis or ():
         if not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
             raise KernelValueError(f"pypto.from_torch: dynamic_axis {axis!r} is not an axis of shape {shape}")
@@ -58,7 +65,7 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Optional[List[int]]
     if not name:
         name = f"from_torch_{_count[0]}"
         _count[0] += 1
-    result = Tensor(shape or None, dtype or found, name, tensor_format or TileOpFormat.TILEOP_ND)
+    result = Tensor(shape or None, dtype or found, name, tensor_format)
     if not shape:
         result.ann_dims = []
     result.data = tensor

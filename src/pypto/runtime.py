@@ -25,7 +25,8 @@ from .options import RUN_MODE_BACKENDS, get_options
 from .converter import host_array
 from .frontend.graph_function import PROGRAM, RecordedFunction, dim_values
 from .options import RunMode  # noqa: F401 (pypto.runtime.RunMode, as officially)
-from .tensor import Tensor
+from .frontend import nz_args
+from .tensor import Tensor, TileOpFormat
 
 
 def _device_init() -> None:
@@ -42,13 +43,17 @@ def _device_synchronize() -> None:
     """Every run has finished when its call returns: nothing to wait for."""
 
 
-def _array(fn: RecordedFunction, i: int, value: Any) -> np.ndarray:
+def _array(fn: RecordedFunction, i: int, value: Any, pending: list) -> np.ndarray:
     what = f"argument {i} of function '{fn.name}'"
     if isinstance(value, Tensor):
         if value.data is None:
             raise KernelLaunchError(f"{what}: a pypto.Tensor without host data; pass pypto.from_torch(t)",
                                     kernel=fn.name)
         arr = host_array(value, what)
+        if value.format == TileOpFormat.TILEOP_NZ:  # the padded runtime shape of an NZ tensor (nz_args.py)
+            arr, original = nz_args.present(arr)
+            if original is not None:
+                pending.append((arr, original))
     else:
         arr = as_numpy(value, what)
     param = fn.params[i]
@@ -82,8 +87,11 @@ def _device_run_once_data_from_host(*tensors: Any):
         raise KernelLaunchError(f"function '{fn.name}' has {len(fn.params)} tensor parameters "
                                 f"({', '.join(p.name for p in fn.params)}), got {len(tensors)} tensors",
                                 kernel=fn.name)
-    user: Dict[int, np.ndarray] = {i: _array(fn, i, t) for i, t in enumerate(tensors)}
-    return fn.program.run(user, dim_values(fn, user), _backend())
+    pending: list = []
+    user: Dict[int, np.ndarray] = {i: _array(fn, i, t, pending) for i, t in enumerate(tensors)}
+    report = fn.program.run(user, dim_values(fn, user), _backend())
+    nz_args.write_back(pending)
+    return report
 
 
 __all__ = ["_device_init", "_device_fini", "_device_run_once_data_from_host", "_device_synchronize", "RunMode"]

@@ -61,7 +61,7 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, shape=None, dtype: Optional[DataType] = None, name: str = "",
-                 format: str = TileOpFormat.TILEOP_ND, *, _node: Optional[Node] = None):  # noqa: A002
+                 format: Optional[str] = None, *, _node: Optional[Node] = None):  # noqa: A002
         self.node = _node
         self.name = name
         self.data = None  # the host tensor of pypto.from_torch (pypto/converter.py)
@@ -74,11 +74,9 @@ class Tensor:
             raise NotImplementedError("pypto.DT_DOUBLE (FP64) tensors: no tile op computes in FP64 on the portable "
                                       "backends; use DT_FP32")
         self.ann_dtype = dtype
-        if format not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
+        if format not in (None, TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
             raise TypeError(f"pypto.Tensor format must be a pypto.TileOpFormat, got {format!r}")
-        if format == TileOpFormat.TILEOP_NZ:
-            raise NotImplementedError("pypto.Tensor(format=TILEOP_NZ): NZ GM tensors")
-        self.ann_format = format
+        self.ann_format = format  # None: not declared (a parameter then takes its argument's format)
         if _node is None and self.ann_dims is not None and dtype is not None:
             self._bind_workspace()
 
@@ -134,8 +132,10 @@ class Tensor:
 
     @property
     def format(self) -> str:  # noqa: A003 - the official attribute name
-        """The storage format (``pypto.TileOpFormat``): always ND here (NZ GM tensors raise)."""
-        return self.ann_format
+        """The storage format (``pypto.TileOpFormat``): the declared one, a parameter's the one its argument
+        is in (``torch_npu.npu_format_cast``), ND otherwise.  Values are logical in either format
+        (frontend/nz_args.py)."""
+        return self.ann_format or TileOpFormat.TILEOP_ND
 
     @property
     def valid_shape(self) -> List[Any]:
@@ -274,6 +274,18 @@ class Tensor:
     def assemble(self, src, offsets) -> None:
         """``out.assemble(src, offsets)``: ``pypto.assemble(src, offsets, out)`` (``out`` is the destination)."""
         _ops().assemble(src, offsets, self)
+
+    def set_cache_policy(self, policy, value: bool) -> None:
+        """An L2 cache hint (``pypto.CachePolicy``): recorded, no effect on results (pypto/cache_policy.py)."""
+        from .cache_policy import set_policy
+
+        set_policy(self, policy, value)
+
+    def get_cache_policy(self, policy) -> bool:
+        """Whether the L2 cache hint ``policy`` was set on this tensor."""
+        from .cache_policy import get_policy
+
+        return get_policy(self, policy)
 
     def __getattr__(self, name: str):
         fn = getattr(_ops(), name, None)

@@ -96,7 +96,7 @@ def test_child_processes_get_the_stand_in(tmp_path):
 
 NPU_ONLY = [
     ("torch_npu.npu_rms_norm(torch.ones(2), torch.ones(2))", "torch_npu.npu_rms_norm"),
-    ("torch_npu.npu_format_cast(torch.ones(2), 29)", "torch_npu.npu_format_cast"),
+    ("torch_npu.npu_format_cast(torch.ones(16, 16), 3)", "torch_npu.npu_format_cast to NC1HWC0 (3)"),
     ("torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.NPU])",
      "torch_npu.profiler.profile"),
 

@@ -154,12 +154,21 @@ def store_into_nz_tensor(x: pl.Tensor[[32, 32], F16], y: pl.Tensor[[32, 32], F32
         pl.store(y, acc, [0, 0])
 
 
-def test_an_nz_gm_tensor_is_not_implemented(backend):
+def test_an_nz_gm_tensor_needs_an_nz_argument(backend):
+    """An NZ GM tensor holds the logical values of an ``npu_format_cast(t, 29)`` tensor; a plain array is
+    refused (the board would read its bytes as fractals) -- tests/pro/test_nz_gm_tensors.py has the rest."""
+    import torch
+
+    from pypto_pro.errors import KernelLaunchValueError
+    from pypto_pro.npu.formats import npu_format_cast
+
     x, y = np.ones((32, 32), np.float16), np.zeros((32, 32), np.float32)
-    with pytest.raises(NotImplementedError,
-                       match=r"(?s)store_into_nz_tensor.*'y'.*pl\.NZ.*test_cube_vector_handoff"):
+    with pytest.raises(KernelLaunchValueError, match=r"argument 'y': a ND tensor given to a parameter declared pl\.NZ"):
         jit_on(store_into_nz_tensor, backend)(x, y)
     assert not y.any()
+    nz = npu_format_cast(torch.zeros(32, 32), 29)
+    jit_on(store_into_nz_tensor, backend)(torch.from_numpy(x), nz)
+    assert torch.equal(nz.cpu(), torch.full((32, 32), 32.0))
 
 
 # ------------------------------------------------------------------- Acc -> Vec into a narrower Vec tile

@@ -586,7 +586,8 @@ def test_set_verify_golden_data_page():
 
 # ================================================================================================== config/
 # pypto-frontend-jit.md example 1, with the output passed (the page calls add_kernel(x, y) with three
-# parameters) and b in ND (an explicit TILEOP_NZ raises NotImplementedError here, docs/tensor.md)
+# parameters) and b in ND (b declared TILEOP_NZ takes NZ tensors only, and a 1-D tensor has no NZ form:
+# docs/tensor.md "Calling")
 @BOTH
 def test_jit_page_example1():
     @pypto.frontend.jit
@@ -600,8 +601,15 @@ def test_jit_page_example1():
     assert torch.equal(out, x + y)
     with pytest.raises(pypto.KernelLaunchError):  # the page's two-argument call: `out` is missing
         add_kernel(x, y)
-    with pytest.raises(NotImplementedError):
-        pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ)
+    @pypto.frontend.jit
+    def add_nz(a: pypto.Tensor([3], pypto.DT_FP32),
+               b: pypto.Tensor([3], pypto.DT_FP32, format=pypto.TileOpFormat.TILEOP_NZ),
+               out: pypto.Tensor([3], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8)
+        out[:] = pypto.add(a, b)
+
+    with pytest.raises(pypto.KernelLaunchError, match="the format of the 2nd input tensor ND does not match"):
+        add_nz(x, y, out)
 
 
 # pypto-frontend-jit.md example 2 (run_mode NPU and SIM give the same results)
@@ -916,6 +924,30 @@ def test_cube_tile_shapes_page():
     assert pypto.get_cube_tile_shapes() == ([128, 128], [64, 256], [128, 128], True)
 
 
+# The official frontend also takes k = [kL0, kL1, kL1b] (a model block passes [128, 1024, 512]); the third
+# entry only steers NPU tiling: recorded, a multiple of kL0, and the product is the same.
+@BOTH
+def test_cube_tile_shapes_three_entry_k():
+    pypto.set_cube_tile_shapes([16, 16], [32, 128, 64], [16, 16])
+    assert pypto.get_cube_tile_shapes() == ([16, 16], [32, 128, 64], [16, 16], False)
+    with pytest.raises(pypto.KernelTypeError, match=r"k=\[32, 128, 48\]"):
+        pypto.set_cube_tile_shapes([16, 16], [32, 128, 48], [16, 16])
+    with pytest.raises(pypto.KernelTypeError, match=r"m=\[16, 16, 16\]"):
+        pypto.set_cube_tile_shapes([16, 16, 16], [32, 128], [16, 16])
+
+    @pypto.frontend.jit
+    def three_entry_k(a: pypto.Tensor(), b: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([16, 16], [32, 128, 64], [16, 16])
+        o[:] = pypto.matmul(a, b, pypto.DT_FP32)
+
+    g = torch.Generator().manual_seed(5)
+    a = torch.randint(-3, 4, (32, 96), generator=g).float()
+    b = torch.randint(-3, 4, (96, 48), generator=g).float()
+    o = torch.zeros(32, 48)
+    three_entry_k(a, b, o)
+    assert torch.equal(o, a @ b)
+
+
 # pypto-set_cube_tile_shapes.md ("must be called before pypto.matmul")
 def test_cube_tile_shapes_page_required_before_matmul():
     @pypto.frontend.jit
@@ -1012,7 +1044,6 @@ def test_tensor_id_page():
 
 # pypto-Tensor-get_cache_policy.md / pypto-Tensor-set_cache_policy.md (PREFETCH off by default; NONE_CACHEABLE
 # set to True reads back True)
-@xfail("Tensor.get_cache_policy / set_cache_policy and pypto.CachePolicy are not provided")
 def test_tensor_cache_policy_pages():
     seen = {}
 
@@ -1312,3 +1343,17 @@ def test_scatter_mode_selects_the_reduction():
     scatter_mode_page(x, idx, src, a, m)
     assert torch.equal(a, x.scatter_add(1, idx, src))
     assert torch.equal(m, x.scatter_reduce(1, idx, src, "prod"))
+
+
+# set_cache_policy: the two policies cannot both be on (the first set is kept), values must be bools
+def test_cache_policy_conflict_keeps_the_first():
+    t = pypto.Tensor([4, 4], pypto.DT_FP32)
+    t.set_cache_policy(pypto.CachePolicy.PREFETCH, True)
+    t.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+    assert t.get_cache_policy(pypto.CachePolicy.PREFETCH) is True
+    assert t.get_cache_policy(pypto.CachePolicy.NONE_CACHEABLE) is False
+    t.set_cache_policy(pypto.CachePolicy.PREFETCH, False)
+    t.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+    assert t.get_cache_policy(pypto.CachePolicy.NONE_CACHEABLE) is True
+    with pytest.raises(pypto.KernelTypeError):
+        t.set_cache_policy(pypto.CachePolicy.PREFETCH, 1)

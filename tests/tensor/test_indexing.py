@@ -105,6 +105,36 @@ def test_scatter_inplace_reduce(reduce):
     torch.testing.assert_close(x, want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.both_backends
+def test_scatter_inplace_into_a_computed_value():
+    """``scatter_`` into a value made in the kernel (``pypto.full``, an op's result) rebinds the handle to
+    the scattered value: later uses see it, a view taken before keeps the old value (a mask built from
+    top-k indices, as model blocks do)."""
+    g = gen(7)
+    idx = unique_index((4, 8), 1, 2, torch.int32, g)
+    x = torch.randn(4, 8, generator=g)
+    mask_out, before_out, scaled_out = torch.empty(4, 8), torch.empty(4, 8), torch.empty(4, 8)
+
+    @pypto.frontend.jit
+    def k(i: pypto.Tensor(), a: pypto.Tensor(), m: pypto.Tensor(), before: pypto.Tensor(),
+          scaled: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(4, 8)
+        mask = pypto.full([4, 8], 0.0, pypto.DT_FP32)
+        old = mask + 0.0
+        mask.scatter_(1, i, 1.0)
+        m[:] = mask
+        before[:] = old
+        doubled = a * 2.0
+        pypto.scatter_(doubled, 1, i, -1.0)
+        scaled[:] = doubled
+
+    k(idx, x, mask_out, before_out, scaled_out)
+    want_mask = torch.zeros(4, 8).scatter_(1, idx.long(), 1.0)
+    torch.testing.assert_close(mask_out, want_mask, rtol=0, atol=0)
+    torch.testing.assert_close(before_out, torch.zeros(4, 8), rtol=0, atol=0)
+    torch.testing.assert_close(scaled_out, (x * 2).scatter_(1, idx.long(), -1.0), rtol=0, atol=0)
+
+
 def test_scatter_scalar_value_and_subscripts():
     """``x[dim:index]`` gathers, ``x[dim:index] = v`` scatters in place (tensor or scalar source)."""
     g = gen(6)

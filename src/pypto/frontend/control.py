@@ -305,11 +305,16 @@ def get_vec_tile_shapes() -> List[int]:
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False,
                          **kw: Any) -> None:
     """``m=[mL0, mL1], k=[kL0, kL1], n=[nL0, nL1]``: the cube tiles (L0 sizes drive the lowering).
-    Outside a kernel: the default for kernels recorded afterwards."""
+    ``k`` may also be ``[kL0, kL1, kL1b]``, as the official frontend accepts (its third entry, the L1
+    K tile of the right matrix, defaults to ``kL1`` there); a multiple of ``kL0`` like ``kL1``, it only
+    steers NPU tiling and is recorded.  Outside a kernel: the default for kernels recorded afterwards."""
     for name, v in (("m", m), ("k", k), ("n", n)):
-        if len(v) != 2 or not all(is_static(x) and x > 0 for x in v) or v[0] > v[1] or v[1] % v[0]:
-            raise KernelTypeError(f"pypto.set_cube_tile_shapes: {name}={list(v)} needs [L0, L1] with L0 <= L1 and "
-                                  f"L1 % L0 == 0")
+        lengths = (2, 3) if name == "k" else (2,)
+        if len(v) not in lengths or not all(is_static(x) and x > 0 for x in v) or v[0] > v[1] \
+                or any(x % v[0] for x in v[1:]):
+            form = "[L0, L1] or [L0, L1, L1b]" if name == "k" else "[L0, L1]"
+            raise KernelTypeError(f"pypto.set_cube_tile_shapes: {name}={list(v)} needs {form} with L0 <= L1 and "
+                                  f"each L1 entry a multiple of L0")
     if not isinstance(enable_split_k, bool):
         raise KernelTypeError(f"pypto.set_cube_tile_shapes: enable_split_k must be a bool, got {enable_split_k!r}")
     shapes = {"m": tuple(m), "k": tuple(k), "n": tuple(n)}
@@ -333,7 +338,8 @@ def get_cube_tile_shapes() -> Optional[Tuple[List[int], List[int], List[int], bo
 
 def set_matrix_size(size: Sequence[int]) -> None:
     """``[m, k, n]`` of the original NZ matrices before a reshape (official: needed only for NZ
-    inputs of ``matmul``).  GM tensors are ND here (NZ raises), so the validated sizes change nothing.
+    inputs of ``matmul``).  Kernels address NZ tensors by their logical values here (frontend/nz_args.py),
+    so a reshape of one is a logical reshape and the validated sizes change nothing.
     Decision: 0 and run-time sizes are accepted (the page is silent; official kernels pass 0 for a k they
     leave open, and a data-dependent valid extent)."""
     if len(size) != 3 or not all(isinstance(v, SymbolicScalar) or (is_static(v) and v >= 0) for v in size):

@@ -29,8 +29,8 @@ from ..graph import Buffer, Graph, full_leaf
 from .graph_text import format_graph
 from ..lower.program import LoweredProgram
 from ..symbolic import SymbolicScalar
-from ..tensor import Tensor, is_named_dim, is_status_shape
-from . import stage_log
+from ..tensor import Tensor, TileOpFormat, is_named_dim, is_status_shape
+from . import nz_args, stage_log
 from .control import TILE_SHAPES, check_loop_bodies
 from .sim_output import record_sim_launch
 from .fastcall import call_key, freeze
@@ -40,10 +40,12 @@ from .tracer import Session, record
 
 
 class _TensorArg:
-    def __init__(self, name: str, index: int, ann: Optional[Tensor]):
+    def __init__(self, name: str, index: int, ann: Optional[Tensor], fmt: str = TileOpFormat.TILEOP_ND):
         self.name = name
         self.index = index
         self.ann = ann
+        self.format = fmt  # the storage format the kernel sees it in (nz_args.py)
+        self.original: Optional[np.ndarray] = None  # an NZ argument passed padded: where its logical part goes back
         #: an FP4 parameter's argument as given (its codes, one per byte, are what the kernel gets)
         self.fp4_arg: Optional[np.ndarray] = None
 
@@ -110,17 +112,22 @@ class JitFunction:
         seen_const = False
         for i, (pname, value) in enumerate(bound.arguments.items()):
             ann = hints.get(pname)
+            declared = ann.ann_format if isinstance(ann, Tensor) else None
+            fmt = TileOpFormat.TILEOP_ND
             if isinstance(value, Tensor) and value.data is not None:  # pypto.from_torch(t): the torch tensor
                 from ..converter import host_array
 
+                fmt = nz_args.resolve_format(self.name, pname, i, declared, value)
                 value = host_array(value, f"argument '{pname}'")
+            elif isinstance(ann, Tensor) or is_torch_tensor(value):
+                fmt = nz_args.resolve_format(self.name, pname, i, declared, value)
             is_tensor_ann = isinstance(ann, Tensor) or ann is Tensor
             if is_tensor_ann or (ann is None and (isinstance(value, np.ndarray) or is_torch_tensor(value))):
                 if seen_const:
                     raise KernelSyntaxError(f"parameter '{pname}': tensor parameters come before non-tensor ones",
                                             kernel=self.name)
                 want = ann.ann_dtype if isinstance(ann, Tensor) else None
-                targ = _TensorArg(pname, i, ann if isinstance(ann, Tensor) else None)
+                targ = _TensorArg(pname, i, ann if isinstance(ann, Tensor) else None, fmt)
                 try:
                     arr = carried_as(as_numpy(value, f"argument '{pname}'"), want)
                     if packed_fp4.is_fp4(want):
@@ -128,6 +135,11 @@ class JitFunction:
                         arr = packed_fp4.codes_of(arr, want, f"argument '{pname}'", self.name)
                 except KernelError as e:
                     raise e.attach(kernel=self.name) from None
+                if fmt == TileOpFormat.TILEOP_NZ:
+                    if targ.fp4_arg is not None:
+                        raise NotImplementedError(f"argument '{pname}': a packed FP4 tensor in the NZ format (its "
+                                                  f"runtime shape pads whole bytes of two codes)")
+                    arr, targ.original = nz_args.present(arr)
                 tensors.append((targ, arr))
             else:
                 seen_const = True
@@ -236,8 +248,11 @@ class JitFunction:
             dtype = targ.ann.ann_dtype if targ.fp4_arg is not None else dt.from_numpy(arr.dtype)
             params.append(Buffer(targ.name, dtype, tuple(shape), "param", index=targ.index))
 
+        formats = [targ.format for targ, _ in tensors]
+
         def make_args():
-            args: List[Any] = [Tensor(name=b.name, _node=full_leaf(b)) for b in params]  # t.name: the parameter's
+            args: List[Any] = [Tensor(name=b.name, format=f, _node=full_leaf(b))  # t.name: the parameter's
+                               for b, f in zip(params, formats)]
             return args + [v for _, v in consts], {}
 
         session.loop_rejects = check_loop_bodies(self.fn, self.name)
@@ -283,7 +298,7 @@ class JitFunction:
     def _entry(self, tensors, consts) -> Compiled:
         specs = [self._check(t, a) for t, a in tensors]
         options, frozen = self._options()
-        key = (tuple((a.dtype.str, tuple(s)) for (_, a), s in zip(tensors, specs)),
+        key = (tuple((a.dtype.str, tuple(s), t.format) for (t, a), s in zip(tensors, specs)),
                tuple((n, _const_key(v)) for n, v in consts), frozen, resolve_arch(self.arch_request).name,
                TILE_SHAPES.key())
         entry = self.cache.get(key)
@@ -333,8 +348,10 @@ class JitFunction:
             from .verify import verify_run
 
             self.last_report = verify_run(self, entry, user, dyn, backend, options["verify"])
+            nz_args.write_back([(a, t.original) for t, a in tensors if t.original is not None])
             return None
         self.last_report = entry.program.run(user, dyn, backend)
+        nz_args.write_back([(a, t.original) for t, a in tensors if t.original is not None])
         fp4 = [(t.fp4_arg, a) for t, a in tensors if t.fp4_arg is not None]
         for arg, codes in fp4:
             packed_fp4.write_back(arg, codes)

@@ -45,7 +45,7 @@ def set_verify_golden_data(in_out_tensors: Optional[List[Any]] = None, goldens: 
             continue
         if isinstance(g, Tensor) and g.data is not None:
             g = g.data
-        if is_torch_tensor(g) and g.device.type != "cpu":
+        if is_torch_tensor(g) and not g.is_cpu:
             raise KernelValueError(f"set_verify_golden_data: goldens[{i}] is on device '{g.device}'; pass a CPU "
                                    f"tensor (.cpu())")
         kept.append(np.array(as_numpy(g, f"goldens[{i}]"), copy=True))

@@ -9,7 +9,7 @@ from pypto_pro.errors import KernelTypeError
 from ..frontend.tracer import current_recorder, recording
 from ..graph import Node, full_leaf
 from ..symbolic import SymbolicScalar
-from ..tensor import Tensor, TileOpFormat
+from ..tensor import Tensor
 from .core import node_of, out, same_dim
 
 
@@ -24,7 +24,7 @@ def _shape(fn: str, size) -> list:
 
 
 def _tensor(shape: Optional[Sequence[Any]] = None, dtype: Optional[dt.DataType] = None, name: str = "",
-            format: str = TileOpFormat.TILEOP_ND) -> Tensor:  # noqa: A002 - the official keyword
+            format: Optional[str] = None) -> Tensor:  # noqa: A002 - the official keyword
     if not recording():
         return Tensor(shape, dtype, name, format)
     unbound = Tensor(None, dtype, name, format)  # checks the format (NZ GM tensors) and dtype (FP64)
@@ -53,7 +53,8 @@ class _TensorFactory(type):
 
 
 class tensor(metaclass=_TensorFactory):  # noqa: N801 - the official name
-    """``pypto.tensor(shape=None, dtype=None, name="", format=TILEOP_ND)``.
+    """``pypto.tensor(shape=None, dtype=None, name="", format=None)`` (``format``: the declared storage
+    format; None, as officially, lets a parameter take its argument's).
 
     Inside a kernel: an uninitialised GM tensor (workspace) that the kernel writes with ``t[...] = ...``;
     without shape and dtype, a name for a value that ``t.move(expr)`` (or ``t[:] = expr``) supplies.

@@ -101,7 +101,13 @@ def scatter(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
 
 
 def scatter_(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
-    """In-place :func:`scatter` into ``x`` (a kernel parameter, ``pypto.tensor`` or a view of one)."""
+    """In-place :func:`scatter` into ``x``.  A kernel parameter, ``pypto.tensor`` or a view of one is
+    written in GM; a computed value (``pypto.full(...)``, an op's result) has no storage to write, so the
+    handle ``x`` is rebound to the scattered value, as the official graph makes the op's output the
+    tensor's next version (uses of ``x`` afterwards see it; views taken before keep the old value)."""
+    if isinstance(x, Tensor) and x.node is not None and x.node.op != "gm":
+        x.node = _scatter_node(x.node, dim, index, src, reduce, "pypto.scatter_")
+        return x
     xn = stored_target(x, "pypto.scatter_")
     current_recorder().store(xn, _scatter_node(xn, dim, index, src, reduce, "pypto.scatter_"))
     return x

@@ -102,7 +102,8 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
            c_matrix_nz: bool = False, extend_params: Optional[dict] = None) -> Tensor:
     """``[.., m, k] @ [.., k, n]``; ``out_dtype`` defaults to b's dtype (INT32 for INT8)."""
     if c_matrix_nz:
-        raise NotImplementedError("pypto.matmul(c_matrix_nz=True)")
+        raise NotImplementedError("pypto.matmul(c_matrix_nz=True): an NZ result (officially only c_matrix_nz=False is "
+                                  "supported)")
     x, y = node_of(a), node_of(b)
     if x.ndim < 2 or y.ndim < 2:
         raise KernelTypeError("pypto.matmul needs operands of rank >= 2")

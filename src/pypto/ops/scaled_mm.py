@@ -82,7 +82,8 @@ def scaled_mm(mat_a, mat_b, out_dtype: dt.DataType, scale_a, scale_b, *, a_trans
               c_matrix_nz: bool = False, extend_params: Optional[dict] = None) -> Tensor:
     """``(mat_a * scale_a) @ (mat_b * scale_b)`` with MX scales (see the module docstring)."""
     if c_matrix_nz:
-        raise NotImplementedError("pypto.scaled_mm(c_matrix_nz=True): NZ GM tensors")
+        raise NotImplementedError("pypto.scaled_mm(c_matrix_nz=True): an NZ result (officially only c_matrix_nz=False "
+                                  "is supported)")
     a_deq = _dequantised(mat_a, scale_a, -2 if a_trans else -1, scale_a_trans, "mat_a")
     b_deq = _dequantised(mat_b, scale_b, -1 if b_trans else -2, not scale_b_trans, "mat_b")
     return matmul(a_deq, b_deq, out_dtype, a_trans=a_trans, b_trans=b_trans, extend_params=extend_params)

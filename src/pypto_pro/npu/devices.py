@@ -3,7 +3,8 @@
 torch learns the device name ``npu`` (its PrivateUse1 backend renamed, with our ``torch.npu``
 module registered for it) so that ``torch.device("npu:0")`` parses; a torch-function mode then
 rewrites each ``device=`` argument and ``Tensor.to`` target of type ``npu`` to the CPU before torch
-sees it.  ``Tensor.npu()`` and ``Module.npu()`` return the CPU object.  The mode is pushed for the
+sees it.  ``Tensor.npu()`` and ``Module.npu()`` return the CPU object.  torch's accelerator queries
+about the ``npu`` device get answers (device 0, the default stream), so ``torch.compile`` traces.  The mode is pushed for the
 thread that activates the stand-in (torch keeps function modes per thread): tensors made with
 ``device="npu"`` in other threads are not mapped.
 """
@@ -65,6 +66,35 @@ def _module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
 _mode: TorchFunctionMode | None = None
 
 
+def _register_accelerator_hooks() -> None:
+    """Answer torch's accelerator queries for the ``npu`` device (``torch.accelerator.current_stream()``,
+    which ``torch.compile`` asks while tracing): the PrivateUse1 hooks and device guard that a real
+    backend registers in C++, here with torch's own defaults (device 0, its default stream).  No tensor
+    ever lives on that device (every ``npu`` argument means the CPU), so nothing else reaches them."""
+    acc = getattr(torch._C, "_acc", None)
+    if acc is None or not hasattr(acc, "register_python_privateuseone_hook"):
+        return  # an older torch: torch.compile under the stand-in then fails in torch, naming the npu device
+
+    class Hooks(acc.PrivateUse1Hooks):
+        def is_available(self) -> bool:
+            return True
+
+        def has_primary_context(self, device_index: int) -> bool:
+            return True
+
+        def is_built(self) -> bool:
+            return True
+
+    class Guard(acc.DeviceGuard):
+        def type_(self):
+            return torch._C._autograd.DeviceType.PrivateUse1
+
+    acc.register_python_privateuseone_hook(Hooks())
+    acc.register_python_privateuseone_device_guard(Guard())
+    if not hasattr(torch.Tensor, "is_npu"):  # what torch's generated backend methods give (dynamo reads it)
+        torch.Tensor.is_npu = property(lambda self: self.device.type == NPU)
+
+
 def activate(npu_module: ModuleType) -> None:
     """Teach torch the ``npu`` device name, register ``torch.npu`` and start the mapping."""
     global _mode
@@ -72,6 +102,7 @@ def activate(npu_module: ModuleType) -> None:
         torch.utils.rename_privateuse1_backend(NPU)
     if not hasattr(torch, NPU):
         torch._register_device_module(NPU, npu_module.npu)
+        _register_accelerator_hooks()
     torch.Tensor.npu = _tensor_npu
     torch.nn.Module.npu = _module_npu
     if _mode is None:

@@ -25,6 +25,7 @@ CAPTURE_SAFE = frozenset({
     "element_size", "data_ptr", "is_contiguous", "storage_offset", "__get__", "__len__", "__hash__", "__eq__",
     "__format__", "__repr__", "is_floating_point", "is_complex", "get_device", "untyped_storage", "nbytes",
     "itemsize", "contiguous", "view", "reshape", "as_strided", "__getitem__", "npu", "to", "detach",
+    "device", "dtype", "shape", "ndim", "layout", "requires_grad", "is_cpu", "is_npu",  # metadata reads
     torch.Tensor.cpu.__name__,  # Tensor.cpu(): the tensor itself here
 })
 

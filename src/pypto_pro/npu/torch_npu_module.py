@@ -5,8 +5,10 @@ the JIT compiles for (``$PYPTOPRO_JIT_ARCH``, default a5 = Ascend 950): kernels 
 on the host, so streams and events are ordered trivially and ``synchronize`` returns at once.
 Settings that only steer the device (core limits, internal formats) are recorded and have no effect.
 On-board profiling, graph capture and the CANN ``torch_npu.npu_*`` operators raise
-:class:`~pypto_pro.npu.NpuOnlyFacilityError`, except ``npu_trans_quant_param``, a fixed bit-level format
-conversion the stand-in computes (:mod:`pypto_pro.npu.quant_param`).
+:class:`~pypto_pro.npu.NpuOnlyFacilityError`, except two exactly defined conversions the stand-in
+computes: ``npu_trans_quant_param``, a fixed bit-level format conversion (:mod:`pypto_pro.npu.quant_param`),
+and ``npu_format_cast`` to ND or FRACTAL_NZ, a storage-format change that keeps the logical values
+(:mod:`pypto_pro.npu.formats`, with ``get_npu_format`` and ``Format``).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..arch import resolve_arch
 from pypto_pro.runtime import capture as _capture
 
 from . import NpuOnlyFacilityError, graphs
+from .formats import Format, get_npu_format, npu_format_cast  # noqa: F401  (torch_npu.*)
 from .quant_param import npu_trans_quant_param  # noqa: F401  (torch_npu.npu_trans_quant_param)
 
 ARCH = resolve_arch(None)
@@ -44,7 +47,7 @@ def _npu_only(facility: str, hint: str = ""):
 
 def __getattr__(name: str):
     """``torch_npu.npu_*``: the CANN operators have no CPU implementation here."""
-    if name.startswith("npu_") or name in ("get_npu_format",):
+    if name.startswith("npu_"):
         return _npu_only(f"torch_npu.{name}", "compute the reference with plain torch on the CPU")
     raise AttributeError(f"module 'torch_npu' (pypto CPU stand-in) has no attribute {name!r}")
 
@@ -238,7 +241,9 @@ def _is_in_bad_fork() -> bool:
 
 
 config = types.SimpleNamespace(allow_internal_format=False)
-"""``torch_npu.npu.config``: ``allow_internal_format`` is recorded; tensors here are always ND."""
+"""``torch_npu.npu.config``: ``allow_internal_format`` is recorded and has no effect (``npu_format_cast``
+keeps the format it is asked for either way; the switch only lets torch_npu's own operators pick
+internal formats for their outputs, which no stand-in operator does)."""
 
 for _name, _value in {
     "set_device": set_device, "current_device": current_device, "device_count": device_count,

@@ -206,6 +206,9 @@ def _store_check(c, a, offsets_name):
     src, t = a["src"], a["dst"]
     gm_mx.reject_packed_store(c, t)
     c.space("src", src, M.Vec, M.Acc)
+    if t.layout == Layout.NZ and src.space != M.Acc:
+        c.fail(f"tensor '{t.name}' is an NZ GM tensor: it is written from an Acc tile (the fixpipe lays the "
+               f"result out as fractals), not from a {src.space.name} tile")
     if src.space == M.Acc:
         fixpipe.check(c, src.dtype, t.dtype, a["relu_pre_mode"], a["scale"], phase=a["phase"])
     else:

@@ -15,6 +15,8 @@ from .. import dtypes as dt
 from ..errors import KernelLaunchError, KernelLaunchValueError
 from ..ir import nodes as ir
 from ..ir.nodes import ScalarParam, Var
+from ..ir.types import Layout
+from .gm_format import FRACTAL_NZ, format_name, is_nz, mismatch_hint, npu_format_of, nz_shape_problem
 
 _TORCH_VIEW = {  # torch dtypes numpy cannot hold directly: reinterpret through an int view
     "torch.bfloat16": ("int16", ml_dtypes.bfloat16),
@@ -35,7 +37,7 @@ def as_numpy(value, what: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     if is_torch_tensor(value):
-        if value.device.type != "cpu":
+        if not value.is_cpu:  # is_cpu, not device: the stand-in's NZ tensors report their NPU (npu/formats.py)
             raise KernelLaunchError(f"{what}: tensor is on device '{value.device}'; this build runs kernels on the "
                                     f"CPU — pass CPU tensors (tensor.cpu())")
         import torch
@@ -125,6 +127,7 @@ def bind_arguments(kernel_name: str, params: Sequence[ParamSpec], args: Sequence
                 raise KernelLaunchError(f"{what}: expected dtype {p.dtype.name}{packed}, got {_dtype_name(arr)}",
                                         kernel=kernel_name)
             element_strides(arr, what, kernel_name)
+            check_gm_format(kernel_name, what, p.tensor.layout == Layout.NZ, value, arr)
             static_dims = []
             for i, d in enumerate(declared):
                 if d is Ellipsis:
@@ -179,6 +182,11 @@ def bind_pointer(kernel_name: str, p: ParamSpec, value) -> np.ndarray:
     what = f"argument '{p.name}'"
     if value is None:
         return np.empty(0, p.pointer.np_dtype).view(NullPointer)
+    if is_nz(value):
+        raise KernelLaunchValueError(f"{what}: a pl.Ptr parameter reads the argument's bytes, and the bytes of a "
+                                     f"FRACTAL_NZ tensor on the NPU are its fractal storage, which the portable "
+                                     f"backends do not lay out; pass an ND tensor (torch_npu.npu_format_cast(t, 2)) "
+                                     f"or declare a pl.Tensor[..., pl.NZ] parameter", kernel=kernel_name)
     try:
         arr = as_numpy(value, what)
     except KernelLaunchError as e:
@@ -191,6 +199,21 @@ def bind_pointer(kernel_name: str, p: ParamSpec, value) -> np.ndarray:
         raise KernelLaunchError(f"{what}: {arr.nbytes} bytes are not a whole number of {p.pointer.name} elements "
                                 f"({size} bytes each)", kernel=kernel_name)
     return arr.reshape(-1).view(np.uint8).view(p.pointer.np_dtype)
+
+
+def check_gm_format(kernel_name: str, what: str, declared_nz: bool, value, arr: np.ndarray) -> None:
+    """The argument's storage format (its ``npu_format_cast`` tag, :mod:`.gm_format`) is the one its tile-level
+    parameter declares, and an NZ one is whole fractals; ``KernelLaunchValueError`` otherwise (the board
+    would read one format's bytes as the other: the official launch passes the pointer unchecked)."""
+    fmt = npu_format_of(value)
+    if declared_nz != (fmt == FRACTAL_NZ):
+        raise KernelLaunchValueError(f"{what}: a {format_name(fmt)} tensor given to a parameter declared "
+                                     f"{'pl.NZ' if declared_nz else 'pl.ND'}; {mismatch_hint(declared_nz)}",
+                                     kernel=kernel_name)
+    if declared_nz:
+        problem = nz_shape_problem(arr.shape, arr.dtype.itemsize)
+        if problem:
+            raise KernelLaunchValueError(f"{what}: {problem}", kernel=kernel_name)
 
 
 def bind_tiling(kernel_name: str, p: ParamSpec, value) -> Dict[int, Any]:

@@ -57,7 +57,7 @@ class _OpPlan:
 class _Buffer:
     """Per on-chip buffer: owner core, region key, bytes written so far and ranges known fully written."""
 
-    __slots__ = ("ci", "space", "region", "written", "full", "accesses")
+    __slots__ = ("ci", "space", "region", "written", "full", "accesses", "last_write")
 
     def __init__(self, ci: int, space: MemorySpace, label: str, size: int):
         self.ci = ci
@@ -69,6 +69,8 @@ class _Buffer:
         self.full: Set[Tuple[int, int]] = set()
         #: (lo, hi, write, rows, cols, tile name, dtype) -> the shared Access record
         self.accesses: Dict[Tuple, Access] = {}
+        #: the Acc only: the bytes of the latest write, ``(lo, hi, element starts or None if contiguous)``
+        self.last_write: Optional[Tuple[int, int, Optional[np.ndarray]]] = None
 
 
 class Recorder:
@@ -302,6 +304,8 @@ class Recorder:
             hi = view.addr + (offs.item(r - 1, c - 1) + 1) * es
         nbytes = r * c * es
         starts = None
+        if write and mem.space.name == "Acc":  # whose alignment padding a move out of the Acc may read
+            mem.last_write = (lo, hi, None if hi - lo == nbytes else view.addr + offs[:r, :c].ravel() * es)
         if hi - lo == nbytes:
             if (lo, hi) not in mem.full:
                 self._contiguous(mem, ins, view, write, lo, hi)
@@ -359,6 +363,7 @@ class Recorder:
         lo, hi = view.byte_range(*view.shape)
         mem.written[lo:hi] = False
         mem.full = {(a, b) for a, b in mem.full if b <= lo or a >= hi}
+        mem.last_write = None
 
     def on_ssbuf(self, core, lo: int, hi: int, write: bool) -> None:
         """SSBUF access hook (``ExecCtx.note_ssbuf``): bytes [lo, hi) of the block's shared scalar buffer, one
@@ -526,14 +531,26 @@ ACC_ROW_ALIGN, ACC_COL_ALIGN = 16, 32
 
 def _acc_padding_only(view, mem: "_Buffer", window: Tuple[int, int]) -> bool:
     """Whether a move out of the Acc (L0C) reads never-written bytes only in the alignment padding of what was
-    written: the written elements of the window form its top-left [wr, wc] rectangle and the window reaches at
-    most to the next multiple of 16 rows and 32 columns beyond it.  The official framework reads that padding by
-    design (a dual-split Acc -> Vec move of an aligned valid shape); it is not an uninitialised read.  Anything
-    else (nothing written, holes inside the written part, a window reaching further) still is."""
+    written: the written elements of the window (all bytes written so far, or else those of the latest write
+    into the Acc, since a reused slot may keep bytes of an earlier matmul of another shape beside them) form its
+    top-left [wr, wc] rectangle and the window reaches at most to the next multiple of 16 rows and 32 columns
+    beyond it.  The official framework reads that padding by design (a dual-split Acc -> Vec move of an aligned
+    valid shape); it is not an uninitialised read.  Anything else (nothing written, holes inside the written
+    part, a window reaching further) still is."""
     r, c = window
     es = view.dtype.nbytes
     starts = view.addr + view.offsets[:r, :c] * es
-    done = mem.written[starts]
+    if _padding_of(mem.written[starts], r, c):
+        return True
+    if mem.last_write is None:
+        return False
+    lo, hi, elems = mem.last_write
+    latest = (starts >= lo) & (starts < hi) if elems is None else np.isin(starts, elems)
+    return _padding_of(latest, r, c)
+
+
+def _padding_of(done: np.ndarray, r: int, c: int) -> bool:
+    """Whether the True elements of ``done`` (an [r, c] window) are its top-left rectangle, aligned to cover it."""
     rows, cols = np.flatnonzero(done.any(axis=1)), np.flatnonzero(done.any(axis=0))
     if rows.size == 0:
         return False

@@ -27,6 +27,7 @@ from ...errors import (KernelError, KernelMemoryError, KernelSyntaxError, Kernel
 from ...ir import nodes as ir, verify
 from ...ir.optable import CheckCtx, OpDef
 from ...ir.types import Layout, MemorySpace, TileType, default_layout
+from ...runtime.gm_format import nz_param_problem
 from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
@@ -128,6 +129,26 @@ class Conflict:
 
     def __init__(self, name: str):
         self.name = name
+
+
+class PendingMerge:
+    """A name bound to different whole tiles by the two branches of a runtime ``if``.  The branch-choice
+    index is emitted only when the name is used after the ``if`` (:meth:`Parser.lookup`): a name the code
+    after the ``if`` never reads must not read, in the branch that did not bind it, a slot index that branch
+    may never have set (say a tile-group slot taken in the other section, or before any ``next()``)."""
+
+    def __init__(self, name: str, a, b, then_body: list, else_body: list, node):
+        self.name, self.a, self.b = name, a, b
+        self.then_body, self.else_body, self.node = then_body, else_body, node
+        self.result = None
+
+    def resolve(self, parser):
+        """The merged tile (the branch-choice index assigned at the end of each branch), or a Conflict."""
+        if self.result is None:
+            a, b = (v.resolve(parser) if isinstance(v, PendingMerge) else v for v in (self.a, self.b))
+            self.result = merge_branch_tiles(parser, self.name, a, b, self.then_body, self.else_body,
+                                             self.node) or Conflict(self.name)
+        return self.result
 
 
 def _resolved(value):
@@ -339,10 +360,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                                f"are not allowed in a kernel", node)
             ann = hints.get(pname, inspect.Parameter.empty)
             if isinstance(ann, TensorAnnotation):
-                if ann.layout != Layout.ND:
+                if ann.layout not in (Layout.ND, Layout.NZ):
                     raise self.not_implemented(
                         f"parameter '{pname}': GM tensors in layout pl.{ann.layout.name} are not implemented "
-                        f"(only pl.ND tensors are)", node)
+                        f"(only pl.ND and pl.NZ tensors are)", node)
                 dims: List[Any] = []
                 static = self.static_dims.get(pname)
                 for i, d in enumerate(ann.dims):
@@ -355,6 +376,10 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                         dims.append(static[i])
                     else:
                         dims.append(d)
+                if ann.layout == Layout.NZ:
+                    problem = nz_param_problem(ann.dtype, dims)
+                    if problem:
+                        raise self.err(KernelTypeError, f"parameter '{pname}': {problem}", node)
                 param = ir.TensorParam(pname, index, ann.dtype, dims, ann.layout, tuple(ann.dims))
                 self.scope.vars[pname] = TensorHandle(param)
             elif isinstance(ann, PtrAnnotation):
@@ -412,6 +437,8 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         scope = self.scope
         if name in scope.vars:
             v = scope.vars[name]
+            if isinstance(v, PendingMerge):
+                v = scope.vars[name] = v.resolve(self)
             if isinstance(v, PendingVar):
                 if v.var is None:
                     raise self.err(KernelSyntaxError, f"'{name}' may be used before it is assigned", node)
@@ -577,8 +604,7 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         for name in set(then_env) | set(self.scope.vars):
             # a PendingVar that got its Var in one branch (e.g. a nested elif) is that Var in both
             a, b = (_resolved(env.get(name, Conflict(name))) for env in (then_env, self.scope.vars))
-            merged[name] = a if a is b else (merge_branch_tiles(self, name, a, b, then_body, else_body, node)
-                                             or Conflict(name))
+            merged[name] = a if a is b else PendingMerge(name, a, b, then_body, else_body, node)
         self.scope.vars = {k: v for k, v in merged.items() if not (isinstance(v, PendingVar) and v.var is None)}
         self.emit(ir.If(self.loc(node), cond, then_body, else_body))
 
