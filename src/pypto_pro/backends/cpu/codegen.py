@@ -2,7 +2,8 @@
 
 One C++ statement per tile op (the op's emitter in the cpu registry, see :mod:`.registry`) except
 runs of element-wise ops, which become one fused loop (:mod:`.fusion`); C++ loops and ifs for control
-flow, kernel scalars as C++ locals.  Every core runs the same ``core_main``; sections test the core kind.  Scalars that another core must read (the slot index
+flow, kernel scalars as C++ locals.  Every core runs the same ``core_main``; sections test the core kind;
+long runs of statements become non-inlined lambdas inside it (:mod:`.outline`, for g++'s compile time).  Scalars that another core must read (the slot index
 of a cross-core move destination) live in the core's shared-variable array instead of a local.
 """
 from __future__ import annotations
