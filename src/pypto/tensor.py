@@ -349,7 +349,7 @@ def _merged_shape(n: Node, shapes: Dict[int, Tuple[Any, ...]], check: bool) -> T
             size = n.shape[lead + j]
             if same_dim(want, valid):
                 continue
-            if is_static(size) and not same_dim(size, valid):
+            if is_static(size) and not same_dim(size, valid) and not (is_static(valid) and size < valid):
                 if check:
                     raise KernelTypeError(
                         f"{n.op} {n.attrs.get('fn', '')}: an operand is a view clipped to its valid region "

@@ -16,9 +16,10 @@ from pypto_pro.errors import KernelTypeError
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote
+from .core import cast_node, is_scalar, node_of, out, promote
 from .elementwise import abs, add, cast, div, ge, gt, logical_and, logical_not, logical_or, lt, mul, ne, sub, where
 from .math import ceil
+from .valid_region import elementwise_shape
 
 BIT_DTYPES = (dt.DT_INT8, dt.DT_INT16, dt.DT_INT32, dt.DT_UINT8, dt.DT_UINT16, dt.DT_UINT32)
 
@@ -49,7 +50,7 @@ def _check(name: str, dtype: dt.DataType) -> None:
 def _binary(name: str, fn: str, a, b) -> Tensor:
     x, y = _operands(name, a, b)
     _check(name, x.dtype)
-    shape = broadcast_shape(x.shape, y.shape, f"pypto.{name}")
+    shape = elementwise_shape(f"pypto.{name}", x, y)
     return out(Node("binary", (x, y), shape, x.dtype, {"fn": fn}))
 
 
@@ -88,7 +89,7 @@ def _shift(name: str, fn: str, a, b) -> Tensor:
     x, s = _operands(name, a, b)
     _check(name, x.dtype)
     bits = x.dtype.bits()
-    shape = broadcast_shape(x.shape, s.shape, f"pypto.{name}")
+    shape = elementwise_shape(f"pypto.{name}", x, s)
     signed_fill = fn == "shr" and x.dtype.kind != "uint"
 
     def tile_shift(amount: Node) -> Tensor:
@@ -135,7 +136,7 @@ def _int_operands(name: str, a, b) -> Tuple[Tensor, Tensor, dt.DataType]:
 def _tdiv(x: Tensor, y: Tensor) -> Tensor:
     """C (truncating) integer division: the ``div`` tile op on integers."""
     a, b = node_of(x), node_of(y)
-    return out(Node("binary", (a, b), broadcast_shape(a.shape, b.shape, "div"), a.dtype, {"fn": "div"}))
+    return out(Node("binary", (a, b), elementwise_shape("div", a, b), a.dtype, {"fn": "div"}))
 
 
 def ceil_div(a, b) -> Tensor:

@@ -10,7 +10,7 @@ from pypto_pro.ir import nodes as ir
 from ..frontend.tracer import current_recorder, recording, recording_location
 from ..graph import Node, full_leaf
 from ..symbolic import SymbolicScalar, format_dims, is_static
-from ..tensor import Tensor, check_valid_regions, wrap
+from ..tensor import Tensor, check_valid_regions, reported_shape, wrap
 
 SCALAR_TYPES = (int, float, bool, SymbolicScalar)
 
@@ -84,21 +84,22 @@ def broadcast_shape(a: Sequence[Any], b: Sequence[Any], what: str = "broadcast")
     n = max(len(a), len(b))
     a = [1] * (n - len(a)) + list(a)
     b = [1] * (n - len(b)) + list(b)
-    out = []
-    for axis, (x, y) in enumerate(zip(a, b)):
-        if same_dim(x, y) or (is_static(y) and y == 1):
-            out.append(x)
-        elif not is_static(x) and not is_static(y):
-            note_equal_at_run_time(x, y, what, axis)
-            out.append(x)
-        elif is_static(x) and x == 1:
-            out.append(y)
-        elif not is_static(x) and is_static(y) or not is_static(y) and is_static(x):
-            note_equal_at_run_time(x, y, what, axis)
-            out.append(x if is_static(x) else y)  # a DYNAMIC dim meeting a fixed one: equal at run time
-        else:
-            raise KernelTypeError(f"{what}: shapes {format_dims(a)} and {format_dims(b)} do not broadcast")
-    return tuple(out)
+    return tuple(broadcast_dim(x, y, what, axis, a, b) for axis, (x, y) in enumerate(zip(a, b)))
+
+
+def broadcast_dim(x, y, what: str, axis: int, a: Sequence[Any], b: Sequence[Any]):
+    """Axis ``axis`` of :func:`broadcast_shape` of the (rank-aligned) shapes ``a`` and ``b``."""
+    if same_dim(x, y) or (is_static(y) and y == 1):
+        return x
+    if not is_static(x) and not is_static(y):
+        note_equal_at_run_time(x, y, what, axis)
+        return x
+    if is_static(x) and x == 1:
+        return y
+    if not is_static(x) or not is_static(y):
+        note_equal_at_run_time(x, y, what, axis)
+        return x if is_static(x) else y  # a DYNAMIC dim meeting a fixed one: equal at run time
+    raise KernelTypeError(f"{what}: shapes {format_dims(a)} and {format_dims(b)} do not broadcast")
 
 
 def promote(a: dt.DataType, b: dt.DataType) -> dt.DataType:
@@ -123,7 +124,8 @@ def cast_node(n: Node, dtype: dt.DataType, mode: int = 0) -> Node:
 
 
 def materialize(n: Node) -> Node:
-    """Store ``n`` into a fresh workspace buffer now; returns a leaf reading the whole buffer."""
+    """Store ``n`` into a fresh workspace buffer now; returns a leaf reading the whole buffer (which
+    reports the shape ``n`` reports: a value computed on a clipped view's region stays clipped)."""
     if n.op == "gm":
         return n
     check_valid_regions(n)
@@ -131,7 +133,11 @@ def materialize(n: Node) -> Node:
     buf = rec.new_temp(n.shape, n.dtype)
     leaf = full_leaf(buf)
     rec.store(leaf, n, loc=n.loc)  # reported at the line that computed n, not the one that needs it
-    return full_leaf(buf)
+    whole = full_leaf(buf)
+    reported = reported_shape(n)
+    if reported is not n.shape:
+        whole.attrs["view_shape"] = tuple(reported)
+    return whole
 
 
 def is_full_leaf(n: Node) -> bool:

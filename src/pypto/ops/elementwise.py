@@ -18,6 +18,7 @@ from pypto_pro.ir.types import RoundMode
 from ..graph import Node
 from ..tensor import Tensor
 from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote, same_dim, stored_target
+from .valid_region import elementwise_shape
 
 #: unary tile ops (``fn`` -> tile op name) available directly
 UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu")
@@ -51,7 +52,7 @@ def binary(fn: str, a, b) -> Tensor:
         return _logical("logical_or" if fn in ("add", "maximum") else "logical_and", a, b)
     if fn == "div" and not dtype.is_float():
         dtype = dt.DT_FP32
-    shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")
+    shape = elementwise_shape(f"pypto.{fn}", x, y)
     return out(Node("binary", (cast_node(x, dtype), cast_node(y, dtype)), shape, dtype, {"fn": fn}))
 
 
@@ -74,7 +75,7 @@ def compare(fn: str, a, b) -> Tensor:
         return out(Node("compare_scalar", (n,), n.shape, dt.DT_BOOL, {"fn": f, "scalar": s}))
     x, y = _comparable(node_of(a)), _comparable(node_of(b))
     dtype = promote(x.dtype, y.dtype)
-    shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")
+    shape = elementwise_shape(f"pypto.{fn}", x, y)
     return out(Node("compare", (cast_node(x, dtype), cast_node(y, dtype)), shape, dt.DT_BOOL, {"fn": fn}))
 
 
@@ -90,11 +91,11 @@ def where(cond, a, b) -> Tensor:
         return _where_swap(c, a, b)
     x = node_of(a)
     if is_scalar(b):
-        shape = broadcast_shape(c.shape, x.shape, "pypto.where")
+        shape = elementwise_shape("pypto.where", c, x)
         return out(Node("select", (c, x), shape, x.dtype, {"scalar": b}))
     y = node_of(b)
     dtype = promote(x.dtype, y.dtype)
-    shape = broadcast_shape(broadcast_shape(c.shape, x.shape, "pypto.where"), y.shape, "pypto.where")
+    shape = elementwise_shape("pypto.where", c, x, y)
     return out(Node("select", (c, cast_node(x, dtype), cast_node(y, dtype)), shape, dtype, {}))
 
 
@@ -102,7 +103,7 @@ def _where_swap(c: Node, a, b) -> Tensor:
     """where(c, scalar, tensor) = where(not c, tensor, scalar)."""
     inv = Node("logical_not", (c,), c.shape, dt.DT_BOOL, {})
     y = node_of(b)
-    shape = broadcast_shape(c.shape, y.shape, "pypto.where")
+    shape = elementwise_shape("pypto.where", c, y)
     return out(Node("select", (inv, y), shape, y.dtype, {"scalar": a}))
 
 
@@ -119,7 +120,7 @@ def _logical(fn: str, a, b) -> Tensor:
         x = compare("ne", a, 0).node
     if y.dtype != dt.DT_BOOL:
         y = compare("ne", b, 0).node
-    shape = broadcast_shape(x.shape, y.shape, f"pypto.{fn}")
+    shape = elementwise_shape(f"pypto.{fn}", x, y)
     return out(Node(fn, (x, y), shape, dt.DT_BOOL, {}))
 
 

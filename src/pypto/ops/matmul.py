@@ -18,11 +18,12 @@ from pypto_pro.ir.types import RoundMode as CastMode
 from ..frontend.tracer import current_recorder
 from ..graph import Node, full_leaf, gm_leaf
 from ..symbolic import format_dims, is_static
-from ..tensor import Tensor
+from ..tensor import Tensor, reported_shape
 from .core import broadcast_shape, dims_agree, immediate, materialize, node_of, out, same_dim
 from .elementwise import SaturationMode, add, cast, mul, relu
 from .bitwise import bitwise_and
 from .shape import reshape, transpose, view
+from .valid_region import common_k
 
 _ACC = {"FP16": dt.DT_FP32, "BF16": dt.DT_FP32, "FP32": dt.DT_FP32, "INT8": dt.DT_INT32}
 
@@ -107,6 +108,7 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
     x, y = node_of(a), node_of(b)
     if x.ndim < 2 or y.ndim < 2:
         raise KernelTypeError("pypto.matmul needs operands of rank >= 2")
+    requested_k = (reported_shape(x)[-2 if a_trans else -1], reported_shape(y)[-1 if b_trans else -2])
     if x.dtype != y.dtype or x.dtype.name not in _ACC:
         raise KernelTypeError(f"pypto.matmul: unsupported operand dtypes {x.dtype.name} x {y.dtype.name}")
     if a_trans:
@@ -117,6 +119,10 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
         x = materialize(x)
     with cube_side_vec_tiles("k", "n"):
         y = materialize(y)
+    k = None if same_dim(x.shape[-1], y.shape[-2]) else common_k(x.shape[-1], requested_k[0], y.shape[-2],
+                                                                   requested_k[1])
+    if k is not None:  # an operand clipped to a valid K: reduce over that K only
+        x, y = _narrowed(x, -1, k), _narrowed(y, -2, k)
     if not dims_agree(x.shape[-1], y.shape[-2]):
         kx, ky = immediate(x.shape[-1]), immediate(y.shape[-2])
         if is_static(kx) and is_static(ky):
@@ -150,6 +156,16 @@ def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = Fal
     if factor is not None or relu_type == ReLuType.RELU:
         return _epilogue(_fixpipe(_with_bias(x, y, bias, shape, acc, acc), factor, relu_type, out_dtype))
     return _epilogue(_with_bias(x, y, bias, shape, acc, out_dtype))
+
+
+def _narrowed(n: Node, axis: int, extent) -> Node:
+    """The stored operand ``n`` read over ``[0, extent)`` on ``axis`` (a window of the same buffer)."""
+    if same_dim(n.shape[axis], extent):
+        return n
+    sizes = list(n.shape)
+    sizes[axis] = extent
+    attrs = {key: v for key, v in n.attrs.items() if key != "view_shape"}  # same buffer, window and version
+    return Node("gm", (), tuple(sizes), n.dtype, attrs)
 
 
 def _epilogue(t: Tensor) -> Tensor:

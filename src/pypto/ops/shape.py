@@ -329,7 +329,9 @@ def _reshape_valid(x, n: Node, shape: List[Any], valid: List[Any]) -> Tensor:
     if len(valid) != len(shape):
         raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} and shape {format_dims(shape)} "
                               f"differ in rank")
-    valid = [immediate(v) for v in valid]
+    # a run-time valid extent is at most the fixed shape (as in pypto.view): that bounds its workspace
+    valid = [immediate(sym_min(v, d) if not is_static(immediate(v)) and is_static(d) else v)
+             for v, d in zip(valid, shape)]
     for v, d in zip(valid, shape):
         if is_static(v) and is_static(d) and v > d:
             raise KernelTypeError(f"pypto.reshape: valid_shape {format_dims(valid)} exceeds the shape "
@@ -383,7 +385,10 @@ def permute(x, dims: Sequence[int]) -> Tensor:
         raise KernelTypeError(f"pypto.permute: {dims} is not a permutation of {n.ndim} dims")
     leaf = _leaf(x)
     a = leaf.attrs
-    return out(gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in dims], [leaf.shape[d] for d in dims]))
+    moved = gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in dims], [leaf.shape[d] for d in dims])
+    if "view_shape" in a:  # a clipped view stays clipped, on its permuted axes
+        moved.attrs["view_shape"] = tuple(a["view_shape"][d] for d in dims)
+    return out(moved)
 
 
 def transpose(x, dim0: int = -2, dim1: int = -1) -> Tensor:
