@@ -2,7 +2,8 @@
 
 One C++ statement per tile op (the op's emitter in the cpu registry, see :mod:`.registry`) except
 runs of element-wise ops, which become one fused loop (:mod:`.fusion`); C++ loops and ifs for control
-flow, kernel scalars as C++ locals.  Every core runs the same ``core_main``; sections test the core kind.  Scalars that another core must read (the slot index
+flow, kernel scalars as C++ locals.  Every core runs the same ``core_main``; sections test the core kind;
+long runs of statements become non-inlined lambdas inside it (:mod:`.outline`, for g++'s compile time).  Scalars that another core must read (the slot index
 of a cross-core move destination) live in the core's shared-variable array instead of a local.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ...errors import KernelMemoryError, SourceLoc
 from ...ir import nodes as ir
 from ...ir.layout import footprint_bytes
 from ...ir.types import CrossCoreSyncMode, Layout, MemorySpace
-from . import fusion, registry
+from . import fusion, outline, registry
 
 SPACES = ["Vec", "Mat", "Left", "Right", "Acc", "Bias", "Scaling", "ScaleLeft", "ScaleRight", "Reg"]
 LAYOUTS = {Layout.ND: "pto::ND", Layout.DN: "pto::DN", Layout.NZ: "pto::NZ", Layout.ZN: "pto::ZN",
@@ -147,6 +148,9 @@ class KernelCodegen:
         self._tmp = 0
         self.fuse = fusion.enabled()
         self.fused_groups = 0
+        self.outline_limit = outline.chunk_lines()
+        self.outlined = 0  # lines already inside outlined chunks (:mod:`.outline`)
+        self.outlined_chunks = 0
         self.views: Dict[str, ir.TensorView] = {}  # the pl.make_tensor views the body uses, by name
 
     # ------------------------------------------------------------------ names
@@ -316,8 +320,10 @@ class KernelCodegen:
         return len(self.sites) - 1
 
     def stmts(self, body: List[ir.Stmt]) -> None:
-        """Emit a statement list; runs of element-wise ops become fused groups (:mod:`.fusion`)."""
+        """Emit a statement list; runs of element-wise ops become fused groups (:mod:`.fusion`), long runs
+        of statements their own functions (:mod:`.outline`)."""
         i = 0
+        chunks = outline.Chunker(self, self.outline_limit)
         while i < len(body):
             group = fusion.find_group(body, i) if self.fuse else None
             if group is None:
@@ -327,6 +333,7 @@ class KernelCodegen:
                 with self.context(group.stmts[0]):
                     fusion.emit_group(self, group)
                 i += len(group.stmts)
+            chunks.after_statement()
 
     @contextlib.contextmanager
     def context(self, s: ir.Stmt):
