@@ -33,9 +33,11 @@ from pypto_pro.backends.cpu.prebuilt import OPT_ENV
 
 TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
 
-#: The kernel -O level of the suite (docs/testing.md, "Optimisation level"); SHIPPED_OPT tests use the users'.
-TEST_KERNEL_OPT = "-O1"
+#: The kernel -O level of the suite (docs/testing.md, "Optimisation level"); SHIPPED_OPT tests use the users',
+#: KERNEL_OPT tests the level they name (big data, where -O0 code would run longer than it compiles).
+TEST_KERNEL_OPT = "-O0"
 SHIPPED_OPT = "shipped_opt"
+KERNEL_OPT = "kernel_opt"
 
 
 def pytest_configure(config):
@@ -43,6 +45,9 @@ def pytest_configure(config):
                                        "as a covering cross-section on cpu (tests/cpu_sampling.py)")
     config.addinivalue_line("markers", f"{SHIPPED_OPT}: compile this test's kernels at the users' -O level, "
                                        f"not the suite's (${OPT_ENV}, tests/conftest.py)")
+    config.addinivalue_line("markers", f"{KERNEL_OPT}(level): compile this test's kernels at ``level`` (e.g. \"-O1\") "
+                                       "where the suite's level is the default one: tests whose data is big enough "
+                                       "that -O0 code would cost more than the compile saves")
     if "PYPTO_BUILD_DIR" not in os.environ:
         os.environ["PYPTO_BUILD_DIR"] = str(TEST_BUILD_CACHE)
         config._pypto_own_build_dir = True
@@ -68,10 +73,33 @@ def _prebuild_for_suite_level() -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """Each test's -O level, set before its fixtures (module-scoped ones too) build anything."""
+    level = item.config._pypto_kernel_opt
+    own = item.get_closest_marker(KERNEL_OPT)
     if item.get_closest_marker(SHIPPED_OPT) is not None:
         os.environ.pop(OPT_ENV, None)
+    elif own is not None and level == TEST_KERNEL_OPT:
+        os.environ[OPT_ENV] = own.args[0]
+        _pch_for(own.args[0])
     else:
-        os.environ[OPT_ENV] = item.config._pypto_kernel_opt
+        os.environ[OPT_ENV] = level
+
+
+_PCH_LEVELS = set()
+
+
+def _pch_for(level: str) -> None:
+    """The precompiled tile header of a ``kernel_opt`` level, built by the first test of this process that
+    asks for it (builders serialise on the cache's lock): without it every kernel of the level would parse
+    the whole header."""
+    if level in _PCH_LEVELS:
+        return
+    _PCH_LEVELS.add(level)
+    from pypto_pro.backends.cpu import prebuilt
+    from pypto_pro.backends.cpu.toolchain import find_toolchain
+
+    tc = find_toolchain()
+    if tc is not None:
+        prebuilt.build_pch(tc, level)
 
 
 @pytest.hookimpl(tryfirst=True)
