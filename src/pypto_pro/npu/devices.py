@@ -193,3 +193,5 @@ def activate(npu_module: ModuleType) -> None:
         _register_host_backend()
         torch.Tensor.to = _tensor_to
         torch.set_default_device = _set_default_device
+        from . import compiled
+        compiled.register()
