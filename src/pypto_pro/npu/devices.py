@@ -101,8 +101,9 @@ _library: list = []  # the torch.library registrations (they stay in force while
 
 
 def _register_host_backend() -> None:
-    """Make the CPU the kernels of the ``npu`` backend: a fallback for every aten operator and
-    :func:`_rand_on_host` for ``rand``.  C-level dispatch: nothing runs for calls that name no NPU."""
+    """Make the CPU the kernels of the ``npu`` backend: the two allocations every factory ends in,
+    :func:`_rand_on_host` for ``rand`` and a fallback for every other aten operator.  C-level dispatch:
+    nothing of it runs for calls that name no NPU."""
     fallback = torch.library.Library("_", "IMPL")  # noqa: TOR901  (a backend fallback needs the global namespace)
     fallback.fallback(_on_host, dispatch_key="PrivateUse1")
     aten = torch.library.Library("aten", "IMPL")  # noqa: TOR901
