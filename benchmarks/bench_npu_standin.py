@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 CHILD = r'''
-import json, sys, timeit
+import json, sys, time, timeit
 import torch
 torch.set_num_threads(1)
 standin = sys.argv[1] == "standin"
@@ -46,7 +46,7 @@ if standin:
 out = {}
 for name, fn in cases.items():
     fn()
-    out[name] = min(timeit.repeat(fn, number=calls, repeat=5)) / calls * 1e6
+    out[name] = min(timeit.repeat(fn, number=calls, repeat=5, timer=time.process_time)) / calls * 1e6
 print(json.dumps(out))
 '''
 
