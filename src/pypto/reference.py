@@ -2,18 +2,20 @@
 
 The evaluator walks the graph's statements; each node is computed by its op's numpy reference in the
 node op table (``pypto/nodeops.py``), in FP32 (or the integer type), rounded once to its dtype, like
-the tile ops; a chain of FP16 add/sub/mul passes its FP32 values on, as the lowering does
-(``pypto/lower/widening.py``)."""
+the tile ops; the 16-bit float ops the official AutoCast computes in FP32 pass their FP32 values
+on, as the lowering does (``pypto/lower/widening.py``)."""
 from __future__ import annotations
 
 from typing import Any, Dict
 
 import numpy as np
 
+from pypto_pro.arch import resolve_arch
+
 from .graph import Branch, Graph, Loop, Node, Store
 from .nodeops import NODE_OPS
 from .lower.program import eval_expr
-from .lower.widening import Widening, chained
+from .lower.widening import Widening
 from .symbolic import SymbolicScalar, to_expr
 
 
@@ -23,7 +25,7 @@ class _Eval:
         self.arrays: Dict[int, np.ndarray] = {}
         #: node uid -> value within the current statement (expressions are DAGs: gcd's unrolled steps)
         self.cache: Dict[int, np.ndarray] = {}
-        self.widening = Widening({})
+        self.widening = Widening({}, resolve_arch(None).name)
         for b in graph.params:
             self.arrays[b.uid] = user[b.index]
 
@@ -54,8 +56,7 @@ class _Eval:
         return view, [kept.index(ax) for ax in a["axes"]]
 
     def value(self, n: Node) -> np.ndarray:
-        if chained(n):
-            n = self.widening.narrowed(n)
+        n = self.widening.resolve(n)
         hit = self.cache.get(n.uid)
         if hit is None:
             hit = self.cache[n.uid] = self._value(n)
