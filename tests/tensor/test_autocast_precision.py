@@ -181,3 +181,25 @@ def test_fp16_fmod_and_remainder_compute_in_fp32(arch, monkeypatch):
     rm16 = _r(b - _r(np.floor(_r(b / fy, F16)) * fy, F16), F16)
     per_op = _r(fm16 + rm16, F16)
     assert not np.array_equal(_r(got, F16), per_op)
+
+
+@pypto.frontend.jit
+def _two_uses(x: pypto.Tensor(SHAPE, F16), y: pypto.Tensor(SHAPE, F16), o1: pypto.Tensor(SHAPE, F16),
+              o2: pypto.Tensor(SHAPE, F16)):
+    pypto.set_vec_tile_shapes(8, 64)
+    t = x * y + x
+    o1[:] = t
+    o2[:] = t * y
+
+
+@BOTH
+def test_a_value_stored_and_also_read_by_a_listed_op_stays_fp32_for_that_op():
+    """Officially the store reads the rounded value and the listed consumer the FP32 one."""
+    x, y = _inputs(2, F16, 8)
+    xt, yt = (torch.from_numpy(a) for a in (x, y))
+    o1, o2 = torch.zeros(SHAPE, dtype=torch.float16), torch.zeros(SHAPE, dtype=torch.float16)
+    _two_uses(xt, yt, o1, o2)
+    t = _f(x) * _f(y) + _f(x)
+    assert np.array_equal(o1.numpy(), t.astype(np.float16))
+    assert np.array_equal(o2.numpy(), (t * _f(y)).astype(np.float16))
+    assert not np.array_equal(o2.numpy(), (_r(t, F16) * _f(y)).astype(np.float16))
