@@ -6,7 +6,7 @@ the tile ops; the 16-bit float ops the official AutoCast computes in FP32 pass t
 on, as the lowering does (``pypto/lower/widening.py``)."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import numpy as np
 
@@ -20,12 +20,12 @@ from .symbolic import SymbolicScalar, to_expr
 
 
 class _Eval:
-    def __init__(self, graph: Graph, user: Dict[int, np.ndarray], env: Dict[int, Any]):
+    def __init__(self, graph: Graph, user: Dict[int, np.ndarray], env: Dict[int, Any], arch: Optional[str]):
         self.env = env
         self.arrays: Dict[int, np.ndarray] = {}
         #: node uid -> value within the current statement (expressions are DAGs: gcd's unrolled steps)
         self.cache: Dict[int, np.ndarray] = {}
-        self.widening = Widening({}, resolve_arch(None).name)
+        self.widening = Widening({}, resolve_arch(arch).name)
         for b in graph.params:
             self.arrays[b.uid] = user[b.index]
 
@@ -90,9 +90,11 @@ class _Eval:
                                           "(pass verification of communicating kernels)")
 
 
-def run_graph(graph: Graph, user: Dict[int, np.ndarray], dyn: Dict[int, int]) -> Dict[int, np.ndarray]:
-    """Execute ``graph`` on numpy; returns the parameter arrays (modified in place) by argument index."""
-    ev = _Eval(graph, user, dict(dyn))
+def run_graph(graph: Graph, user: Dict[int, np.ndarray], dyn: Dict[int, int],
+              arch: Optional[str] = None) -> Dict[int, np.ndarray]:
+    """Execute ``graph`` on numpy for ``arch`` (its 16-bit float rules; None: ``$PYPTOPRO_JIT_ARCH``);
+    returns the parameter arrays (modified in place) by argument index."""
+    ev = _Eval(graph, user, dict(dyn), arch)
     ev.run(graph.body)
     return user
 
