@@ -62,12 +62,15 @@ def test_the_load_group_notes_the_next_window_and_the_others_fetch_it(tmp_path, 
     monkeypatch.setenv("PYPTO_BUILD_DIR", str(tmp_path))
     _run("softmax", "cpu", 64)
     (path,) = tmp_path.glob("softmax__*/*/kernel.cpp")
-    groups = path.read_text().split("// fused element-wise group")[1:]
+    text = path.read_text()
+    assert "pto::fz::Ahead ahead_;" in text  # one fetch state per core, a local of core_main
+    groups = text.split("// fused element-wise group")[1:]
     assert len(groups) == 3  # load + row_max; expand_sub exp + row_sum; expand_mul + store
     for text in groups:
         loop = text[:text.index("} else {  // the original per-op code")]
         if "load + row_max" in text.splitlines()[0]:
-            assert re.search(r"note_ahead\(C\.ptr<float>\(kTiles\[\d+\]\), m0_, w_\)", loop)
-            assert "fetch_ahead" not in loop
+            assert re.search(r"note_ahead\(ahead_, C\.ptr<float>\(kTiles\[\d+\]\), m0_, w_\)", loop)
+            assert re.search(r"each_row_minmax<pto::RMax>\(.*, ah_, \[=\]", loop)  # ah_: a NoAhead
         else:
-            assert "fz::fetch_ahead(ah_);" in loop and "pto::fz::ahead() = ah_;" in loop
+            # the loop function copies the fetch state and the by-value body into its own frame
+            assert re.search(r"pto::fz::each(_row_sum)?\(.*, ahead_, \[=\]", loop)
