@@ -70,7 +70,9 @@ def test_the_load_group_notes_the_next_window_and_the_others_fetch_it(tmp_path, 
         loop = text[:text.index("} else {  // the original per-op code")]
         if "load + row_max" in text.splitlines()[0]:
             assert re.search(r"note_ahead\(ahead_, C\.ptr<float>\(kTiles\[\d+\]\), m0_, w_\)", loop)
-            assert re.search(r"each_row_minmax<pto::RMax>\(.*, ah_, \[=\]", loop)  # ah_: a NoAhead
+            assert re.search(r"each_row_minmax<pto::RMax>\(.*, pto::fz::NoAhead\(\), \[=\]", loop)
         else:
-            # the loop function copies the fetch state and the by-value body into its own frame
-            assert re.search(r"pto::fz::each(_row_sum)?\(.*, ahead_, \[=\]", loop)
+            # the loop function copies the fetch state and the by-value body into its own frame; the
+            # store group fetches two lines per step, the arithmetic before it one
+            lines = 2 if "+ store" in text.splitlines()[0] else 1
+            assert re.search(rf"pto::fz::each(_row_sum)?\(.*, pto::fz::fetching\(ahead_, {lines}\), \[=\]", loop)

@@ -621,7 +621,8 @@ class _Loop:
                 g.emit(f"{ct}* const {self.ptr[k]} = C.ptr<{ct}>(kTiles[{g.decl_index[t.uid]}]);  // {t.name}")
         self._ahead()
         # the body captures by value: the loop function keeps its copy in registers (fuse.h Body)
-        body = f"{'ah_' if self._loads() else 'ahead_'}, [=](auto lanes_, int64_t r_, int64_t c_) {{"
+        fetch = "pto::fz::NoAhead()" if self._loads() else f"pto::fz::fetching(ahead_, {2 if self.grp.stores else 1})"
+        body = f"{fetch}, [=](auto lanes_, int64_t r_, int64_t c_) {{"
         if rs is None:
             g.emit(f"pto::fz::each(w_.vr, w_.vc, {self._flat()}, {body}")
         else:
@@ -651,9 +652,8 @@ class _Loop:
         g = self.g
         g.uses_ahead = True
         if not self._loads():
-            g.emit("// the loop fetches two lines per step of the window a load group noted in ahead_")
+            g.emit("// the loop fetches the window a load group noted in ahead_ (a line or two per step)")
             return
-        g.emit("pto::fz::NoAhead ah_;  // this group's loads note the next window instead")
         for op in self.grp.ops:
             if op.fn == "load":
                 g.emit(f"pto::fz::note_ahead(ahead_, C.ptr<{self.ct}>(kTiles[{g.decl_index[op.dst.uid]}]), "

@@ -106,10 +106,10 @@ inline bool gm_run(const Gm<T>& g, const int64_t* offs, int a0, int a1, const Wi
 // group; its compute groups (exp + row sum) touch no memory beyond L1 and its store group only
 // writes.  So the load group notes the GM window its next iteration will most likely read
 // (memory.h next_window: one stride ahead of the tile's previous load), and the following groups
-// without loads fetch it into the caches, two 64-byte lines per 32-column step: the transfer then
-// overlaps their arithmetic or stores instead of stalling the next load group.  A prefetch never
-// faults and never changes a value.
-// The state is a local of the kernel's core_main (one per core, ``ahead_``), handed to the loops.
+// without loads fetch it into the caches, a line or two per 32-column step (Fetch below): the
+// transfer then overlaps their arithmetic or stores instead of stalling the next load group.  A
+// prefetch never faults and never changes a value.  The state is a local of the kernel's core_main
+// (one per core, ``ahead_``), handed to the loops.
 struct Ahead {
   const char* p = nullptr;  // the window's first byte; nullptr: nothing (left) to fetch
   int64_t st0 = 0, row = 0;  // bytes between rows, bytes per row
@@ -127,9 +127,9 @@ template <class T> inline void note_ahead(Ahead& a, const void* key, const Run<T
   a.r = a.c = 0;
 }
 
-// Fetch the next two lines of the noted window (into L2; a no-op once it is all requested).
-inline void fetch_ahead(Ahead& a) {
-  for (int k = 0; k < 2 && a.p; ++k) {
+// Fetch the next ``lines`` lines of the noted window (into L2; a no-op once it is all requested).
+inline void fetch_ahead(Ahead& a, int lines) {
+  for (int k = 0; k < lines && a.p; ++k) {
     __builtin_prefetch(a.p + a.r * a.st0 + a.c, 0, 2);
     a.c += 64;
     if (a.c >= a.row) {
@@ -139,26 +139,44 @@ inline void fetch_ahead(Ahead& a) {
   }
 }
 
-// What a group with loads of its own fetches meanwhile: nothing (its loads note the next window).
+// What a loop fetches as it runs: nothing (NoAhead: a group with loads of its own, which note the
+// next window instead), or ``lines`` lines of the noted window per step (Fetch).  The code generator
+// gives the group that stores the tile (the loop body's last) two lines per 32-column step and the
+// groups before it one: a 32-column fp32 step reads two lines of the current tile, so a store group
+// alone still requests the whole next window (rms_norm), while a fast arithmetic group before it
+// (layer_norm's x - mean pass) no longer issues all of them in one burst: measured at 4096x1024 fp32,
+// two lines per step there left layer_norm's next load pass 6% slower (prefetches dropped).
 struct NoAhead {};
-inline void fetch_ahead(NoAhead&) {}
+struct Fetch {
+  Ahead* home;
+  int lines;
+};
+inline Fetch fetching(Ahead& a, int lines) { return Fetch{&a, lines}; }
 
 // The loops below call a group's element function f through Body: a copy of f (a lambda capturing
 // by value) and of the fetch state in the loop function's own frame, which g++ keeps in registers
 // once the calls are inlined.  Through references to the caller's frame, every tile store of the body
 // (which may alias anything under -fno-strict-aliasing) made the next step reload each captured
 // pointer and the fetch state, and the fetch state was stored back every step.  Each call fetches
-// the next lines of the window first, as the body used to; done() hands the fetch state back.
-template <class A, class F> struct Body {
-  A& home;
-  A a;
+// first, as the body used to; done() hands the fetch state back.
+template <class A, class F> struct Body;
+template <class F> struct Body<NoAhead, F> {
   F f;
-  Body(A& ah, const F& fn) : home(ah), a(ah), f(fn) {}
+  Body(NoAhead, const F& fn) : f(fn) {}
+  template <class V> inline auto operator()(V lanes, int64_t r, int64_t c) { return f(lanes, r, c); }
+  inline void done() {}
+};
+template <class F> struct Body<Fetch, F> {
+  Ahead* home;
+  Ahead a;
+  int lines;
+  F f;
+  Body(Fetch fe, const F& fn) : home(fe.home), a(*fe.home), lines(fe.lines), f(fn) {}
   template <class V> inline auto operator()(V lanes, int64_t r, int64_t c) {
-    fetch_ahead(a);
+    fetch_ahead(a, lines);
     return f(lanes, r, c);
   }
-  inline void done() { home = a; }
+  inline void done() { *home = a; }
 };
 
 // Whether a stored window may be fused with another loaded or stored window: they share no byte, or
@@ -241,7 +259,7 @@ template <class V> inline V splat(float x) { return Lanes<V>::splat(x); }
 // f(lanes, r, c) for every element (r, c) of the vr x vc window: 32 columns at a time, then 8, then
 // a scalar tail.  flat: every tile of the group is ND with exactly vc columns, so the window is one
 // run of vr * vc elements (no per-row tail).
-template <class A, class F> inline void each(int vr, int vc, bool flat, A& ah, const F& fn) {
+template <class A, class F> inline void each(int vr, int vc, bool flat, A ah, const F& fn) {
   Body<A, F> f(ah, fn);
   int64_t rows = vr, cols = vc;
   if (flat) {
@@ -263,7 +281,7 @@ template <class A, class F> inline void each(int vr, int vc, bool flat, A& ah, c
 // out[r] (an [R,1] tile) gets the row's sum in pto::row_sum's order: element c in lane c % 8, each
 // lane left to right, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)) -- what an 8-wide accumulator gives
 // when the registers are added in column order.
-template <class T, class A, class F> inline void each_row_sum(int vr, int vc, T* out, A& ah, const F& fn) {
+template <class T, class A, class F> inline void each_row_sum(int vr, int vc, T* out, A ah, const F& fn) {
   Body<A, F> f(ah, fn);
   int64_t r = 0;
 #if defined(PTO_FUSE_V8)
@@ -329,7 +347,7 @@ template <class T, class A, class F> inline void each_row_sum(int vr, int vc, T*
 // mattering, unless the row holds a NaN (the first one wins) or reduces to a zero (the last zero's
 // sign wins): such a row is reduced again from src, sequentially, as the per-op code does.
 template <int K, class T, class A, class F>
-inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_cols, A& ah, const F& fn) {
+inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_cols, A ah, const F& fn) {
   Body<A, F> f(ah, fn);
   auto pick = [](float m, float x) { return K == RMax ? (x > m ? x : m) : (x < m ? x : m); };
   for (int64_t r = 0; r < vr; ++r) {
