@@ -148,6 +148,7 @@ class KernelCodegen:
         self._tmp = 0
         self.fuse = fusion.enabled()
         self.fused_groups = 0
+        self.uses_ahead = False  # a fused group reads or notes the next row tile's window (fusion.py)
         self.outline_limit = outline.chunk_lines()
         self.outlined = 0  # lines already inside outlined chunks (:mod:`.outline`)
         self.outlined_chunks = 0
@@ -538,6 +539,8 @@ class KernelCodegen:
         out.append("")
         out.append("static void core_main(pto::Core& C) {")
         out += prologue
+        if self.uses_ahead:
+            out.append("  pto::fz::Ahead ahead_;  // the next row tile's GM window, noted by fused loads (fuse.h)")
         out += body
         out.append("}")
         out.append("")
