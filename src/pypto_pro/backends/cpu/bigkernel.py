@@ -12,9 +12,9 @@ lines; g++ -O3 spent about a minute of CPU on such a kernel (54 s for qwen3_next
   parameters, and every group calls it.  The loop's text is unchanged; the names it used now bind to
   parameters of the same types (values for ``const`` ones, references otherwise, as the lambda's
   ``[&]`` capture did), so it computes the same bits.
-* **The glue at -O1.**  What remains in ``core_main`` and its outlined chunks is scalar control code
+* **The glue at -Og.**  What remains in ``core_main`` and its outlined chunks is scalar control code
   (loop bounds, valid shapes, sites, the fused groups' guards) and one call per tile op or the
-  per-op fallback of a fused group.  Those functions get ``__attribute__((optimize("O1")))``; the
+  per-op fallback of a fused group.  Those functions get ``__attribute__((optimize("Og")))``; the
   tile ops (``include/pto``) and the fused loops stay at the kernel's -O level, since g++ does not
   inline a function of a higher optimisation level into one of a lower level: each op is compiled
   once, out of line, at -O3.  The value-affecting flags (no FMA contraction, ``-fwrapv``, no
@@ -162,11 +162,11 @@ def share_loops(body: List[str]) -> Tuple[List[str], List[str]]:
     return defs, out
 
 
-def glue_at_o1(body: List[str]) -> List[str]:
-    """``body`` with its outlined chunks (:mod:`.outline`) compiled at -O1 like ``core_main``."""
+def glue_at_og(body: List[str]) -> List[str]:
+    """``body`` with its outlined chunks (:mod:`.outline`) compiled at -Og like ``core_main``."""
     head = outline.LAMBDA_HEAD
-    o1 = head.replace("noinline", f"noinline, {GLUE_ATTR}")
-    return [line.replace(head, o1, 1) if line.lstrip().startswith(head) else line for line in body]
+    og = head.replace("noinline", f"noinline, {GLUE_ATTR}")
+    return [line.replace(head, og, 1) if line.lstrip().startswith(head) else line for line in body]
 
 
 def core_main_line(big: bool) -> str:
