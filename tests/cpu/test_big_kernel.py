@@ -3,7 +3,6 @@ fused loop becomes one function that every group with that loop calls, and the g
 is compiled at -Og.  A kernel forced into that shape (a threshold of 1 line) gives the interpreter's
 bits: fp32 and fp16 groups, scalar operands, a row reduction, groups with and without fused loads,
 repeated groups sharing one loop, and a fallback the runtime guard takes (a view's partial window)."""
-import ml_dtypes  # noqa: F401  (fp16 via numpy)
 import numpy as np
 import pytest
 
