@@ -6,9 +6,10 @@ tensor's type, dtype, shape and device and every scalar's type, fills the argume
 compiled kernel.  Everything else takes the Python launcher, which does every check with its usual
 messages (:mod:`pypto_pro.runtime.fastpath`).
 
-The extension is one module for all kernels, built once per Python and toolchain in the build cache
-(like the runtime library) on a background thread the first time a signature is frozen, so no launch
-waits for it; until it is loaded (or where there are no Python headers) launches take the Python path.
+The extension is one module for all kernels, built once per Python and toolchain in the per-user cache
+(like the runtime library: ``make venv`` builds it), else on a background thread the first time a
+signature is frozen, so no launch waits for it; until it is loaded (or where there are no Python
+headers) launches take the Python path.
 ``PYPTO_C_LAUNCHER=0`` turns it off.
 """
 from __future__ import annotations
@@ -80,25 +81,35 @@ def wait_built() -> Optional[ModuleType]:
     return _module
 
 
+def build_extension(tc: Optional[Toolchain] = None) -> Optional[Path]:
+    """The extension for this Python and toolchain, compiled if missing (None: no compiler or no Python
+    headers).  It lives in the per-user cache next to the runtime library (``prebuilt``), so a new build
+    directory does not compile it again; ``make venv`` builds it (``python -m pypto_pro.backends.cpu``)."""
+    include = sysconfig.get_paths().get("include")
+    tc = tc or find_toolchain()
+    if not include or not (Path(include) / "Python.h").exists() or tc is None:
+        return None
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    key = cache.digest(SOURCE.read_text(), tc.identity, include, suffix, __version__)
+    entry = cache.CacheEntry(cache.user_cache_root() / "pylaunch" / key[:16])
+    name = f"pto_launch{suffix}"
+
+    def produce(tmp: Path):
+        compile_shared(tc, SOURCE, tmp / name, opt="-O2", extra=(f"-I{include}",))
+        return {name: name}
+
+    entry.build(produce)
+    return entry.path(name)
+
+
 def _build_and_load() -> None:
     global _module, _state
     try:
-        include = sysconfig.get_paths().get("include")
-        tc: Optional[Toolchain] = find_toolchain()
-        if not include or not (Path(include) / "Python.h").exists() or tc is None:
+        path = build_extension()
+        if path is None:
             _state = "unavailable"
             return
-        suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-        key = cache.digest(SOURCE.read_text(), tc.identity, include, suffix, __version__)
-        entry = cache.entry("_pto_launch", "host", key)
-        name = f"pto_launch{suffix}"
-
-        def produce(tmp: Path):
-            compile_shared(tc, SOURCE, tmp / name, opt="-O2", extra=(f"-I{include}",))
-            return {name: name}
-
-        entry.build(produce)
-        loader = importlib.machinery.ExtensionFileLoader("pto_launch", str(entry.path(name)))
+        loader = importlib.machinery.ExtensionFileLoader("pto_launch", str(path))
         spec = importlib.util.spec_from_loader("pto_launch", loader)
         mod = importlib.util.module_from_spec(spec)
         loader.exec_module(mod)

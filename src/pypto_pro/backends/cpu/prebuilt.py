@@ -272,8 +272,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             print("pypto_pro: no C++ compiler found; nothing to prebuild (the cpu backend is unavailable)")
         return 0
     from ..sim.fast.replaylib import build_replay  # the simulator's fast path links it (same toolchain)
+    from .clauncher import build_extension  # the C launcher (once per Python and toolchain)
 
-    for path in prebuild(tc) + [build_replay(tc)]:
+    launcher = build_extension(tc)
+    for path in prebuild(tc) + [build_replay(tc)] + ([launcher] if launcher is not None else []):
         if not quiet:
             print(f"pypto_pro: prebuilt {path}")
     return 0
