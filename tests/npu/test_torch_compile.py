@@ -45,3 +45,33 @@ def test_a_compiled_module_launches_the_kernel(tmp_path):
     done = run_python(["-m", "pypto_pro.npu", path], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "compiled ok" in done.stdout
+
+
+def test_npu_devices_inside_a_compiled_region_mean_the_cpu(tmp_path):
+    """A compiled region is traced on fake tensors, which keep the device they are given: the stand-in runs
+    compiled code in a mode that maps ``npu`` devices to the CPU, so the graph names the CPU."""
+    path = script(tmp_path, "compiled_devices.py", """
+        import warnings
+        import torch, torch_npu
+        from torch.overrides import _get_current_function_mode_stack
+
+        def f(x):
+            return x + torch.ones(4, device="npu") + x.to("npu:0")
+
+        class Twice(torch.nn.Module):
+            def forward(self, x):
+                return x * torch.full((4,), 2.0, device=torch.device("npu", 0))
+
+        x = torch.randn(4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no graph break at Tensor.to
+            compiled = torch.compile(f, backend="eager", fullgraph=True)
+            assert torch.equal(compiled(x), x + 1 + x) and torch.equal(compiled(x), x + 1 + x)
+        twice = torch.compile(Twice(), backend="eager")
+        assert isinstance(twice, torch.nn.Module) and torch.equal(twice(x), x * 2)
+        assert _get_current_function_mode_stack() == []  # eager code outside stays mode-free
+        print("compiled devices ok")
+    """)
+    done = run_python(["-m", "pypto_pro.npu", path], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "compiled devices ok" in done.stdout

@@ -14,6 +14,7 @@ import contextlib
 from typing import Any, Iterator, Optional
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from pypto_pro.runtime import capture as _capture
 
@@ -32,7 +33,7 @@ CAPTURE_SAFE = frozenset({
 
 def check_capture_op(func: Any) -> None:
     """Refuse a torch operator called inside a capture unless it only allocates or reads metadata."""
-    if not _capture.capturing or _capture.active() is None:  # runs for every torch call under the stand-in
+    if _capture.active() is None:
         return
     name = getattr(func, "__name__", str(func))
     if name not in CAPTURE_SAFE:
@@ -41,17 +42,32 @@ def check_capture_op(func: Any) -> None:
                                    "torch operator outside the capture")
 
 
+class CaptureGuardMode(TorchFunctionMode):
+    """Sees every torch call of the capturing thread while a capture is open (:func:`check_capture_op`).
+    Pushed by ``capture_begin`` and popped by ``capture_end``: outside a capture no torch call pays for it."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        check_capture_op(func)
+        return func(*args, **(kwargs or {}))
+
+
 class NPUGraph:
     """A captured sequence of kernel launches (``capture_begin`` / ``capture_end`` / ``replay``)."""
 
     def __init__(self, *_args: Any, **_kwargs: Any) -> None:
         self._capture: Optional[_capture.LaunchCapture] = None
+        self._guard: Optional[CaptureGuardMode] = None
 
     def capture_begin(self, *_args: Any, **_kwargs: Any) -> None:
         self._capture = _capture.LaunchCapture()
         _capture.begin(self._capture)
+        self._guard = CaptureGuardMode()
+        self._guard.__enter__()
 
     def capture_end(self) -> None:
+        if self._guard is not None:
+            self._guard.__exit__(None, None, None)
+            self._guard = None
         _capture.end()
 
     def replay(self) -> None:

@@ -4,11 +4,12 @@
 the JIT compiles for (``$PYPTOPRO_JIT_ARCH``, default a5 = Ascend 950): kernels run synchronously
 on the host, so streams and events are ordered trivially and ``synchronize`` returns at once.
 Settings that only steer the device (core limits, internal formats) are recorded and have no effect.
-On-board profiling, graph capture and the CANN ``torch_npu.npu_*`` operators raise
-:class:`~pypto_pro.npu.NpuOnlyFacilityError`, except two exactly defined conversions the stand-in
+On-board profiling, device dumps and the CANN ``torch_npu.npu_*`` / ``torch_npu._npu_*`` operators raise
+:class:`~pypto_pro.npu.NpuOnlyFacilityError`, except three exactly defined conversions the stand-in
 computes: ``npu_trans_quant_param``, a fixed bit-level format conversion (:mod:`pypto_pro.npu.quant_param`),
-and ``npu_format_cast`` to ND or FRACTAL_NZ, a storage-format change that keeps the logical values
-(:mod:`pypto_pro.npu.formats`, with ``get_npu_format`` and ``Format``).
+``npu_format_cast`` to ND or FRACTAL_NZ, a storage-format change that keeps the logical values
+(:mod:`pypto_pro.npu.formats`, with ``get_npu_format`` and ``Format``), and ``npu_dtype_cast``, the
+element-type conversion (HiFloat8 included, :mod:`pypto_pro.npu.dtype_cast`).
 """
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from pypto_pro.runtime import capture as _capture
 
 from . import NpuOnlyFacilityError, graphs
 from .formats import Format, get_npu_format, npu_format_cast  # noqa: F401  (torch_npu.*)
+from .dtype_cast import npu_dtype_cast  # noqa: F401  (torch_npu.npu_dtype_cast)
 from .quant_param import npu_trans_quant_param  # noqa: F401  (torch_npu.npu_trans_quant_param)
+from ..log import logger
 
 ARCH = resolve_arch(None)
 """The arch whose device the stand-in reports (and that kernels compile for by default)."""
@@ -46,8 +49,8 @@ def _npu_only(facility: str, hint: str = ""):
 
 
 def __getattr__(name: str):
-    """``torch_npu.npu_*``: the CANN operators have no CPU implementation here."""
-    if name.startswith("npu_"):
+    """``torch_npu.npu_*`` / ``torch_npu._npu_*``: the CANN operators have no CPU implementation here."""
+    if name.startswith(("npu_", "_npu_")):
         return _npu_only(f"torch_npu.{name}", "compute the reference with plain torch on the CPU")
     raise AttributeError(f"module 'torch_npu' (pypto CPU stand-in) has no attribute {name!r}")
 
@@ -208,13 +211,25 @@ def device(index: Any):
         _DeviceState.current = previous
 
 
+_knobs_logged: set = set()
+
+
+def _log_knob_once(name: str) -> None:
+    """Say once per process, at INFO, that an NPU tuning knob is recorded and has no effect here."""
+    if name not in _knobs_logged:
+        _knobs_logged.add(name)
+        logger.info("%s steers the NPU only: recorded by the CPU stand-in, no effect", name)
+
+
 def set_device_limit(device: Any, cube_num: Optional[int] = None, vector_num: Optional[int] = None) -> None:
     """Core limits steer the NPU scheduler only: recorded, no effect on results."""
+    _log_knob_once("torch.npu.set_device_limit")
     _DeviceState.limits[_ordinal(device)] = (cube_num, vector_num)
 
 
 def set_stream_limit(stream_: Stream, cube_num: Optional[int] = None, vector_num: Optional[int] = None) -> None:
     """Per-stream core limits: recorded on the stream, no effect on results."""
+    _log_knob_once("torch.npu.set_stream_limit")
     stream_.limits = (cube_num, vector_num)
 
 
@@ -240,10 +255,30 @@ def _is_in_bad_fork() -> bool:
     return False
 
 
-config = types.SimpleNamespace(allow_internal_format=False)
-"""``torch_npu.npu.config``: ``allow_internal_format`` is recorded and has no effect (``npu_format_cast``
-keeps the format it is asked for either way; the switch only lets torch_npu's own operators pick
-internal formats for their outputs, which no stand-in operator does)."""
+class _Config:
+    """``torch_npu.npu.config``: ``allow_internal_format`` is recorded and has no effect (``npu_format_cast``
+    keeps the format it is asked for either way; the switch only lets torch_npu's own operators pick
+    internal formats for their outputs, which no stand-in operator does)."""
+
+    def __init__(self) -> None:
+        self._allow_internal_format = False
+
+    @property
+    def allow_internal_format(self) -> bool:
+        return self._allow_internal_format
+
+    @allow_internal_format.setter
+    def allow_internal_format(self, value: bool) -> None:
+        _log_knob_once("torch.npu.config.allow_internal_format")
+        self._allow_internal_format = bool(value)
+
+
+config = _Config()
+
+
+def _device_dump(name: str):
+    return _npu_only(f"torch.npu.{name} (device dumps)",
+                     "dump kernel data on the CPU with the interp backend or the simulator's trace instead")
 
 for _name, _value in {
     "set_device": set_device, "current_device": current_device, "device_count": device_count,
@@ -255,6 +290,8 @@ for _name, _value in {
     "set_stream_limit": set_stream_limit, "is_current_stream_capturing": is_current_stream_capturing,
     "manual_seed": manual_seed, "manual_seed_all": manual_seed_all, "seed": seed, "config": config,
     "_is_in_bad_fork": _is_in_bad_fork,
+    "init_dump": _device_dump("init_dump"), "set_dump": _device_dump("set_dump"),
+    "finalize_dump": _device_dump("finalize_dump"),
     "memory_reserved": _zero, "memory_allocated": _zero, "max_memory_allocated": _zero,
     "max_memory_reserved": _zero, "empty_cache": _nothing, "reset_peak_memory_stats": _nothing,
     "NPUGraph": graphs.NPUGraph, "graph": graphs.graph,
