@@ -2,28 +2,30 @@
 
 The evaluator walks the graph's statements; each node is computed by its op's numpy reference in the
 node op table (``pypto/nodeops.py``), in FP32 (or the integer type), rounded once to its dtype, like
-the tile ops; a chain of FP16 add/sub/mul passes its FP32 values on, as the lowering does
-(``pypto/lower/widening.py``)."""
+the tile ops; the 16-bit float ops the official AutoCast computes in FP32 pass their FP32 values
+on, as the lowering does (``pypto/lower/widening.py``)."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import numpy as np
+
+from pypto_pro.arch import resolve_arch
 
 from .graph import Branch, Graph, Loop, Node, Store
 from .nodeops import NODE_OPS
 from .lower.program import eval_expr
-from .lower.widening import Widening, chained
+from .lower.widening import Widening
 from .symbolic import SymbolicScalar, to_expr
 
 
 class _Eval:
-    def __init__(self, graph: Graph, user: Dict[int, np.ndarray], env: Dict[int, Any]):
+    def __init__(self, graph: Graph, user: Dict[int, np.ndarray], env: Dict[int, Any], arch: Optional[str]):
         self.env = env
         self.arrays: Dict[int, np.ndarray] = {}
         #: node uid -> value within the current statement (expressions are DAGs: gcd's unrolled steps)
         self.cache: Dict[int, np.ndarray] = {}
-        self.widening = Widening({})
+        self.widening = Widening({}, resolve_arch(arch).name)
         for b in graph.params:
             self.arrays[b.uid] = user[b.index]
 
@@ -54,8 +56,7 @@ class _Eval:
         return view, [kept.index(ax) for ax in a["axes"]]
 
     def value(self, n: Node) -> np.ndarray:
-        if chained(n):
-            n = self.widening.narrowed(n)
+        n = self.widening.resolve(n)
         hit = self.cache.get(n.uid)
         if hit is None:
             hit = self.cache[n.uid] = self._value(n)
@@ -89,9 +90,11 @@ class _Eval:
                                           "(pass verification of communicating kernels)")
 
 
-def run_graph(graph: Graph, user: Dict[int, np.ndarray], dyn: Dict[int, int]) -> Dict[int, np.ndarray]:
-    """Execute ``graph`` on numpy; returns the parameter arrays (modified in place) by argument index."""
-    ev = _Eval(graph, user, dict(dyn))
+def run_graph(graph: Graph, user: Dict[int, np.ndarray], dyn: Dict[int, int],
+              arch: Optional[str] = None) -> Dict[int, np.ndarray]:
+    """Execute ``graph`` on numpy for ``arch`` (its 16-bit float rules; None: ``$PYPTOPRO_JIT_ARCH``);
+    returns the parameter arrays (modified in place) by argument index."""
+    ev = _Eval(graph, user, dict(dyn), arch)
     ev.run(graph.body)
     return user
 

@@ -63,8 +63,8 @@ class SymbolicScalar:
             expr = expr.expr
         if isinstance(expr, str):
             expr = ir.Var(expr, DT_INT64)  # as the dims of DYNAMIC axes
-        elif isinstance(expr, int) and not isinstance(expr, bool):
-            expr = ir.const(expr)
+        elif isinstance(expr, int):  # a bool is the int 0 or 1, as the official (pybind11) constructor takes it
+            expr = ir.const(int(expr))
         elif not isinstance(expr, ir.Expr):
             raise KernelTypeError(f"pypto.SymbolicScalar takes a dim name (str) or an int, got {expr!r}")
         self.expr = expr

@@ -63,6 +63,8 @@ def test_the_threshold_comes_from_the_environment(monkeypatch):
     (["{", "  const auto d_ = T_<float>(C, 8);", "}"], True),  # scoped: nothing later reads it
     (["const auto d_ = T_<float>(C, 8);"], False),  # later statements might
     (["pto::fz::each_row(C, [&](auto v_, int64_t r_) {", "  return v_;", "});"], True),  # the lambda's own
+    (["pto::fz::each(w_.vr, w_.vc, false, ahead_, [=](auto lanes_, int64_t r_, int64_t c_) {", "  return v0;",
+      "});"], True),  # a fused group's body, captured by value
 ])
 def test_a_run_is_cut_only_where_the_meaning_stays(lines, ok):
     assert outline.can_outline(lines) is ok

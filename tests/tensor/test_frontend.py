@@ -235,7 +235,7 @@ def test_pass_verify_reports_first_mismatch(monkeypatch):
         pypto.set_vec_tile_shapes(16, 64)
         y[:] = x + 1
 
-    def wrong(graph, user, dyn):
+    def wrong(graph, user, dyn, arch=None):
         out = {i: a.copy() for i, a in user.items()}
         out[1][...] = 0
         return out

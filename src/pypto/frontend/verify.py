@@ -66,7 +66,7 @@ def verify_run(jit, entry, user: Dict[int, np.ndarray], dyn: Dict[int, int], bac
     """Reference first (on copies), then the lowered program on the reference backend (the interpreter,
     ``backends.REFERENCE``), then the compare."""
     inputs = {i: a.copy() for i, a in user.items()}
-    expected = run_graph(entry.graph, inputs, dyn)
+    expected = run_graph(entry.graph, inputs, dyn, getattr(jit, "arch_request", None))
     report = entry.program.run(user, dyn, backends.REFERENCE)
     tol = vopts["pass_verify_error_tol"]
     rtol, atol = (tol, tol) if isinstance(tol, (int, float)) else tuple(tol)

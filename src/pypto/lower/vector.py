@@ -135,7 +135,7 @@ class Pass:
         self.memo: Dict[Tuple, Val] = {}
         #: (node uid, shape) already planned with this pass as the probe
         self.planned: set = set()
-        self.widening = Widening(mats)
+        self.widening = Widening(mats, lw.b.arch.name)
 
     # -------------------------------------------------------------- classification
     def node_dims(self, n: Node, shape=None):
@@ -174,8 +174,7 @@ class Pass:
         if hit is not None:
             return hit
         m = self.mats.get(n.uid)
-        if m is not None:
-            n = m
+        n = m if m is not None else self.widening.resolve(n)
         k = self.kind(n, shape)
         with self.b.at(n.loc):
             val = getattr(self, "e_" + n.op)(n, k, region, shape)
@@ -317,8 +316,6 @@ class Pass:
 
     def e_unary(self, n: Node, k: str, region: Region, shape) -> Val:
         fn = n.attrs["fn"]
-        if work_dtype(n) is not None:
-            return self.detour(n, region, shape)
         x = self.operand(n.inputs[0], k, region, shape)
         if k == "one":
             x = self.broadcast(x, "row", n.dtype, region)
@@ -327,14 +324,8 @@ class Pass:
         self.b.op(fn, dst=t, src=x.ref, **extra)
         return Val(t, x.kind)
 
-    def detour(self, n: Node, region: Region, shape) -> Val:
-        """``n`` computed in its :func:`~.widening.work_dtype`, the result converted back (widening.py)."""
-        return self.eval(self.widening.narrowed(n), region, shape)
-
     def e_binary(self, n: Node, k: str, region: Region, shape) -> Val:
         fn = n.attrs["fn"]
-        if work_dtype(n) is not None:
-            return self.detour(n, region, shape)
         full = self._broadcast_addend(n, shape) if k == "full" else None
         if full is not None:
             return self.expand_add(n, full, region, shape)
@@ -364,7 +355,8 @@ class Pass:
 
     def _broadcast_addend(self, n: Node, shape) -> Optional[int]:
         """For a float ``add`` of a full and a row/col operand: the index of the full input."""
-        if n.op != "binary" or n.attrs["fn"] != "add" or not n.dtype.is_float() or work_dtype(n) is not None:
+        if (n.op != "binary" or n.attrs["fn"] != "add" or not n.dtype.is_float()
+                or work_dtype(n, self.widening.arch) is not None):
             return None
         kinds = [self.kind(i, shape) for i in n.inputs]
         return kinds.index("full") if sorted(kinds) in (["full", "row"], ["col", "full"]) else None
@@ -417,8 +409,6 @@ class Pass:
 
     def e_binary_scalar(self, n: Node, k: str, region: Region, shape) -> Val:
         fn, s, rev = n.attrs["fn"], expr(n.attrs["scalar"]), n.attrs["reverse"]
-        if work_dtype(n) is not None:
-            return self.detour(n, region, shape)
         x = self.operand(n.inputs[0], k, region, shape)
         if x.kind == "one":
             x = self.broadcast(x, "row", n.dtype, region)

@@ -307,13 +307,24 @@ def floor_div(x, other) -> Tensor:
     return cast(where(_truncated_above_floor(r, y), sub(q, 1), q), dtype)
 
 
+def _in_fp32(formula, x, other) -> Tensor:
+    """A float ``fmod``/``remainder`` computed in FP32 and rounded once to the result dtype: the
+    official tensor level computes both in FP32 for FP16 and BF16 operands, on every arch."""
+    tensors = [node_of(v).dtype for v in (x, other) if not is_scalar(v)]
+    dtype = promote(*tensors) if len(tensors) == 2 else tensors[0]
+    if dtype not in (dt.DT_FP16, dt.DT_BF16):
+        return formula(x, other)
+    y = formula(*(v if is_scalar(v) else _f32(v) for v in (x, other)))
+    return cast(y, dtype)
+
+
 def remainder(x, other, precision_type=None) -> Tensor:
     """torch's ``%``: the sign of the divisor; integers exactly, floats ``x - floor(x / other) * other``;
     ``precision_type``: :func:`check_precision`."""
     check_precision("remainder", precision_type)
     ints = _int_division("remainder", x, other)
     if ints is None:
-        return sub(x, mul(floor(div(x, other)), other))
+        return _in_fp32(lambda a, b: sub(a, mul(floor(div(a, b)), b)), x, other)
     y, _, r, dtype = ints
     return cast(where(_truncated_above_floor(r, y), add(r, y), r), dtype)
 
@@ -324,7 +335,7 @@ def fmod(x, other, precision_type=None) -> Tensor:
     check_precision("fmod", precision_type)
     ints = _int_division("fmod", x, other)
     if ints is None:
-        return sub(x, mul(trunc(div(x, other)), other))
+        return _in_fp32(lambda a, b: sub(a, mul(trunc(div(a, b)), b)), x, other)
     return cast(ints[2], ints[3])
 
 

@@ -40,6 +40,16 @@ def _result_dtype(fn: str, dtype: dt.DataType, work: dt.DataType) -> dt.DataType
     return dtype if dtype.is_float() or fn in ("max", "min") else work
 
 
+def _converted(n: Node, dtype: dt.DataType, fn: str) -> Node:
+    """``n`` as ``dtype``.  A conversion between a 16-bit float and FP32 is the one the official
+    AutoCast inserts around its row reductions: marked, so that it joins a chain of ops computed in
+    FP32 where the arch's table lists the reduction (``pypto/lower/widening.py``)."""
+    c = cast_node(n, dtype)
+    if c is not n and {n.dtype, dtype} & {dt.DT_FP16, dt.DT_BF16} and dt.DT_FP32 in (n.dtype, dtype):
+        c.attrs["autocast"] = ("reduce", fn)
+    return c
+
+
 def _dims(dim, ndim: int) -> list:
     """The dims a reduction combines: ``dim`` as a list; None or an empty sequence (``dim=()`` /
     ``dim=[]``, torch's spelling of "no dim given") is every dim."""
@@ -61,13 +71,13 @@ def _reduce(fn: str, x, dim, keepdim: bool) -> Tensor:
             raise KernelTypeError(f"pypto.{fn}: BOOL input (torch has no BOOL {fn} either); cast it to an integer "
                                   f"dtype first")
     work = _work_dtype(fn, n.dtype)
-    cur = cast_node(n, work)
+    cur = _converted(n, work, fn)
     for ax in reversed(axes):
         shape = list(cur.shape)
         shape[ax] = 1
         dtype = dt.DT_INT32 if fn in ("argmax", "argmin") else work
         cur = Node("reduce", (cur,), tuple(shape), dtype, {"fn": fn, "axis": ax})
-    t = out(cast_node(cur, _result_dtype(fn, n.dtype, work)))
+    t = out(_converted(cur, _result_dtype(fn, n.dtype, work), fn))
     if not keepdim:
         # a full reduction keeps one axis of size 1: tensors here are at least 1-D, and a [1] value
         # broadcasts wherever torch's 0-d result would

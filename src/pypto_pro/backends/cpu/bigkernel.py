@@ -51,6 +51,8 @@ _DECL_INIT = re.compile(r"^\s*(?P<type>(?:const\s+)?[\w:]+(?:<[^<>;]*>)?(?:\s*\*
                         r"(?P<name>[A-Za-z]\w*_)\s*=")
 _DECL_LIST = re.compile(r"^\s*(?P<type>[\w:]+(?:<[^<>;]*>)?)\s+(?P<names>[A-Za-z]\w*_(?:\s*,\s*[A-Za-z]\w*_)*)\s*;")
 _GROUP_OPEN = "// fused element-wise group"
+#: What fused loops may use that ``core_main`` declares at its top (codegen.py): the fetch-ahead state.
+_KERNEL_DECLS = {"ahead_": "pto::fz::Ahead"}
 
 
 def big_lines() -> int:
@@ -142,7 +144,7 @@ def share_loops(body: List[str]) -> Tuple[List[str], List[str]]:
         end = _loop_end(body, i)
         indent = line[:len(line) - len(line.lstrip())]
         loop = [text[len(indent):] if text.startswith(indent) else text.lstrip() for text in body[i:end]]
-        sig = _signature(loop, _declarations(body, i))
+        sig = _signature(loop, {**_KERNEL_DECLS, **_declarations(body, i)})
         if sig is None:
             out += body[i:end]
             i = end

@@ -149,6 +149,7 @@ class KernelCodegen:
         self._tmp = 0
         self.fuse = fusion.enabled()
         self.fused_groups = 0
+        self.uses_ahead = False  # a fused group reads or notes the next row tile's window (fusion.py)
         self.outline_limit = outline.chunk_lines()
         self.outlined = 0  # lines already inside outlined chunks (:mod:`.outline`)
         self.outlined_chunks = 0
@@ -545,6 +546,8 @@ class KernelCodegen:
         out += loops
         out.append(bigkernel.core_main_line(big))
         out += prologue
+        if self.uses_ahead:
+            out.append("  pto::fz::Ahead ahead_;  // the next row tile's GM window, noted by fused loads (fuse.h)")
         out += body
         out.append("}")
         out.append("")

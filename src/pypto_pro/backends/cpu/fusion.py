@@ -620,28 +620,27 @@ class _Loop:
             if k in self.used:
                 g.emit(f"{ct}* const {self.ptr[k]} = C.ptr<{ct}>(kTiles[{g.decl_index[t.uid]}]);  // {t.name}")
         self._ahead()
+        # the body captures by value: the loop function keeps its copy in registers (fuse.h Body)
+        fetch = "pto::fz::NoAhead()" if self._loads() else f"pto::fz::fetching(ahead_, {2 if self.grp.stores else 1})"
+        body = f"{fetch}, [=](auto lanes_, int64_t r_, int64_t c_) {{"
         if rs is None:
-            g.emit(f"pto::fz::each(w_.vr, w_.vc, {self._flat()}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
+            g.emit(f"pto::fz::each(w_.vr, w_.vc, {self._flat()}, {body}")
         else:
             out = self.ptr[_key(rs.dst)]
             g.emit(f"// {rs.dst.name}[r] = {rs.stmt.op.name} of the values returned for row r (pto::{rs.stmt.op.name}'s result)")
             if rs.kind == "sum":
-                g.emit(f"pto::fz::each_row_sum(w_.vr, w_.vc, {out}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
+                g.emit(f"pto::fz::each_row_sum(w_.vr, w_.vc, {out}, {body}")
             else:
                 k = _key(rs.src)
                 g.emit(f"pto::fz::each_row_minmax<pto::R{rs.kind.capitalize()}>(w_.vr, w_.vc, {out}, {self.ptr[k]}, "
-                       f"{k[2][1]}, [&](auto lanes_, int64_t r_, int64_t c_) {{")
+                       f"{k[2][1]}, {body}")
         g.indent += 1
         g.emit("using V = decltype(lanes_);  // pto::fz::P4 (32 columns), __m256 (8) or float (the tail)")
         g.emit("namespace fz = pto::fz;")
-        if not self._loads():
-            g.emit("fz::fetch_ahead(ah_);  // the next row tile's GM window, two lines per step")
         for line in self.body:
             g.emit(line)
         g.indent -= 1
         g.emit("});")
-        if not self._loads():
-            g.emit("pto::fz::ahead() = ah_;  // the lines left for the next group")
         for st in self.grp.stores:
             g.emit(f"pto::fz::end_stores({self.runs[id(st.stmt)]});  // order streamed stores")
 
@@ -651,12 +650,13 @@ class _Loop:
         arithmetic, or the streaming stores, which leave the read side of the memory idle) fetches
         the noted window as it runs."""
         g = self.g
+        g.uses_ahead = True
         if not self._loads():
-            g.emit("pto::fz::Ahead ah_ = pto::fz::ahead();  // the window a load group noted (a copy in registers)")
+            g.emit("// the loop fetches the window a load group noted in ahead_ (a line or two per step)")
             return
         for op in self.grp.ops:
             if op.fn == "load":
-                g.emit(f"pto::fz::note_ahead(C.ptr<{self.ct}>(kTiles[{g.decl_index[op.dst.uid]}]), "
+                g.emit(f"pto::fz::note_ahead(ahead_, C.ptr<{self.ct}>(kTiles[{g.decl_index[op.dst.uid]}]), "
                        f"{self.runs[id(op.stmt)]}, w_);  // fetched by the next group without GM")
 
     def _loads(self) -> bool:

@@ -67,7 +67,7 @@ def _strip_lambdas(text: str) -> str:
     """``text`` without the bodies of the lambdas it defines (a ``return`` there returns from the lambda)."""
     out, i = [], 0
     while True:
-        j = text.find("[&]", i)
+        j = min((p for p in (text.find("[&]", i), text.find("[=]", i)) if p >= 0), default=-1)
         if j < 0:
             out.append(text[i:])
             return "".join(out)

@@ -106,24 +106,20 @@ inline bool gm_run(const Gm<T>& g, const int64_t* offs, int a0, int a1, const Wi
 // group; its compute groups (exp + row sum) touch no memory beyond L1 and its store group only
 // writes.  So the load group notes the GM window its next iteration will most likely read
 // (memory.h next_window: one stride ahead of the tile's previous load), and the following groups
-// without loads fetch it into the caches, two 64-byte lines per 32-column step: the transfer then
-// overlaps their arithmetic or stores instead of stalling the next load group.  A prefetch never
-// faults and never changes a value.
+// without loads fetch it into the caches, a line or two per 32-column step (Fetch below): the
+// transfer then overlaps their arithmetic or stores instead of stalling the next load group.  A
+// prefetch never faults and never changes a value.  The state is a local of the kernel's core_main
+// (one per core, ``ahead_``), handed to the loops.
 struct Ahead {
   const char* p = nullptr;  // the window's first byte; nullptr: nothing (left) to fetch
   int64_t st0 = 0, row = 0;  // bytes between rows, bytes per row
   int64_t rows = 0, r = 0, c = 0;  // rows; the next line to fetch: row r, byte c
 };
-inline Ahead& ahead() {
-  static thread_local Ahead a;
-  return a;
-}
 
-// Called by a fused load of ``run`` into the tile at ``key``: note its next window.
-template <class T> inline void note_ahead(const void* key, const Run<T>& run, const Window& w) {
+// Called by a fused load of ``run`` into the tile at ``key``: note its next window in ``a``.
+template <class T> inline void note_ahead(Ahead& a, const void* key, const Run<T>& run, const Window& w) {
   const char* nx = next_window(key, (const char*)run.p);
   if (nx == nullptr) return;  // no stride yet, or the same window again (gamma): keep any other note
-  Ahead& a = ahead();
   a.p = nx;
   a.st0 = run.st0 * (int64_t)sizeof(T);
   a.row = w.vc * (int64_t)sizeof(T);
@@ -131,9 +127,9 @@ template <class T> inline void note_ahead(const void* key, const Run<T>& run, co
   a.r = a.c = 0;
 }
 
-// Fetch the next two lines of the noted window (into L2; a no-op once it is all requested).
-inline void fetch_ahead(Ahead& a) {
-  for (int k = 0; k < 2 && a.p; ++k) {
+// Fetch the next ``lines`` lines of the noted window (into L2; a no-op once it is all requested).
+inline void fetch_ahead(Ahead& a, int lines) {
+  for (int k = 0; k < lines && a.p; ++k) {
     __builtin_prefetch(a.p + a.r * a.st0 + a.c, 0, 2);
     a.c += 64;
     if (a.c >= a.row) {
@@ -142,6 +138,46 @@ inline void fetch_ahead(Ahead& a) {
     }
   }
 }
+
+// What a loop fetches as it runs: nothing (NoAhead: a group with loads of its own, which note the
+// next window instead), or ``lines`` lines of the noted window per step (Fetch).  The code generator
+// gives the group that stores the tile (the loop body's last) two lines per 32-column step and the
+// groups before it one: a 32-column fp32 step reads two lines of the current tile, so a store group
+// alone still requests the whole next window (rms_norm), while a fast arithmetic group before it
+// (layer_norm's x - mean pass) no longer issues all of them in one burst: measured at 4096x1024 fp32,
+// two lines per step there left layer_norm's next load pass 6% slower (prefetches dropped).
+struct NoAhead {};
+struct Fetch {
+  Ahead* home;
+  int lines;
+};
+inline Fetch fetching(Ahead& a, int lines) { return Fetch{&a, lines}; }
+
+// The loops below call a group's element function f through Body: a copy of f (a lambda capturing
+// by value) and of the fetch state in the loop function's own frame, which g++ keeps in registers
+// once the calls are inlined.  Through references to the caller's frame, every tile store of the body
+// (which may alias anything under -fno-strict-aliasing) made the next step reload each captured
+// pointer and the fetch state, and the fetch state was stored back every step.  Each call fetches
+// first, as the body used to; done() hands the fetch state back.
+template <class A, class F> struct Body;
+template <class F> struct Body<NoAhead, F> {
+  F f;
+  Body(NoAhead, const F& fn) : f(fn) {}
+  template <class V> inline auto operator()(V lanes, int64_t r, int64_t c) { return f(lanes, r, c); }
+  inline void done() {}
+};
+template <class F> struct Body<Fetch, F> {
+  Ahead* home;
+  Ahead a;
+  int lines;
+  F f;
+  Body(Fetch fe, const F& fn) : home(fe.home), a(*fe.home), lines(fe.lines), f(fn) {}
+  template <class V> inline auto operator()(V lanes, int64_t r, int64_t c) {
+    fetch_ahead(a, lines);
+    return f(lanes, r, c);
+  }
+  inline void done() { *home = a; }
+};
 
 // Whether a stored window may be fused with another loaded or stored window: they share no byte, or
 // they map every (r, c) to the same address (each element is then read before it is written, and the
@@ -223,7 +259,8 @@ template <class V> inline V splat(float x) { return Lanes<V>::splat(x); }
 // f(lanes, r, c) for every element (r, c) of the vr x vc window: 32 columns at a time, then 8, then
 // a scalar tail.  flat: every tile of the group is ND with exactly vc columns, so the window is one
 // run of vr * vc elements (no per-row tail).
-template <class F> inline void each(int vr, int vc, bool flat, F&& f) {
+template <class A, class F> inline void each(int vr, int vc, bool flat, A ah, const F& fn) {
+  Body<A, F> f(ah, fn);
   int64_t rows = vr, cols = vc;
   if (flat) {
     cols = (int64_t)vr * vc;
@@ -237,13 +274,15 @@ template <class F> inline void each(int vr, int vc, bool flat, F&& f) {
 #endif
     for (; c < cols; ++c) f(0.f, r, c);
   }
+  f.done();
 }
 
 // each() for a group that ends in a row sum: f returns the summed value of element (r, c), and
 // out[r] (an [R,1] tile) gets the row's sum in pto::row_sum's order: element c in lane c % 8, each
 // lane left to right, lanes combined ((0+1)+(2+3))+((4+5)+(6+7)) -- what an 8-wide accumulator gives
 // when the registers are added in column order.
-template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&& f) {
+template <class T, class A, class F> inline void each_row_sum(int vr, int vc, T* out, A ah, const F& fn) {
+  Body<A, F> f(ah, fn);
   int64_t r = 0;
 #if defined(PTO_FUSE_V8)
   // Two rows in lockstep where a row holds whole 32-column packs: one row's sum is a chain of
@@ -299,6 +338,7 @@ template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&&
     }
     out[r] = st<T>(combine_lanes(lane, vc < 8 ? vc : 8));
   }
+  f.done();
 }
 
 // each() for a group that ends in a row max (K = RMax) or min (RMin): f returns the reduced value of
@@ -306,8 +346,9 @@ template <class T, class F> inline void each_row_sum(int vr, int vc, T* out, F&&
 // among them.  out[r] gets pto::reduce's result.  Lane-wise max/min give it exactly, the order not
 // mattering, unless the row holds a NaN (the first one wins) or reduces to a zero (the last zero's
 // sign wins): such a row is reduced again from src, sequentially, as the per-op code does.
-template <int K, class T, class F>
-inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_cols, F&& f) {
+template <int K, class T, class A, class F>
+inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_cols, A ah, const F& fn) {
+  Body<A, F> f(ah, fn);
   auto pick = [](float m, float x) { return K == RMax ? (x > m ? x : m) : (x < m ? x : m); };
   for (int64_t r = 0; r < vr; ++r) {
     float m = 0.f;
@@ -377,6 +418,7 @@ inline void each_row_minmax(int vr, int vc, T* out, const T* src, int64_t src_co
     for (c = 1; c < vc; ++c) red.add(ld(row[c]));
     out[r] = reduce_out<K, T>(red);
   }
+  f.done();
 }
 
 // ---------------------------------------------------------------- scalar lanes
