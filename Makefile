@@ -15,7 +15,8 @@ $(VENV)/.installed: pyproject.toml
 	# optional: the cross-host transport of pypto.distributed (MPI one-sided; docs/distributed.md).  Pinned:
 	# MPICH 5.0.x wheels refuse connect/accept between singleton processes, 4.3.2 accepts it
 	$(PIP) install --quiet "mpi4py==4.1.2" "mpich==4.3.2"
-	# once per install: the cpu backend's runtime library and precompiled tile header (per-user cache)
+	# once per install: the cpu backend's runtime library, precompiled tile header, ops library and C launcher
+	# (per-user cache)
 	$(PY) -m pypto_pro.backends.cpu
 	touch $@
 

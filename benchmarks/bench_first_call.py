@@ -7,6 +7,8 @@ Run: ``python benchmarks/bench_first_call.py [--runs N]``.  Each run is a new Py
 * ``installed``: the per-user cache holds what ``make venv`` builds once per install (the runtime library
   and the precompiled tile header, ``python -m pypto_pro.backends.cpu``); this is the goal's number.
 * ``new install``: an empty per-user cache as well (the first kernel also builds the runtime library).
+* ``no ops library``: as ``installed`` with ``PYPTO_PREBUILT_OPS=0`` (the kernel compiles its per-op
+  functions instead of calling the ops library's).
 * ``installed, no PCH``: as ``installed`` with ``PYPTO_PCH=0`` (the kernel parses the tile header).
 
 It prints the median and the spread (min-max) of the wall time, and the CPU time of the compiler processes
@@ -75,8 +77,14 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "pypto_pro.backends.cpu", "--quiet"], check=True)
     print(f"seed 000's Add, first call in a fresh build directory; {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}")
-    summary("installed", [one_run({}) for _ in range(args.runs)])
-    summary("installed, no PCH", [one_run({"PYPTO_PCH": "0"}) for _ in range(args.runs)])
+    settings = [("installed", {}), ("no ops library", {"PYPTO_PREBUILT_OPS": "0"}),
+                ("installed, no PCH", {"PYPTO_PCH": "0"})]
+    runs = {label: [] for label, _ in settings}
+    for _ in range(args.runs):  # interleaved, so a change of the machine's load spreads over all settings
+        for label, env in settings:
+            runs[label].append(one_run(env))
+    for label, _ in settings:
+        summary(label, runs[label])
     if not args.skip_new_install:
         runs = []
         for _ in range(max(1, args.runs // 2)):

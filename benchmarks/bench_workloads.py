@@ -21,6 +21,7 @@ to see whether the order matters on the machine at hand.
 
 Usage: python benchmarks/bench_workloads.py [--repeat N] [--threads 1,2] [--clock wall|cpu] [--only NAME,..]
        [--fresh-pages] [--torch-first]
+(``--only launch --threads ""``: the cached-launch row alone, without a thread table)
 """
 import argparse
 import ctypes
@@ -283,7 +284,7 @@ def main() -> None:
     # The cpu backend sizes its worker pool once per process, from $PYPTO_NUM_THREADS at the first launch:
     # each thread count (and the one-thread launch row) runs in a process of its own.
     parts = ([0] if not only or any("launch" in w for w in only) else []) + \
-        [int(t) for t in args.threads.split(",")]
+        [int(t) for t in args.threads.split(",") if t.strip()]  # --threads "": the launch row alone
     for part in parts:
         env = {**os.environ, "PYPTO_NUM_THREADS": str(max(part, 1))}
         subprocess.run([sys.executable, *sys.argv, "--part", str(part)], env=env, check=True)

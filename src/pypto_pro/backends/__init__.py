@@ -80,6 +80,9 @@ class NativeLauncher(Protocol):
       ``args`` (None where the native path does not apply to it);
     * ``bound(slot, fallback, jit, block_dim)``: ``kernel[None, block_dim]``, calling ``fallback``
       (the Python launcher) for whatever the slot's signature does not cover.
+    * optional ``subscript(getitem, capture_flags, bound_attr, capturing_key)``: a native
+      ``JitKernel.__getitem__`` that returns the kernel's cached ``kernel[None, n]`` (from its
+      ``bound_attr`` dict, while ``capture_flags[capturing_key]`` is 0) and calls ``getitem`` otherwise.
     """
 
     def state(self) -> str: ...

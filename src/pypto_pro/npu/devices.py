@@ -194,5 +194,6 @@ def activate(npu_module: ModuleType) -> None:
         _register_host_backend()
         torch.Tensor.to = _tensor_to
         torch.set_default_device = _set_default_device
-        from . import compiled
+        from . import compiled, topk_order
         compiled.register()
+        topk_order.install()

@@ -233,6 +233,10 @@ class JitKernel:
             self._bound[block_dim] = launcher
         return launcher
 
+    #: the Python ``__getitem__``; once a backend's native launcher is ready, ``__getitem__`` is its
+    #: native front for the cached ``kernel[None, n]`` that calls this for everything else (_install_subscript)
+    _getitem = __getitem__
+
     def __call__(self, *args, **kwargs):
         if _capture.capturing and _capture.active() is not None:  # inside a graph capture: run at replay
             _capture.active().record(self, args, kwargs)
@@ -419,6 +423,7 @@ class JitKernel:
                 return None
             self._native, self._slot = native, slot
             self._bound.clear()  # launchers made before the native launcher was ready: remake them with it
+            _install_subscript(native)
         frozen = native.frozen(self.name, prepared, specs, args, env)
         self._slot.set(frozen)
         return frozen
@@ -435,6 +440,18 @@ class JitKernel:
         if not self._variants:
             raise KernelLaunchError("the kernel has not been compiled yet; pass example arguments", kernel=self.name)
         return format_kernel(next(iter(self._variants.values())))
+
+
+def _install_subscript(native: backends.NativeLauncher) -> None:
+    """``JitKernel.__getitem__`` through ``native``'s subscript, if it has one (once per process): the
+    cached ``kernel[None, n]`` (no capture active) is then found without running Python code; every
+    other key goes to the Python ``__getitem__``, with its checks and messages."""
+    if JitKernel.__getitem__ is not JitKernel._getitem:
+        return
+    make = getattr(native, "subscript", None)
+    fast = make(JitKernel._getitem, vars(_capture), "_bound", "capturing") if make is not None else None
+    if fast is not None:
+        JitKernel.__getitem__ = fast
 
 
 def is_tile_kernel(fn: Callable) -> bool:

@@ -38,6 +38,7 @@ class PtoError(ctypes.Structure):
 
 _runtime_lock = threading.Lock()
 _runtime: Dict[str, ctypes.CDLL] = {}
+_ops: Dict[str, ctypes.CDLL] = {}
 
 
 def runtime_library(tc: Toolchain) -> ctypes.CDLL:
@@ -58,6 +59,14 @@ def runtime_library(tc: Toolchain) -> ctypes.CDLL:
         lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         _runtime[tc.identity] = lib
         return lib
+
+
+def load_ops(path: Path) -> None:
+    """Load the ops library (RTLD_GLOBAL, after the runtime library it calls) once per process: kernels
+    compiled with ``pto/prebuilt_ops.h`` resolve their per-op functions against it."""
+    with _runtime_lock:
+        if str(path) not in _ops:
+            _ops[str(path)] = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
 
 
 class CompiledKernel:
@@ -131,10 +140,10 @@ class CompiledKernel:
                                   kernel=self.kernel.name)
 
 
-def key_of(gen: Generated, tc: Toolchain) -> str:
-    """Cache key: the generated source (it encodes the whole specialized IR), toolchain, -O level, ISA,
-    versions."""
-    return cache.digest(gen.source, tc.identity, prebuilt.kernel_opt(), prebuilt.runtime_digest(), __version__,
+def key_of(source: str, tc: Toolchain) -> str:
+    """Cache key: the kernel.cpp (it encodes the whole specialized IR, and whether it calls the ops
+    library), toolchain, -O level, ISA, versions."""
+    return cache.digest(source, tc.identity, prebuilt.kernel_opt(), prebuilt.runtime_digest(), __version__,
                         CODEGEN_VERSION)
 
 
@@ -157,16 +166,19 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
         gen = generate(kernel)
         logger.debug("generated C++ for kernel %s: %d lines, %d sites (%.1f ms)", kernel.name,
                      gen.source.count("\n"), len(gen.sites), (time.perf_counter() - start) * 1e3)
-        key = key_of(gen, tc)
+        # the per-op functions come from the ops library where it is built (once per install)
+        ops = prebuilt.ops_library(tc)
+        source = prebuilt.with_ops(gen.source) if ops is not None else gen.source
+        key = key_of(source, tc)
         entry = cache.entry(kernel.name, kernel.arch.name, key)
         so_name = f"call_kernel_{key[:12]}.so"
 
         def produce(tmp: Path) -> Dict[str, str]:
             src = tmp / "kernel.cpp"
-            src.write_text(gen.source)
+            src.write_text(source)
             # compile against the final kernel.cpp path so compiler messages name it
             final_src = entry.path("kernel.cpp")
-            cache.write_atomic(final_src, gen.source.encode())
+            cache.write_atomic(final_src, source.encode())
             prebuilt.compile_kernel(tc, final_src, tmp / so_name)
             return {"kernel.cpp": "kernel.cpp", so_name: so_name}
 
@@ -185,6 +197,8 @@ def build(kernel: ir.KernelIR, tc: Toolchain) -> CompiledKernel:
     if rt_error:
         raise rt_error[0]
     runtime_library(tc)  # loaded (RTLD_GLOBAL) before the kernel library that links against it
+    if ops is not None:
+        load_ops(ops)
     return CompiledKernel(kernel, gen, entry.path(so_name))
 
 

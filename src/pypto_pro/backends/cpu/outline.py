@@ -25,6 +25,9 @@ from typing import List
 CHUNK_LINES = 400
 _ENV = "PYPTO_CPU_OUTLINE_LINES"
 
+#: How an outlined chunk opens (:mod:`.bigkernel` adds an attribute to it).
+LAMBDA_HEAD = "[&]() __attribute__((noinline)) {"
+
 _ESCAPE = re.compile(r"\b(break|continue|return|goto)\b\s*;")
 _DECL = re.compile(r"^\s*(?:static\s+|const\s+|constexpr\s+)*(?:auto|bool|float|double|u?int(?:8|16|32|64)_t|"
                    r"pto::\w+(?:<[^;=]*>)?)\s*[&*]?\s+\w+\s*(?:=|\[|\{|;|\()")
@@ -85,7 +88,7 @@ def _strip_lambdas(text: str) -> str:
 def wrap(lines: List[str], start: int, indent: str) -> int:
     """Move ``lines[start:]`` into a non-inlined lambda called in place; returns the lines added."""
     body = ["  " + line for line in lines[start:]]
-    lines[start:] = [indent + "[&]() __attribute__((noinline)) {  // outlined: keeps each function small",
+    lines[start:] = [indent + LAMBDA_HEAD + "  // outlined: keeps each function small",
                      *body, indent + "}();"]
     return 2
 

@@ -5,6 +5,10 @@ install into a per-user cache keyed by content (``$PYPTO_CACHE_DIR``, else ``$XD
 else ``~/.cache/pypto_pro``), not once per build directory:
 
 * the runtime library ``libpto_rt_<key>.so`` (thread pool, fibers, events), linked by every kernel;
+* the ops library ``libpto_ops_<key>.so``: the per-op functions of ``pto/prebuilt_ops.h`` (element-wise
+  binary ops, loads, stores of the common dtypes) compiled once at the kernels' level; a kernel compiled
+  while it is in the cache includes that header and calls them instead of compiling them (their loops
+  were most of a small kernel's compile time at -O3).  Same headers, same value flags: same results;
 * the precompiled ``pto/pto.h`` (GCC only): a ``pto/pto.h.gch/`` directory holding one PCH per
   variant of the header a kernel can ask for (with and without ``PTO_SIMD_MATH``), built with exactly the
   flags kernels are compiled with.  A kernel compiles with that directory first on its include path;
@@ -51,6 +55,13 @@ PCH_VARIANTS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (("plain", ()), ("simd",
 #: Set to "0" to disable the PCH (kernels then parse the header; the results are the same).
 PCH_ENV = "PYPTO_PCH"
 
+#: Set to "0" to compile every per-op function into each kernel instead of calling the ops library's.
+OPS_ENV = "PYPTO_PREBUILT_OPS"
+
+OPS_SOURCE = RUNTIME_SOURCE.parent / "pto_ops.cpp"
+#: The line a kernel.cpp gets after its ``#include "pto/pto.h"`` when it calls the ops library.
+OPS_INCLUDE = '#include "pto/prebuilt_ops.h"  // per-op functions of the ops library (prebuilt.py)'
+
 
 def kernel_opt() -> str:
     """The -O level of kernel compiles: ``$PYPTO_KERNEL_OPT`` (``-O1`` or ``1``, levels 0-3 and s), else
@@ -76,8 +87,9 @@ def header_digest() -> str:
 
 @functools.lru_cache(maxsize=1)
 def runtime_digest() -> str:
-    """Content hash of the runtime library's sources (its .cpp and the headers it includes)."""
-    return cache.digest(RUNTIME_SOURCE.read_text(), header_digest())
+    """Content hash of the runtime and ops libraries' sources (their .cpp and the headers), part of every
+    kernel's key."""
+    return cache.digest(RUNTIME_SOURCE.read_text(), OPS_SOURCE.read_text(), header_digest())
 
 
 def _entry(kind: str, key: str) -> cache.CacheEntry:
@@ -101,6 +113,42 @@ def build_runtime(tc: Toolchain) -> Path:
 
     entry.build(produce)
     return entry.path(name)
+
+
+# ---------------------------------------------------------------------------------------- ops library
+def ops_entry(tc: Toolchain) -> Tuple[cache.CacheEntry, str]:
+    """The cache entry of the ops library for ``tc`` and the library's file name."""
+    key = cache.digest(OPS_SOURCE.read_text(), header_digest(), tc.identity, KERNEL_OPT, __version__,
+                       PREBUILT_VERSION)
+    return _entry("ops", key), f"libpto_ops_{key[:12]}.so"
+
+
+def build_ops(tc: Toolchain) -> Path:
+    """The ops library of ``tc``, compiled at :data:`KERNEL_OPT` if the cache lacks it.  Hidden visibility
+    but for the instantiations themselves, so the library interposes nothing else a kernel defines."""
+    entry, name = ops_entry(tc)
+
+    def produce(tmp: Path) -> Dict[str, str]:
+        compile_shared(tc, OPS_SOURCE, tmp / name, opt=KERNEL_OPT, extra=("-fvisibility=hidden",))
+        return {name: name}
+
+    entry.build(produce)
+    return entry.path(name)
+
+
+def ops_library(tc: Toolchain) -> Optional[Path]:
+    """The ops library if it is built and in use (never waits for or starts a build)."""
+    if os.environ.get(OPS_ENV, "1") == "0":
+        return None
+    entry, name = ops_entry(tc)
+    return entry.path(name) if _published(entry) else None
+
+
+def with_ops(source: str) -> str:
+    """A generated kernel.cpp that calls the ops library: :data:`OPS_INCLUDE` after its pto/pto.h."""
+    head = '#include "pto/pto.h"\n'
+    at = source.index(head) + len(head)
+    return source[:at] + OPS_INCLUDE + "\n" + source[at:]
 
 
 # ---------------------------------------------------------------------------------------- precompiled header
@@ -146,8 +194,8 @@ def build_pch(tc: Toolchain, opt: Optional[str] = None) -> Optional[Path]:
     return entry.dir
 
 
-def _pch_present(entry: cache.CacheEntry) -> bool:
-    """A published PCH entry (its meta.json, written last, and every file it lists, non-empty).
+def _published(entry: cache.CacheEntry) -> bool:
+    """A published entry (its meta.json, written last, and every file it lists, non-empty).
 
     Cheaper than :meth:`CacheEntry.valid`, which would hash ~100 MB on every first kernel of a process; a
     damaged PCH that GCC refuses to read makes the compile fail, and :func:`drop_pch` plus a compile without
@@ -173,7 +221,7 @@ def pch_include_dir(tc: Toolchain, opt: Optional[str] = None) -> Optional[Path]:
     key = str(entry.dir)
     if key in _pch_seen:
         return _pch_seen[key]
-    if not _pch_present(entry):
+    if not _published(entry):
         return None
     _pch_seen[key] = entry.dir
     return entry.dir
@@ -208,19 +256,21 @@ def compile_kernel(tc: Toolchain, source: Path, output: Path, extra: Sequence[st
 
 # ---------------------------------------------------------------------------------------- once per install
 def missing(tc: Toolchain) -> List[str]:
-    """Which install-wide artifacts the cache lacks ("runtime", "pch" of the level in use)."""
+    """Which install-wide artifacts the cache lacks ("runtime", "pch" of the level in use, "ops")."""
     out = []
     entry, _ = runtime_entry(tc)
     if entry.valid() is None:
         out.append("runtime")
-    if pch_supported(tc) and not _pch_present(pch_entry(tc)):
+    if pch_supported(tc) and not _published(pch_entry(tc)):
         out.append("pch")
+    if not _published(ops_entry(tc)[0]):
+        out.append("ops")
     return out
 
 
 def prebuild(tc: Optional[Toolchain] = None) -> List[Path]:
-    """Build the runtime library and the PCH (for the level in use) for the system compiler; returns what
-    exists afterwards."""
+    """Build the runtime library, the PCH (for the level in use) and the ops library for the system
+    compiler; returns what exists afterwards."""
     tc = tc or find_toolchain()
     if tc is None:
         return []
@@ -228,6 +278,7 @@ def prebuild(tc: Optional[Toolchain] = None) -> List[Path]:
     pch = build_pch(tc)
     if pch is not None:
         built.append(pch)
+    built.append(build_ops(tc))
     return built
 
 
@@ -272,8 +323,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             print("pypto_pro: no C++ compiler found; nothing to prebuild (the cpu backend is unavailable)")
         return 0
     from ..sim.fast.replaylib import build_replay  # the simulator's fast path links it (same toolchain)
+    from .clauncher import build_extension  # the C launcher (once per Python and toolchain)
 
-    for path in prebuild(tc) + [build_replay(tc)]:
+    launcher = build_extension(tc)
+    for path in prebuild(tc) + [build_replay(tc)] + ([launcher] if launcher is not None else []):
         if not quiet:
             print(f"pypto_pro: prebuilt {path}")
     return 0

@@ -10,6 +10,12 @@
 // goes to the Python launcher (`fallback`), which performs every check with its usual messages and
 // may freeze a new signature.  Scalars are still checked by the Python `check_scalar` (same
 // messages); a failing kernel reports through the compiled kernel's `raise_error`.
+//
+// Per launch the checks read each tensor's dtype, shape, is_cpu and is_contiguous() and its data
+// pointer.  The getset attributes are read through their descriptors resolved once on torch.Tensor
+// (valid while the type's version tag is unchanged, as CPython's own attribute caches do), the data
+// pointer through torch's C accessor for compiled launchers where torch has it (see `setup`).
+// `Subscript` is `JitKernel.__getitem__` for the cached `kernel[None, n]` (a dict lookup in C).
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -49,6 +55,66 @@ struct ScalarArg {
 PyObject *s_dtype, *s_shape, *s_is_cpu, *s_data_ptr, *s_is_contiguous, *s_stride, *s_last_report;
 PyObject* g_env = nullptr;    // os.environ._data (bytes -> bytes), or nullptr: never fast
 PyObject* g_names = nullptr;  // tuple of the launch environment's variable names (bytes)
+// torch's C accessor of a tensor's data pointer (torch._C._dynamo.guards._torchinductor_pyobject_tensor_data_ptr,
+// what torch.compile's own C++ launchers call), or nullptr: call `data_ptr()`
+using DataPtrFn = void* (*)(PyObject*);
+DataPtrFn g_data_ptr = nullptr;
+PyObject* g_zero = nullptr;  // the int 0
+
+// torch.Tensor's getset descriptors of dtype, shape and is_cpu, resolved on the type once: calling a
+// descriptor's __get__ is what `a.dtype` does after its type lookup.  They stay valid while the type's
+// version tag is unchanged (assigning an attribute of torch.Tensor or of a base gives a new tag);
+// data descriptors cannot be shadowed by an instance's own attributes.
+enum { kDtype, kShape, kIsCpu, kNumGet };
+struct Access {
+  PyTypeObject* type = nullptr;  // owned
+  unsigned int version = 0;
+  PyObject* get[kNumGet] = {};   // owned
+};
+Access g_access;
+
+void resolve_access(PyTypeObject* t) {
+  Py_CLEAR(g_access.type);
+  for (auto& o : g_access.get) Py_CLEAR(o);
+  PyObject* names[kNumGet] = {s_dtype, s_shape, s_is_cpu};
+  PyObject* found[kNumGet] = {};
+  for (int i = 0; i < kNumGet; ++i) {
+    found[i] = _PyType_Lookup(t, names[i]);  // borrowed; gives the type a version tag
+    if (!found[i] || !Py_IS_TYPE(found[i], &PyGetSetDescr_Type)) return;
+  }
+  if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return;
+  for (int i = 0; i < kNumGet; ++i) Py_INCREF(found[i]), g_access.get[i] = found[i];
+  Py_INCREF(t), g_access.type = t;
+  g_access.version = t->tp_version_tag;
+}
+
+// a.dtype / a.shape / a.is_cpu: a new reference, or nullptr with an error set
+inline PyObject* tensor_attr(PyObject* a, int i, PyObject* name) {
+  PyTypeObject* t = Py_TYPE(a);
+  if (t != g_access.type || t->tp_version_tag != g_access.version || !PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) {
+    resolve_access(t);
+    if (t != g_access.type) return PyObject_GetAttr(a, name);
+  }
+  PyObject* d = g_access.get[i];
+  return Py_TYPE(d)->tp_descr_get(d, a, (PyObject*)t);
+}
+
+// a.data_ptr() as an integer in *out: 1 done, 0 not available here (use the Python path), -1 error set
+inline int tensor_data_ptr(PyObject* a, int64_t* out) {
+  if (g_data_ptr) {
+    try {
+      *out = (int64_t)(intptr_t)g_data_ptr(a);
+      return 1;
+    } catch (...) {  // e.g. a tensor without storage: the Python launcher reports it
+      return 0;
+    }
+  }
+  PyObject* ptr = PyObject_CallMethodNoArgs(a, s_data_ptr);
+  if (!ptr) return -1;
+  *out = PyLong_AsLongLong(ptr);
+  Py_DECREF(ptr);
+  return PyErr_Occurred() ? -1 : 1;
+}
 
 // ------------------------------------------------------------------ Frozen
 struct Frozen {
@@ -226,11 +292,11 @@ int fill(Frozen* f, PyObject* const* args, int64_t* buf) {
   for (auto& t : *f->tensors) {
     PyObject* a = args[t.index];
     if ((PyObject*)Py_TYPE(a) != f->tensor_type) return 0;
-    PyObject* dtype = PyObject_GetAttr(a, s_dtype);
+    PyObject* dtype = tensor_attr(a, kDtype, s_dtype);
     if (!dtype) return -1;
     Py_DECREF(dtype);  // dtypes are long-lived singletons; identity is the frozen key's equality
     if (dtype != t.dtype) return 0;
-    PyObject* shape = PyObject_GetAttr(a, s_shape);
+    PyObject* shape = tensor_attr(a, kShape, s_shape);
     if (!shape) return -1;
     bool same = PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == t.nd;
     for (int d = 0; same && d < t.nd; ++d) {
@@ -242,15 +308,12 @@ int fill(Frozen* f, PyObject* const* args, int64_t* buf) {
       PyErr_Clear();
       return 0;
     }
-    PyObject* cpu = PyObject_GetAttr(a, s_is_cpu);
+    PyObject* cpu = tensor_attr(a, kIsCpu, s_is_cpu);
     if (!cpu) return -1;
     Py_DECREF(cpu);
     if (cpu != Py_True) return 0;
-    PyObject* ptr = PyObject_CallMethodNoArgs(a, s_data_ptr);
-    if (!ptr) return -1;
-    buf[t.slot] = PyLong_AsLongLong(ptr);
-    Py_DECREF(ptr);
-    if (PyErr_Occurred()) return -1;
+    const int got = tensor_data_ptr(a, &buf[t.slot]);
+    if (got <= 0) return got;
     std::memcpy(buf + t.slot + 1, t.shape, sizeof(int64_t) * t.nd);
     PyObject* contig = PyObject_CallMethodNoArgs(a, s_is_contiguous);
     if (!contig) return -1;
@@ -366,11 +429,94 @@ PyObject* setup(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// set_data_ptr(address): torch's `void* (PyObject*)` data pointer accessor (0: call data_ptr())
+PyObject* set_data_ptr(PyObject*, PyObject* arg) {
+  const unsigned long long addr = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred()) return nullptr;
+  g_data_ptr = (DataPtrFn)(uintptr_t)addr;
+  Py_RETURN_NONE;
+}
+
+// ------------------------------------------------------------------ Subscript: JitKernel.__getitem__
+// `kernel[None, n]` / `kernel[n]` with an int n whose Bound the kernel already holds (its `_bound`
+// dict) and no launch capture active (`capturing` of the capture module is 0): that Bound, from C.
+// Anything else calls the Python __getitem__ (`fallback`), which does every check.  A method
+// descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR): called as (kernel, key).
+struct Subscript {
+  PyObject_HEAD
+  PyObject* fallback;  // the Python __getitem__(self, key)
+  PyObject* flags;     // the capture module's dict
+  PyObject* bound;     // attribute name of the kernel's {n: Bound} dict
+  PyObject* capturing; // key of the capture count in `flags`
+  vectorcallfunc vectorcall;
+};
+
+void subscript_dealloc(PyObject* o) {
+  Subscript* s = (Subscript*)o;
+  Py_XDECREF(s->fallback);
+  Py_XDECREF(s->flags);
+  Py_XDECREF(s->bound);
+  Py_XDECREF(s->capturing);
+  Py_TYPE(o)->tp_free(o);
+}
+
+PyObject* subscript_fast(Subscript* s, PyObject* self, PyObject* key) {  // new reference or nullptr (no error)
+  PyObject* count = PyDict_GetItemWithError(s->flags, s->capturing);  // borrowed
+  if (count != g_zero) return nullptr;  // a capture is active (or the count is not the int 0)
+  PyObject* n = nullptr;
+  if (PyLong_CheckExact(key)) {
+    n = key;
+  } else if (PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) == 2 && PyTuple_GET_ITEM(key, 0) == Py_None &&
+             PyLong_CheckExact(PyTuple_GET_ITEM(key, 1))) {
+    n = PyTuple_GET_ITEM(key, 1);
+  }
+  if (!n) return nullptr;
+  PyObject* d = PyObject_GetAttr(self, s->bound);
+  if (!d) return nullptr;
+  PyObject* b = PyDict_CheckExact(d) ? PyDict_GetItemWithError(d, n) : nullptr;  // borrowed
+  Py_XINCREF(b);
+  Py_DECREF(d);
+  return b;
+}
+
+PyObject* subscript_vectorcall(PyObject* o, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  Subscript* s = (Subscript*)o;
+  if (PyVectorcall_NARGS(nargsf) == 2 && !kwnames) {
+    PyObject* b = subscript_fast(s, args[0], args[1]);
+    if (b) return b;
+    PyErr_Clear();
+  }
+  return PyObject_Vectorcall(s->fallback, args, nargsf, kwnames);
+}
+
+PyObject* subscript_get(PyObject* o, PyObject* obj, PyObject*) {  // Kernel.__getitem__ / kernel.__getitem__
+  if (!obj || obj == Py_None) return Py_INCREF(o), o;
+  return PyMethod_New(o, obj);
+}
+
+PyTypeObject SubscriptType = {PyVarObject_HEAD_INIT(nullptr, 0) "pto_launch.Subscript"};
+
+// Subscript(fallback, capture_module_dict, bound_attribute, capturing_key)
+PyObject* make_subscript(PyObject*, PyObject* args) {
+  PyObject *fallback, *flags, *bound, *capturing;
+  if (!PyArg_ParseTuple(args, "OO!UU", &fallback, &PyDict_Type, &flags, &bound, &capturing)) return nullptr;
+  Subscript* s = PyObject_New(Subscript, &SubscriptType);
+  if (!s) return nullptr;
+  Py_INCREF(fallback), s->fallback = fallback;
+  Py_INCREF(flags), s->flags = flags;
+  Py_INCREF(bound), s->bound = bound;
+  Py_INCREF(capturing), s->capturing = capturing;
+  s->vectorcall = subscript_vectorcall;
+  return (PyObject*)s;
+}
+
 PyMethodDef methods[] = {
     {"Frozen", make_frozen, METH_VARARGS, "a frozen launch signature"},
     {"Slot", make_slot, METH_NOARGS, "a kernel's latest frozen signature"},
     {"Bound", make_bound, METH_VARARGS, "kernel[None, n] with the fast path"},
+    {"Subscript", make_subscript, METH_VARARGS, "JitKernel.__getitem__ with the cached kernel[None, n] in C"},
     {"setup", setup, METH_VARARGS, "the launch environment"},
+    {"set_data_ptr", set_data_ptr, METH_O, "torch's C accessor of a tensor's data pointer (0: none)"},
     {}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "pto_launch", "PyPTO cpu launch fast path", -1, methods};
@@ -390,7 +536,15 @@ PyMODINIT_FUNC PyInit_pto_launch(void) {
   BoundType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
   BoundType.tp_vectorcall_offset = offsetof(Bound, vectorcall);
   BoundType.tp_call = PyVectorcall_Call;
-  if (PyType_Ready(&FrozenType) < 0 || PyType_Ready(&SlotType) < 0 || PyType_Ready(&BoundType) < 0) return nullptr;
+  SubscriptType.tp_basicsize = sizeof(Subscript);
+  SubscriptType.tp_dealloc = subscript_dealloc;
+  SubscriptType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+  SubscriptType.tp_vectorcall_offset = offsetof(Subscript, vectorcall);
+  SubscriptType.tp_call = PyVectorcall_Call;
+  SubscriptType.tp_descr_get = subscript_get;
+  if (PyType_Ready(&FrozenType) < 0 || PyType_Ready(&SlotType) < 0 || PyType_Ready(&BoundType) < 0 ||
+      PyType_Ready(&SubscriptType) < 0)
+    return nullptr;
   s_dtype = PyUnicode_InternFromString("dtype");
   s_shape = PyUnicode_InternFromString("shape");
   s_is_cpu = PyUnicode_InternFromString("is_cpu");
@@ -398,5 +552,6 @@ PyMODINIT_FUNC PyInit_pto_launch(void) {
   s_is_contiguous = PyUnicode_InternFromString("is_contiguous");
   s_stride = PyUnicode_InternFromString("stride");
   s_last_report = PyUnicode_InternFromString("last_report");
+  g_zero = PyLong_FromLong(0);
   return PyModule_Create(&module);
 }

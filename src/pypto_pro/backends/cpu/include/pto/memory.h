@@ -172,8 +172,9 @@ inline const char* next_window(const void* tile, const char* p) {
   return prev == nullptr || prev == p ? nullptr : p + (p - prev);
 }
 
+// load / store: not `inline` (pto/prebuilt_ops.h: instantiations the ops library holds)
 template <class T>
-inline void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs, int a0, int a1, const char* what) {
+void load(Core& C, const Tile<T>& d, const Gm<T>& g, const int64_t* offs, int a0, int a1, const char* what) {
   const int vr = d.vr, vc = d.vc;
   GmWin w = gm_window(C, g, offs, a0, a1, vr, vc, what);
   if (vr <= 0 || vc <= 0) return;
@@ -314,7 +315,7 @@ inline void fix_window(Core& C, const Tile<TA>& s, int r0, int c0, int rows, int
 }
 
 template <class TG, class T>
-inline void store(Core& C, const Gm<TG>& g, const Tile<T>& s, const int64_t* offs, int a0, int a1, const char* what,
+void store(Core& C, const Gm<TG>& g, const Tile<T>& s, const int64_t* offs, int a0, int a1, const char* what,
                   bool atomic_add, const Fix& fix = Fix()) {
   const int vr = s.vr, vc = s.vc;
   GmWin w = gm_window(C, g, offs, a0, a1, vr, vc, what);

@@ -100,7 +100,9 @@ inline void f2h(const float* s, half* d, int n) {
 }
 constexpr int kChunk = 256;
 
-template <class Op, class T> inline void binary(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
+// Tile op tile.  Not `inline`: pto/prebuilt_ops.h declares instantiations the ops library holds (an
+// explicit instantiation declaration does not stop the compiler from instantiating an inline function).
+template <class Op, class T> void binary_tiles(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
   int vr, vc;
   window(C, d, vr, vc, a, b);
   if constexpr (std::is_same<T, half>::value) {
@@ -118,6 +120,9 @@ template <class Op, class T> inline void binary(Core& C, const Tile<T>& d, const
     }
   }
   ew(C, d, vr, vc, [&C](T x, T y) { return st<T>(Op::template f<T>(C, ld(x), ld(y))); }, a, b);
+}
+template <class Op, class T> inline void binary(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
+  binary_tiles<Op>(C, d, a, b);
 }
 template <class Op, class T, class S> inline void binary(Core& C, const Tile<T>& d, const Tile<T>& a, S s) {
   int vr, vc;

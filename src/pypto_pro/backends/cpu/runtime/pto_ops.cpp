@@ -1,0 +1,7 @@
+// PyPTO CPU backend: the ops library -- explicit instantiations of the per-op functions listed in
+// pto/prebuilt_ops.h, compiled once per install with the kernels' flags (prebuilt.py), so kernels that
+// include that header call them instead of compiling them.  Its pto_rt_* references resolve against the
+// runtime library, loaded (RTLD_GLOBAL) before it.
+#define PTO_OPS_INSTANTIATE 1
+#include "pto/pto.h"
+#include "pto/prebuilt_ops.h"
