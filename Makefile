@@ -32,9 +32,9 @@ demo: venv
 # compile from the precompiled tile header that `make venv` builds with the runtime library (per-user cache).
 # Op x dtype matrices (marker cpu_sample) run whole on the interpreter pass and as a covering cross-section
 # on cpu (tests/cpu_sampling.py); PYPTO_FULL_MATRIX=1 runs them whole on cpu as well.  Tests with a `backend`
-# parameter are every_backend (not rerun by the interpreter pass).  Kernels compile at -O1 (about half the
-# compile time, the same results), tests/cpu at the users' -O3; PYPTO_KERNEL_OPT=-O3 make test compiles
-# everything at -O3.  See docs/testing.md.
+# parameter are every_backend (not rerun by the interpreter pass).  Kernels compile at -O0 (about half the
+# compile time of -O1, the same results; tests/sim at -O1), tests/cpu at the users' -O3;
+# PYPTO_KERNEL_OPT=-O3 make test compiles everything at -O3.  See docs/testing.md.
 test: venv
 	$(PY) -m pytest -q -n 2 --dist loadgroup tests
 	PYPTO_BACKEND=interp $(PY) -m pytest -q -n 2 -m "not every_backend" tests/pro

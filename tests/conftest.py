@@ -9,11 +9,14 @@ safe: a kernel compiled identically by many tests is built once, and a warm run 
 ``make clean`` removes it.  Tests that check the cache itself point ``$PYPTO_BUILD_DIR`` at their own
 ``tmp_path`` with monkeypatch.
 
-Kernels compile at ``-O1`` (``$PYPTO_KERNEL_OPT``, unless already set): the same results as the users'
-``-O3`` from about half the compile time, which is most of the suite's time.  Tests marked ``shipped_opt``
-(all of tests/cpu: the bit-for-bit differential and fusion fuzzers, the vectorised paths) compile at the
-users' level whatever the variable says, so the shipped configuration stays covered.  ``PYPTO_KERNEL_OPT=-O3``
-runs the whole suite at the users' level.
+Kernels compile at ``-O0`` (``$PYPTO_KERNEL_OPT``, unless already set): the same results as the users'
+``-O3`` from about half the compile time of -O1 (a third of -O3's), which is most of the suite's time; the
+suite's data is small, so the slower code costs next to nothing.  Tests marked ``shipped_opt`` (tests/cpu:
+the bit-for-bit differential and fusion fuzzers, the vectorised paths, the casts) compile at the users'
+level, so the shipped configuration stays covered; a test marked ``kernel_opt(level)`` at the level it
+names (tests/sim at -O1: the simulator's compiled trace programs run whole launches; the op-emission
+matrices of tests/cpu/test_extra_ops.py at the suite's level).  ``PYPTO_KERNEL_OPT=-O3`` runs the whole
+suite at the users' level.
 
 Every test starts from random state seeded by its own id (numpy's, torch's and ``random``'s global
 generators): its random inputs are the same on every run and every xdist worker, so a tolerance that a
@@ -33,9 +36,11 @@ from pypto_pro.backends.cpu.prebuilt import OPT_ENV
 
 TEST_BUILD_CACHE = Path(__file__).resolve().parent.parent / "build" / "test-cache"
 
-#: The kernel -O level of the suite (docs/testing.md, "Optimisation level"); SHIPPED_OPT tests use the users'.
-TEST_KERNEL_OPT = "-O1"
+#: The kernel -O level of the suite (docs/testing.md, "Optimisation level"); SHIPPED_OPT tests use the users',
+#: KERNEL_OPT tests the level they name (big data, where -O0 code would run longer than it compiles).
+TEST_KERNEL_OPT = "-O0"
 SHIPPED_OPT = "shipped_opt"
+KERNEL_OPT = "kernel_opt"
 
 
 def pytest_configure(config):
@@ -43,6 +48,8 @@ def pytest_configure(config):
                                        "as a covering cross-section on cpu (tests/cpu_sampling.py)")
     config.addinivalue_line("markers", f"{SHIPPED_OPT}: compile this test's kernels at the users' -O level, "
                                        f"not the suite's (${OPT_ENV}, tests/conftest.py)")
+    config.addinivalue_line("markers", f"{KERNEL_OPT}(level): compile this test's kernels at ``level`` (e.g. \"-O1\"), "
+                                       f"before {SHIPPED_OPT}, unless ${OPT_ENV} was set from outside")
     if "PYPTO_BUILD_DIR" not in os.environ:
         os.environ["PYPTO_BUILD_DIR"] = str(TEST_BUILD_CACHE)
         config._pypto_own_build_dir = True
@@ -68,10 +75,34 @@ def _prebuild_for_suite_level() -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """Each test's -O level, set before its fixtures (module-scoped ones too) build anything."""
-    if item.get_closest_marker(SHIPPED_OPT) is not None:
+    level = item.config._pypto_kernel_opt
+    own = item.get_closest_marker(KERNEL_OPT)
+    if own is not None and level == TEST_KERNEL_OPT:  # (a level set from outside applies to every test)
+        os.environ[OPT_ENV] = own.args[0]
+        if own.args[0] != level:
+            _pch_for(own.args[0])
+    elif item.get_closest_marker(SHIPPED_OPT) is not None:
         os.environ.pop(OPT_ENV, None)
     else:
-        os.environ[OPT_ENV] = item.config._pypto_kernel_opt
+        os.environ[OPT_ENV] = level
+
+
+_PCH_LEVELS = set()
+
+
+def _pch_for(level: str) -> None:
+    """The precompiled tile header of a ``kernel_opt`` level, built by the first test of this process that
+    asks for it (builders serialise on the cache's lock): without it every kernel of the level would parse
+    the whole header."""
+    if level in _PCH_LEVELS:
+        return
+    _PCH_LEVELS.add(level)
+    from pypto_pro.backends.cpu import prebuilt
+    from pypto_pro.backends.cpu.toolchain import find_toolchain
+
+    tc = find_toolchain()
+    if tc is not None:
+        prebuilt.build_pch(tc, level)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -44,7 +44,7 @@ KERNEL_OPT = "-O3"
 
 #: Another level for every kernel and trace program of this process, e.g. ``PYPTO_KERNEL_OPT=-O1``: the
 #: same results (the value-affecting flags are level-independent: no FMA contraction, no fast-math) from
-#: about half the compile time, slower code.  The test suite compiles most kernels at -O1 (docs/testing.md).
+#: about half the compile time, slower code.  The test suite compiles most kernels at -O0 (docs/testing.md).
 OPT_ENV = "PYPTO_KERNEL_OPT"
 
 _OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
