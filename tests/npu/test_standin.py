@@ -164,6 +164,29 @@ def test_pytest_plugin_runs_an_npu_test_module(tmp_path):
     assert "1 passed" in done.stdout
 
 
+def test_pytest_plugin_closes_a_capture_a_failed_test_left_open(tmp_path):
+    """The first test fails between ``capture_begin`` and ``capture_end``: the plugin ends that capture
+    after it (with a warning), so the second test's torch calls run instead of being refused as captured."""
+    script(tmp_path, "test_capture_left_open.py", """
+        import torch
+        import torch_npu
+
+        def test_fails_inside_a_capture():
+            g = torch.npu.NPUGraph()
+            g.capture_begin()
+            assert torch.npu.is_current_stream_capturing()
+            raise AssertionError("stopped inside the capture")
+
+        def test_after_it():
+            assert not torch.npu.is_current_stream_capturing()
+            assert torch.add(torch.ones(2), 1).tolist() == [2.0, 2.0]
+    """)
+    done = run_python(["-m", "pytest", "-p", "pypto_pro.npu.plugin", "-p", "no:cacheprovider", "-q",
+                       "test_capture_left_open.py"], tmp_path)
+    assert "1 failed, 1 passed" in done.stdout, done.stdout + done.stderr
+    assert "left a torch.npu graph capture open" in done.stdout
+
+
 def test_runner_usage_and_missing_script(tmp_path):
     usage = run_python(["-m", "pypto_pro.npu"], tmp_path)
     assert usage.returncode == 2 and "usage: python -m pypto_pro.npu script.py" in usage.stderr

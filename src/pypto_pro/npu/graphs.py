@@ -11,6 +11,7 @@ records only kernel launches (never a silently stale result).
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Iterator, Optional
 
 import torch
@@ -51,6 +52,21 @@ class CaptureGuardMode(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+#: the graph whose capture is open in each thread (``capture_begin`` without its ``capture_end`` yet)
+_open = threading.local()
+
+
+def end_open_capture() -> bool:
+    """End the capture this thread left open, if any (a test that failed between ``capture_begin`` and
+    ``capture_end``); True when there was one.  Without it every later torch call of the thread would be
+    refused as captured (the pytest plugin calls it after each test)."""
+    graph = getattr(_open, "graph", None)
+    if graph is None:
+        return False
+    graph.capture_end()
+    return True
+
+
 class NPUGraph:
     """A captured sequence of kernel launches (``capture_begin`` / ``capture_end`` / ``replay``)."""
 
@@ -63,11 +79,14 @@ class NPUGraph:
         _capture.begin(self._capture)
         self._guard = CaptureGuardMode()
         self._guard.__enter__()
+        _open.graph = self
 
     def capture_end(self) -> None:
         if self._guard is not None:
             self._guard.__exit__(None, None, None)
             self._guard = None
+        if getattr(_open, "graph", None) is self:
+            _open.graph = None
         _capture.end()
 
     def replay(self) -> None:
