@@ -229,7 +229,7 @@ def test_seeding_reaches_the_device_generator_and_the_device_id_is_set(tmp_path)
     assert r.returncode == 0 and "seeded 0" in r.stdout, r.stderr[-2000:]
 
 
-def test_graph_capture_records_kernel_launches_and_replays_them(tmp_path):
+def test_graph_capture_records_kernel_launches_and_torch_operators_and_replays_them(tmp_path):
     body = """
         import torch, torch_npu, pypto
         import pypto_pro.npu
@@ -253,13 +253,24 @@ def test_graph_capture_records_kernel_launches_and_replays_them(tmp_path):
         x.fill_(2.0)                              # a replay reads what the tensors hold now
         g.replay()
         assert torch.equal(y, torch.full((8, 32), 3.0))
+        # torch operators are captured too: run once at capture, replayed in order into the same tensors
+        h = torch.npu.NPUGraph()
+        with torch.npu.graph(h):
+            z = torch.add(x, 1)                   # captured operator, its result is static memory
+            w = torch.empty(8, 32, device="npu")
+            add_one(z, w)                         # a launch reading the operator's result
+            v = w * 2                             # an operator reading the launch's result
+        assert h.launches == 1
+        x.fill_(10.0)
+        h.replay()
+        assert torch.equal(z, torch.full((8, 32), 11.0)) and torch.equal(v, torch.full((8, 32), 24.0))
         try:
             with torch.npu.graph(torch.npu.NPUGraph()):
-                torch.add(x, 1)
+                torch.add(x, 1).sum().item()
         except pypto_pro.npu.NpuOnlyFacilityError as e:
-            assert "'add' inside torch.npu.graph capture" in str(e)
+            assert "('item') inside torch.npu.graph capture" in str(e), e
         else:
-            raise AssertionError("a torch operator inside a capture must be refused")
+            raise AssertionError("a host read inside a capture must be refused")
         print("replayed")
     """
     r = run_python(["-m", "pypto_pro.npu", script(tmp_path, "graph.py", body)], tmp_path)
