@@ -4,6 +4,7 @@ tests/conftest.py): the differential and fusion fuzzers and the vectorised paths
 import pytest
 
 from pypto_pro.backends import cpu
+from pypto_pro.backends.cpu import clauncher
 
 
 def pytest_collection_modifyitems(config, items):
@@ -13,3 +14,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("shipped_opt")
             if skip is not None:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def mod():
+    """The C launcher extension module (tests of the C launch path skip where it cannot be built)."""
+    if not clauncher.enabled() or clauncher.wait_built() is None:
+        pytest.skip("no C launcher here (no Python headers or PYPTO_C_LAUNCHER=0)")
+    return clauncher.wait_built()

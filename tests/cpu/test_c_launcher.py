@@ -25,13 +25,6 @@ def axpy(x: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32], out: pl.Tensor[[pl.DYNAMIC,
 """
 
 
-@pytest.fixture(scope="module")
-def mod():
-    if not clauncher.enabled() or clauncher.wait_built() is None:
-        pytest.skip("no C launcher here (no Python headers or PYPTO_C_LAUNCHER=0)")
-    return clauncher.wait_built()
-
-
 def _kernel(tmp_path, name):
     return load_kernels(tmp_path, SRC.format(name=name)).axpy
 

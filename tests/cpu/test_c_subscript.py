@@ -23,13 +23,6 @@ def scale(x: pl.Tensor[[16, 64], pl.DT_FP32], out: pl.Tensor[[16, 64], pl.DT_FP3
 """
 
 
-@pytest.fixture(scope="module")
-def mod():
-    if not clauncher.enabled() or clauncher.wait_built() is None:
-        pytest.skip("no C launcher here (no Python headers or PYPTO_C_LAUNCHER=0)")
-    return clauncher.wait_built()
-
-
 def _kernel(tmp_path, name):
     k = load_kernels(tmp_path, SRC.format(name=name)).scale
     x, out = torch.randn(16, 64), torch.zeros(16, 64)
