@@ -163,7 +163,23 @@ def _memory_shape(n: Node, base: Buffer, shape: Sequence[Any]) -> Optional[List[
 
 def reinterpret(n: Node, dtype, what: str) -> Node:
     """``n``'s bytes seen as ``dtype`` (torch's ``x.view(dtype)``): the last dim scales by the ratio of
-    the element sizes, zero-copy (an alias of the root buffer, like :func:`alias`)."""
+    the element sizes, zero-copy (an alias of the root buffer, like :func:`alias`).  A view clipped to a
+    smaller valid region keeps reporting its declared shape, its last dim scaled likewise (an int8
+    ``[t, 32]`` window with 16 valid bytes per row is an FP32 ``[t, 8]`` with 4 valid columns), so a
+    following reshape sees the declared shape, as on the NPU, where the window is a tile of that shape."""
+    seen = _reinterpret(n, dtype, what)
+    declared = n.attrs.get("view_shape")
+    if declared is not None:
+        last, old, new = declared[-1], n.dtype.nbytes, dtype.nbytes
+        if not (is_static(last) and last * old % new == 0):
+            raise KernelTypeError(f"{what}: the declared last dim ({last} x {old} bytes) must be a fixed multiple "
+                                  f"of {new} bytes to be seen as {dtype.name}")
+        seen.attrs["view_shape"] = tuple(declared[:-1]) + (last * old // new,)
+    return seen
+
+
+def _reinterpret(n: Node, dtype, what: str) -> Node:
+    """:func:`reinterpret` of the valid region ``n.shape``."""
     old, new = n.dtype.nbytes, dtype.nbytes
     if dt.DT_BOOL in (n.dtype, dtype) or n.dtype.bits() % 8 or dtype.bits() % 8:
         raise KernelTypeError(f"{what}: cannot reinterpret {n.dtype.name} as {dtype.name} (BOOL tensors are bit "

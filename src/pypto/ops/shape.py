@@ -209,14 +209,16 @@ def _record(dst: Node, value: Node) -> None:
     current_recorder().store(dst, value)
 
 
-def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
+def view(input, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
          valid_shape: Optional[Sequence[Any]] = None, dtype=None) -> Tensor:
     """``pypto.view(x, shape, offsets, valid_shape=None)``: the ``shape`` window of ``x`` at ``offsets``
     (a slice, not torch.view).  Its valid region, which ops compute on and ``assemble`` writes, is
     ``valid_shape`` (default ``shape``) clipped at the end of ``x``: statically, or at run time where a
     dim or offset is symbolic (boundary tiles of a DYNAMIC tensor).  ``.shape`` stays ``shape``.
     ``pypto.view(x, dtype=d)`` instead sees ``x``'s bytes as ``d`` (torch's ``x.view(d)``: the last dim
-    scales by the ratio of the element sizes)."""
+    scales by the ratio of the element sizes).  The first parameter is named ``input``, as officially
+    (kernels pass it by keyword)."""
+    x = input
     if dtype is not None:
         if shape is not None or offsets is not None or valid_shape is not None:
             raise NotImplementedError("pypto.view with dtype= and a shape/offsets/valid_shape: take the window "
@@ -302,10 +304,11 @@ def _check_window(offsets: Sequence[Any], sizes: Sequence[Any], shape: Sequence[
                                   f"leaves dst of shape {format_dims(shape)}")
 
 
-def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False) -> Tensor:
-    """The elements of ``x`` in logical row-major order seen with another shape (torch semantics):
+def reshape(input, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False) -> Tensor:
+    """The elements of ``input`` in logical row-major order seen with another shape (torch semantics):
     zero-copy on a whole stored tensor, a copy of a transposed / permuted / sliced one.  ``inplace`` is
     accepted (contiguous tensors are never copied anyway)."""
+    x = input
     n = node_of(x)
     shape = _infer_dim(list(shape), n.shape)
     if valid_shape is not None and not (len(valid_shape) == len(shape) and
@@ -382,12 +385,13 @@ def _only_full_valid_shape(valid_shape, shape: Sequence[Any], what: str) -> None
                                   f"{format_dims(shape)}: take a pypto.view(..., valid_shape=) of the result instead")
 
 
-def unsqueeze(x, dim: int) -> Tensor:
-    n = node_of(x)
+def unsqueeze(input, dim: int) -> Tensor:
+    """``input`` with a new axis of size 1 at ``dim``."""
+    n = node_of(input)
     d = norm_dim(dim, n.ndim + 1)
     shape = list(n.shape)
     shape.insert(d, 1)
-    return reshape(x, shape)
+    return reshape(input, shape)
 
 
 def squeeze(x, dim: Optional[int] = None) -> Tensor:
@@ -417,9 +421,9 @@ def transpose(x, dim0: int = -2, dim1: int = -1) -> Tensor:
     return permute(x, order)
 
 
-def clone(x) -> Tensor:
-    """A copy of ``x`` in a new workspace buffer (later writes to ``x`` do not change it)."""
-    return out(copy(node_of(x)))
+def clone(input) -> Tensor:
+    """A copy of ``input`` in a new workspace buffer (later writes to ``input`` do not change it)."""
+    return out(copy(node_of(input)))
 
 
 def expand_clone(x, shape: Sequence[Any], *, valid_shape=None) -> Tensor:
