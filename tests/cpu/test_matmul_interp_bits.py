@@ -1,5 +1,5 @@
-"""Float matmul: the interpreter's reference is the cpu backend's fp32 FMA chain (ops/fp32math.py
-``matmul32``), so both give the same bits for any data -- random normal operands (whose partial sums
+"""Float matmul: the interpreter's reference is the cpu backend's fp32 FMA chain per K block, added to
+the block's bias or accumulator (ops/fp32math.py ``matmul32``), so both give the same bits for any data -- random normal operands (whose partial sums
 round at almost every step), FP32/FP16/BF16, with a bias, with K accumulated over matmul_acc blocks,
 with a transposed (ZN) rhs, and with a row edge that pto_rt_sgemm pads."""
 import ml_dtypes
@@ -43,10 +43,23 @@ def test_cpu_matmul_has_the_interpreter_bits(m, k, n, dtype, opts, monkeypatch):
     ref, bias = _run("interp", monkeypatch, a, b, opts)
     got, _ = _run("cpu", monkeypatch, a, b, opts)
     assert np.array_equal(ref.view(np.uint32), got.view(np.uint32))
-    # the interpreter's value is the FMA chain itself: base = the bias (or +0), then k ascending
-    bm = b.T if opts.get("transposed_b") else b
-    want = matmul32(a.astype(np.float32), bm.astype(np.float32), None if bias is None else bias.astype(np.float32))
+    # the interpreter's value: per K block (k_tile, else all of K) an FMA chain from +0, k ascending, added
+    # with one rounding to the bias (first block) or to the accumulated value (matmul_acc blocks)
+    bm = (b.T if opts.get("transposed_b") else b).astype(np.float32)
+    step = opts.get("k_tile", k)
+    want = None if bias is None else bias.astype(np.float32)
+    for k0 in range(0, k, step):
+        want = matmul32(a[:, k0:k0 + step].astype(np.float32), bm[k0:k0 + step], want)
     assert np.array_equal(ref.view(np.uint32), want.view(np.uint32))
+
+
+def test_a_k_block_is_summed_from_zero_then_added_to_its_accumulator():
+    """The product of a block is not continued from the accumulator's value: adding [1, -1] x [2^24, 2^24]
+    to an accumulator of 1.0 gives 1 + (2^24 - 2^24) = 1 (a chain from 1 would lose the 1 at 2^24 + 1)."""
+    a = np.array([[1.0, -1.0]], np.float32)
+    b = np.array([[2.0 ** 24], [2.0 ** 24]], np.float32)
+    assert matmul32(a, b, np.array([[1.0]], np.float32))[0, 0] == 1.0
+    assert matmul32(a, b)[0, 0] == 0.0
 
 
 def test_fma_chain_accuracy_against_the_exact_sum():

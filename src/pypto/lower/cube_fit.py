@@ -3,14 +3,15 @@
 A matmul pass holds, at once: the ``m x k`` and ``k x n`` operand tiles in L1 (Mat), the same two
 in L0A (Left) and L0B (Right), the ``m x n`` accumulator in L0C (Acc) and, with a bias, a ``1 x n``
 row in Mat and in Bias.  Tiles that overflow are not refused (the official system runs such
-programs): :func:`fit_cube_tiles` splits K into smaller L0 steps first (``set_cube_tile_shapes``'s
-``k = [kL0, kL1]``: K reaches L0 in ``kL0`` steps, accumulated in L0C), then m/n, halving until the
-pass fits.  :func:`cube_tiles_error` names each space that overflows, which of m/k/n it depends on,
+programs): :func:`fit_cube_tiles` splits K into smaller L0 steps first (K is stepped by the block
+:func:`k_block` of ``set_cube_tile_shapes``'s ``k``, each step's product added to L0C), then m/n,
+halving until the pass fits.  :func:`cube_tiles_error` names each space that overflows, which of m/k/n it depends on,
 and the largest halving of the requested tiles that fits (for when nothing fits).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from pypto_pro import dtypes as dt
 from pypto_pro.errors import KernelMemoryError
@@ -96,3 +97,12 @@ def cube_tiles_error(arch, tm: int, tk: int, tn: int, a, b, acc, bias, kernel: s
         m, k, n = fit
         msg += f". These fit: pypto.set_cube_tile_shapes([{m}, {m}], [{k}, {k}], [{n}, {n}])"
     return KernelMemoryError(msg, kernel=kernel)
+
+
+def k_block(k: Sequence[int]) -> int:
+    """The K block a matmul sums on its own before adding it to the accumulator: ``gcd(kAL1, kBL1)`` of
+    ``set_cube_tile_shapes``'s ``k = [kL0, kL1]`` (kAL1 = kBL1 = kL1) or ``[kL0, kAL1, kBL1]``, as the
+    official reference interpreter does (``calc_cube.cpp``: each block's product added to the
+    accumulator in order).  The pass steps K by this block (smaller where it overflows L0:
+    ``cube_fit.fit_cube_tiles``), each step a ``matmul`` / ``matmul_acc`` of the cube."""
+    return math.gcd(k[1], k[-1])

@@ -20,7 +20,7 @@ from ..ops.core import dims_agree
 from ..symbolic import is_static, to_expr
 from .bounds import Bounds
 from .builder import Builder
-from .cube_fit import cube_tiles_error, fit_cube_tiles
+from .cube_fit import cube_tiles_error, fit_cube_tiles, k_block
 from .element_passes import ELEMENT_PASSES
 from .spill import Spills
 from .vector import (TC_ALIGN, ArgBest, Pass, Region, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
@@ -551,7 +551,7 @@ class Lowerer:
         buf = leaf.attrs["buf"]
         k_align = 16 if a.dtype.nbytes <= 2 else 8
         tm = _round_up(cube_tile["m"][0], 16)
-        tk = _round_up(cube_tile["k"][0], k_align)
+        tk = _round_up(k_block(cube_tile["k"]), k_align)
         tn = _round_up(cube_tile["n"][0], 16)
         bias_dtype = bias.dtype if bias is not None else None
         fit = fit_cube_tiles(b.arch, tm, tk, tn, k_align, a.dtype, bnode.dtype, acc_dtype, bias_dtype)

@@ -1,7 +1,8 @@
 """fp32 operation sequences shared by the interpreter and the cpu backend, bit for bit.
 
 The interpreter (the oracle) defines ``exp`` and float ``matmul`` by the same fp32 operation sequence
-that the cpu backend compiles (include/pto/vector.h ``exp_f32``/``exp8_f32``, the cube's FMA chain),
+that the cpu backend compiles (include/pto/vector.h ``exp_f32``/``exp8_f32``, the cube's FMA chain and
+the one addition of a product to its accumulator),
 evaluated here with numpy, vectorised:
 
 * :func:`fma32` is an exact fp32 fused multiply-add: the product of two fp32 values is exact in
@@ -57,19 +58,23 @@ def fma32(a, b, c) -> np.ndarray:
 
 def matmul32(x: np.ndarray, y: np.ndarray, base=None) -> np.ndarray:
     """``base + x @ y`` for fp32-representable ``x [M, K]``, ``y [K, N]`` as the cpu backend's cube:
-    each result element is one fp32 FMA chain over ``k = 0..K-1`` starting from ``base`` (fp32,
-    broadcast to [M, N]) or +0.  Vectorised over the M x N block, one step per k."""
+    the product is one fp32 FMA chain over ``k = 0..K-1`` from +0 per result element, then added to
+    ``base`` (fp32, broadcast to [M, N]: the accumulator of ``matmul_acc`` or the bias row) with one
+    rounding, as the official reference interpreter adds each K block's product to its accumulator.
+    Vectorised over the M x N block, one step per k."""
     with np.errstate(all="ignore"):
         x64 = np.asarray(x, _F32).astype(np.float64)
         y64 = np.asarray(y, _F32).astype(np.float64)
     m, k = x64.shape
     n = y64.shape[1]
-    acc = np.zeros((m, n), _F32) if base is None else np.broadcast_to(np.asarray(base, _F32), (m, n)).copy()
+    acc = np.zeros((m, n), _F32)
     p = np.empty((m, n), np.float64)
     with np.errstate(all="ignore"):
         for q in range(k):
             np.multiply(x64[:, q, None], y64[None, q, :], out=p)  # exact
             acc = _round_sum(p, acc.astype(np.float64))
+        if base is not None:
+            acc = np.add(np.broadcast_to(np.asarray(base, _F32), (m, n)), acc, dtype=_F32)
     return acc
 
 

@@ -558,7 +558,8 @@ inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, 
 // ---------------------------------------------------------------- matmul
 // Float matmuls run in fp32 (pto_rt_sgemm in the runtime library): lhs is read as fp32 rows (fp32
 // ND tiles in place, other layouts and dtypes converted into scratch rows), rhs is packed into
-// 16-column fp32 panels; the accumulator tile is updated in place.
+// 16-column fp32 panels; a product without a base is written into dst in place, one with an accumulator
+// or bias row is formed in a scratch and then added to it.
 constexpr int kNR = 16;  // column panel width of pto_rt_sgemm
 
 // Per-thread scratch for converted operands (grown on demand, never shrunk).
@@ -681,16 +682,8 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
 template <class TI, class TJ>
 inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const Tile<TJ>& b, const Tile<float>* acc,
                        const Tile<float>* bias, int m, int k, int n) {
-  Same same;
-  // the starting value of the accumulation goes into dst first
-  bool load = false;
-  if (acc) {
-    if (!same_map(d, *acc)) copy_block(d, 0, 0, *acc, 0, 0, m, n, false, Same());
-    load = true;
-  } else if (bias) {
-    for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), bias->base + bias->roff(0), bias->colit(), n, same);
-    load = true;
-  }
+  // the product is computed from +0; an accumulator or bias row is added to it once at the end (below)
+  const bool add_base = acc != nullptr || bias != nullptr;
   const int np = (n + kNR - 1) / kNR;
   // lhs rows: an fp32 ND tile is read where it is, anything else as converted rows
   const float* arows = nullptr;
@@ -718,26 +711,34 @@ inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const T
     inplace = it.step_in == 1 && it.run() >= w;
     coloff[p] = it.off;
   }
-  if (inplace) {
+  if (inplace && !add_base) {
     for (int r = 0; r < m; ++r) rowoff[r] = d.roff(r);
-    pto_rt_sgemm(m, n, k, arows, lda, bp, d.base, rowoff, coloff, load);
+    pto_rt_sgemm(m, n, k, arows, lda, bp, d.base, rowoff, coloff, 0);
     return;
   }
-  // rare layouts: a row-major scratch C
+  // a row-major scratch product (other layouts, or a base to add)
   float* c = (float*)std::malloc(sizeof(float) * (size_t)m * (size_t)n);
   if (!c) fail(C, "out of memory in matmul");
   for (int r = 0; r < m; ++r) rowoff[r] = (int64_t)r * n;
   for (int p = 0; p < np; ++p) coloff[p] = (int64_t)p * kNR;
-  if (load)
-    for (int r = 0; r < m; ++r) copy_row(c + (int64_t)r * n, strided_cols(1), d.base + d.roff(r), d.colit(), n, same);
-  pto_rt_sgemm(m, n, k, arows, lda, bp, c, rowoff, coloff, load);
-  for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), c + (int64_t)r * n, strided_cols(1), n, same);
+  pto_rt_sgemm(m, n, k, arows, lda, bp, c, rowoff, coloff, 0);
+  if (acc) {  // dst = acc + product, one fp32 rounding (acc may be dst itself: read before written)
+    for (int r = 0; r < m; ++r)
+      for (int j = 0; j < n; ++j) d.at(r, j) = acc->at(r, j) + c[(int64_t)r * n + j];
+  } else if (bias) {
+    for (int r = 0; r < m; ++r)
+      for (int j = 0; j < n; ++j) d.at(r, j) = bias->at(0, j) + c[(int64_t)r * n + j];
+  } else {
+    Same same;
+    for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), c + (int64_t)r * n, strided_cols(1), n, same);
+  }
   std::free(c);
 }
 
 // dst[M,N] = lhs @ rhs (+ bias row | + acc); M/K/N from the valid windows.  Float operands: each
-// dst element is one fp32 FMA chain over q = 0..K-1 starting from the bias/acc value (or 0), the
-// interpreter's definition too (ops/fp32math.py matmul32; docs/performance.md); int8: exact int32, wrapping.
+// product element is one fp32 FMA chain over q = 0..K-1 from 0, then the bias/acc value is added with one
+// rounding, the interpreter's definition too (ops/fp32math.py matmul32; docs/performance.md); int8: exact
+// int32, wrapping.
 // The operands' types may differ (FP8 E4M3 x E5M2).
 template <class TA, class TI, class TJ = TI>
 inline void matmul(Core& C, const Tile<TA>& d, const Tile<TI>& a, const Tile<TJ>& b, const Tile<TA>* acc,
