@@ -51,9 +51,23 @@ def elementwise_shape(what: str, *operands: Node) -> Tuple[Any, ...]:
         rank = max(len(valid), len(n.shape))
         vx, vy = _aligned(valid, rank), _aligned(n.shape, rank)
         rx, ry = _aligned(requested, rank), _aligned(r, rank)
-        requested = broadcast_shape(rx, ry, what)  # the requested shapes broadcast, as unclipped views do
+        requested = _requested_broadcast(rx, ry, what)
         valid = tuple(_axis(axis, vx, vy, rx, ry, what) for axis in range(rank))
     return valid
+
+
+def _requested_broadcast(rx: list, ry: list, what: str) -> Tuple[Any, ...]:
+    """The requested shapes broadcast, as unclipped views do: fixed extents must agree (or one be 1).
+    An extent known only at run time is not required to equal the other side's requested extent: it
+    may be a value computed on the clipped operand's valid region (``sum(v, -1)`` of a view ``v``
+    of 8 rows clipped to ``l``: ``l`` rows), which :func:`_axis` reads over that region."""
+    out = []
+    for axis, (x, y) in enumerate(zip(rx, ry)):
+        if is_static(immediate(x)) and is_static(immediate(y)):
+            out.append(broadcast_dim(x, y, what, axis, rx, ry))
+        else:
+            out.append(y if _is_one(x) else x)
+    return tuple(out)
 
 
 def _axis(axis: int, vx: list, vy: list, rx: list, ry: list, what: str):
@@ -67,10 +81,9 @@ def _axis(axis: int, vx: list, vy: list, rx: list, ry: list, what: str):
     clipped_x, clipped_y = not same_dim(rx[axis], a), not same_dim(ry[axis], b)
     if clipped_x and clipped_y:
         return immediate(sym_min(a, b))
-    if clipped_x:
-        return a
-    if clipped_y:
-        return b
+    if clipped_x or clipped_y:  # the clipped extent; the smaller where the other is known only at run time
+        keep, other = (a, b) if clipped_x else (b, a)
+        return keep if is_static(immediate(other)) else immediate(sym_min(keep, other))
     return broadcast_dim(a, b, what, axis, vx, vy)
 
 
