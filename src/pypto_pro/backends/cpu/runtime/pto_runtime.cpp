@@ -864,19 +864,18 @@ extern "C" void pto_rt_dgemm(int64_t m, int64_t n, int64_t k, const double* a, c
 
 // ------------------------------------------------------------------ GEMM in fp32 (tile matmul)
 // Register block 6 x 16 (12 AVX accumulators).  Every C element is one FMA chain over q = 0..k-1
-// starting from its loaded value (or 0), so the result does not depend on the blocking; the
-// scalar fallback uses fmaf and gives the same bits.
+// from 0, then (add) added to C's value with one rounding, so the result does not depend on the
+// blocking; the scalar fallback uses fmaf and gives the same bits.
 namespace {
 
 constexpr int SG_MR = 6, SG_NR = 16;
 
 // One 6 x 16 block of C over the whole k: A rows a[0..5] (broadcast), B panel bp (16 per step).
-inline void sgemm_micro(int64_t k, const float* const* a, const float* bp, float* const* cr, bool load) {
+inline void sgemm_micro(int64_t k, const float* const* a, const float* bp, float* const* cr, bool add) {
 #if defined(__AVX2__) && defined(__FMA__)
   // 12 named accumulators so they stay in registers at -O2
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-#define PTO_ROW(i) __m256 c##i##0 = load ? _mm256_loadu_ps(cr[i]) : _mm256_setzero_ps(), \
-                          c##i##1 = load ? _mm256_loadu_ps(cr[i] + 8) : _mm256_setzero_ps();
+#define PTO_ROW(i) __m256 c##i##0 = _mm256_setzero_ps(), c##i##1 = _mm256_setzero_ps();
   PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
 #undef PTO_ROW
   for (int64_t q = 0; q < k; ++q) {
@@ -889,29 +888,30 @@ inline void sgemm_micro(int64_t k, const float* const* a, const float* bp, float
 #undef PTO_ROW
     bp += SG_NR;
   }
-#define PTO_ROW(i) _mm256_storeu_ps(cr[i], c##i##0); _mm256_storeu_ps(cr[i] + 8, c##i##1);
+#define PTO_ROW(i) if (add) { c##i##0 = _mm256_add_ps(_mm256_loadu_ps(cr[i]), c##i##0); \
+                              c##i##1 = _mm256_add_ps(_mm256_loadu_ps(cr[i] + 8), c##i##1); } \
+                   _mm256_storeu_ps(cr[i], c##i##0); _mm256_storeu_ps(cr[i] + 8, c##i##1);
   PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
 #undef PTO_ROW
 #else
   float c[SG_MR][SG_NR];
   for (int i = 0; i < SG_MR; ++i)
-    for (int j = 0; j < SG_NR; ++j) c[i][j] = load ? cr[i][j] : 0.f;
+    for (int j = 0; j < SG_NR; ++j) c[i][j] = 0.f;
   for (int64_t q = 0; q < k; ++q, bp += SG_NR)
     for (int i = 0; i < SG_MR; ++i)
       for (int j = 0; j < SG_NR; ++j) c[i][j] = std::fmaf(a[i][q], bp[j], c[i][j]);
   for (int i = 0; i < SG_MR; ++i)
-    for (int j = 0; j < SG_NR; ++j) cr[i][j] = c[i][j];
+    for (int j = 0; j < SG_NR; ++j) cr[i][j] = add ? cr[i][j] + c[i][j] : c[i][j];
 #endif
 }
 
 #if defined(__AVX512F__)
 // Two neighbouring 16-column panels at once (6 x 32 of C in 12 AVX-512 accumulators): the same FMA
-// chain per element as sgemm_micro (q ascending from the loaded value or 0), so the same bits.
+// chain per element as sgemm_micro (q ascending from 0, then added to C's value), so the same bits.
 inline void sgemm_micro2(int64_t k, const float* const* a, const float* bp0, const float* bp1, float* const* cr0,
-                         float* const* cr1, bool load) {
+                         float* const* cr1, bool add) {
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-#define PTO_ROW(i) __m512 c##i##0 = load ? _mm512_loadu_ps(cr0[i]) : _mm512_setzero_ps(), \
-                          c##i##1 = load ? _mm512_loadu_ps(cr1[i]) : _mm512_setzero_ps();
+#define PTO_ROW(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
   PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
 #undef PTO_ROW
   for (int64_t q = 0; q < k; ++q) {
@@ -923,7 +923,9 @@ inline void sgemm_micro2(int64_t k, const float* const* a, const float* bp0, con
     PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
 #undef PTO_ROW
   }
-#define PTO_ROW(i) _mm512_storeu_ps(cr0[i], c##i##0); _mm512_storeu_ps(cr1[i], c##i##1);
+#define PTO_ROW(i) if (add) { c##i##0 = _mm512_add_ps(_mm512_loadu_ps(cr0[i]), c##i##0); \
+                              c##i##1 = _mm512_add_ps(_mm512_loadu_ps(cr1[i]), c##i##1); } \
+                   _mm512_storeu_ps(cr0[i], c##i##0); _mm512_storeu_ps(cr1[i], c##i##1);
   PTO_ROW(0) PTO_ROW(1) PTO_ROW(2) PTO_ROW(3) PTO_ROW(4) PTO_ROW(5)
 #undef PTO_ROW
 }

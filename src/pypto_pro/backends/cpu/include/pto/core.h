@@ -149,7 +149,8 @@ void pto_rt_sync_all(pto::Core* core, int32_t core_type, int64_t used_cores);
 void pto_rt_atomic_lock(const void* addr);
 void pto_rt_atomic_unlock(const void* addr);
 void pto_rt_dgemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c);
-// C (+)= A @ B in fp32 with FMA, one chain over k per element: A is row-major (row i at a + i * lda),
+// C = A @ B in fp32 with FMA, one chain over k from 0 per element (load_c: then added to C's value, one
+// rounding): A is row-major (row i at a + i * lda),
 // bp holds B as packed column panels (k x 16, zero padded); element (i, j) of C is
 // c[rowoff[i] + coloff[j / 16] + j % 16].
 void pto_rt_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bp, float* c,

@@ -558,8 +558,7 @@ inline void move_acc_to_vec(Core& C, DstOn dst_on, const Tile<TA>& s, int mode, 
 // ---------------------------------------------------------------- matmul
 // Float matmuls run in fp32 (pto_rt_sgemm in the runtime library): lhs is read as fp32 rows (fp32
 // ND tiles in place, other layouts and dtypes converted into scratch rows), rhs is packed into
-// 16-column fp32 panels; a product without a base is written into dst in place, one with an accumulator
-// or bias row is formed in a scratch and then added to it.
+// 16-column fp32 panels; the accumulator tile (holding the base) is updated in place.
 constexpr int kNR = 16;  // column panel width of pto_rt_sgemm
 
 // Per-thread scratch for converted operands (grown on demand, never shrunk).
@@ -682,8 +681,16 @@ template <class T> inline void pack_rhs(const Tile<T>& b, int k, int n, float* b
 template <class TI, class TJ>
 inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const Tile<TJ>& b, const Tile<float>* acc,
                        const Tile<float>* bias, int m, int k, int n) {
-  // the product is computed from +0; an accumulator or bias row is added to it once at the end (below)
-  const bool add_base = acc != nullptr || bias != nullptr;
+  Same same;
+  // the base (accumulator or bias row) goes into dst first; the product, a chain from 0, is added to it
+  bool add = false;
+  if (acc) {
+    if (!same_map(d, *acc)) copy_block(d, 0, 0, *acc, 0, 0, m, n, false, Same());
+    add = true;
+  } else if (bias) {
+    for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), bias->base + bias->roff(0), bias->colit(), n, same);
+    add = true;
+  }
   const int np = (n + kNR - 1) / kNR;
   // lhs rows: an fp32 ND tile is read where it is, anything else as converted rows
   const float* arows = nullptr;
@@ -711,27 +718,20 @@ inline void matmul_f32(Core& C, const Tile<float>& d, const Tile<TI>& a, const T
     inplace = it.step_in == 1 && it.run() >= w;
     coloff[p] = it.off;
   }
-  if (inplace && !add_base) {
+  if (inplace) {
     for (int r = 0; r < m; ++r) rowoff[r] = d.roff(r);
-    pto_rt_sgemm(m, n, k, arows, lda, bp, d.base, rowoff, coloff, 0);
+    pto_rt_sgemm(m, n, k, arows, lda, bp, d.base, rowoff, coloff, add);
     return;
   }
-  // a row-major scratch product (other layouts, or a base to add)
+  // rare layouts: a row-major scratch C
   float* c = (float*)std::malloc(sizeof(float) * (size_t)m * (size_t)n);
   if (!c) fail(C, "out of memory in matmul");
   for (int r = 0; r < m; ++r) rowoff[r] = (int64_t)r * n;
   for (int p = 0; p < np; ++p) coloff[p] = (int64_t)p * kNR;
-  pto_rt_sgemm(m, n, k, arows, lda, bp, c, rowoff, coloff, 0);
-  if (acc) {  // dst = acc + product, one fp32 rounding (acc may be dst itself: read before written)
-    for (int r = 0; r < m; ++r)
-      for (int j = 0; j < n; ++j) d.at(r, j) = acc->at(r, j) + c[(int64_t)r * n + j];
-  } else if (bias) {
-    for (int r = 0; r < m; ++r)
-      for (int j = 0; j < n; ++j) d.at(r, j) = bias->at(0, j) + c[(int64_t)r * n + j];
-  } else {
-    Same same;
-    for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), c + (int64_t)r * n, strided_cols(1), n, same);
-  }
+  if (add)
+    for (int r = 0; r < m; ++r) copy_row(c + (int64_t)r * n, strided_cols(1), d.base + d.roff(r), d.colit(), n, same);
+  pto_rt_sgemm(m, n, k, arows, lda, bp, c, rowoff, coloff, add);
+  for (int r = 0; r < m; ++r) copy_row(d.base + d.roff(r), d.colit(), c + (int64_t)r * n, strided_cols(1), n, same);
   std::free(c);
 }
 
