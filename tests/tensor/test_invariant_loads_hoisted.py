@@ -87,8 +87,9 @@ def test_norm_weights_are_loaded_once_and_bits_agree(monkeypatch, blocks):
     assert _hoisted(rms_norm_k.lowered_text(x, g, outs["cpu"][1]), "g")
 
 
-def test_norm_kernels_have_no_hazard_under_the_simulator(monkeypatch):
-    x, g, b = torch.randn(45, 256), torch.randn(256), torch.randn(256)
+@pytest.mark.parametrize("rows", [45, 16])  # 16: two row tiles, so two of the four cores have none
+def test_norm_kernels_have_no_hazard_under_the_simulator(monkeypatch, rows):
+    x, g, b = torch.randn(rows, 256), torch.randn(256), torch.randn(256)
     _on(monkeypatch, "interp")
     want = torch.empty_like(x)
     layer_norm_k(x, g, b, want)
@@ -191,3 +192,25 @@ def test_nested_loops(monkeypatch, backend):
     assert _hoisted(looped_norm.lowered_text(x[:48], g, y2), "g")
     if backend == "sim":
         assert not looped_norm.last_report.hazards
+
+
+@pypto.frontend.jit
+def dyn_rms(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32), g: pypto.Tensor([256], pypto.DT_FP32),
+            y: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(8, 256)
+    y[:] = pypto.rms_norm(x, g, 1e-6)
+
+
+@pytest.mark.parametrize("backend", ["interp", "cpu", "sim"])
+def test_dynamic_rows_down_to_none(monkeypatch, backend):
+    # the load runs under `if block_idx < n_tiles`: with no rows no core loads gamma
+    _on(monkeypatch, backend)
+    g = torch.randn(256)
+    for rows in (0, 5, 37):
+        x, y = torch.randn(rows, 256), torch.empty(rows, 256)
+        dyn_rms(x, g, y)
+        torch.testing.assert_close(y, x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-6) * g)
+        if backend == "sim":
+            assert not dyn_rms.last_report.hazards
+    text = dyn_rms.lowered_text(torch.randn(37, 256), g, torch.empty(37, 256))
+    assert _hoisted(text, "g") and "if (get_block_idx() <" in text
