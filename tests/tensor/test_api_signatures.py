@@ -146,3 +146,45 @@ def test_getitem_valid_shape(key, valid, rows, cols):
     want2, full2 = want.reshape(-1, full.shape[-1]), full.reshape(-1, full.shape[-1])
     want2[:rows, :cols] = full2[:rows, :cols] + 1.0
     assert torch.equal(y, want)
+
+
+# ------------------------------------------------------------------ the pages' stated errors
+def _trace(body, *args):
+    @pypto.frontend.jit
+    def stated_error(x: pypto.Tensor(), y: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(4, 16)
+        y[:] = body(x)
+
+    stated_error(*args)
+
+
+_INT = (torch.ones(2, 4, dtype=torch.int32), torch.ones(2, 4, dtype=torch.int32))
+FLOAT_SCALAR_ON_INT = {"add": lambda x: pypto.add(x, 1.5), "sub": lambda x: pypto.sub(x, 0.5),
+                       "mul": lambda x: pypto.mul(x, 2.0), "div": lambda x: pypto.div(x, 2.0),
+                       "operator": lambda x: 1.5 - x, "fmod": lambda x: pypto.fmod(x, 2.0),
+                       "remainder": lambda x: pypto.remainder(x, 2.0), "floor_div": lambda x: x // 2.0,
+                       "ceil_div": lambda x: pypto.ceil_div(x, 2.0)}
+
+
+@pytest.mark.parametrize("op", sorted(FLOAT_SCALAR_ON_INT))
+def test_float_scalar_with_integer_tensor_is_a_type_error(op):
+    with pytest.raises(TypeError, match="float scalar"):
+        _trace(FLOAT_SCALAR_ON_INT[op], *_INT)
+
+
+@pytest.mark.both_backends
+def test_integer_scalar_with_integer_tensor_stays_integer():
+    x, y = torch.arange(8, dtype=torch.int32).reshape(2, 4), torch.zeros(2, 4, dtype=torch.int32)
+    _trace(lambda t: pypto.mul(pypto.add(t, 3), 2) - 1, x, y)
+    assert torch.equal(y, (x + 3) * 2 - 1)
+
+
+PAD_ERRORS = [((1,), ValueError), ((0, 1, 2), ValueError), ((0, 1, 0, 1, 0, 1), ValueError),
+              ((0, -1), ValueError), ((1, 0, -2, 0), ValueError), ((0, 1.5), TypeError), ("01", TypeError)]
+
+
+@pytest.mark.parametrize("pad,error", PAD_ERRORS, ids=[repr(p) for p, _ in PAD_ERRORS])
+def test_pad_stated_errors(pad, error):
+    x = torch.ones(1, 2, 4)
+    with pytest.raises(error):
+        _trace(lambda t: pypto.pad(t, pad), x, torch.zeros(1, 2, 4))

@@ -16,7 +16,7 @@ from pypto_pro.errors import KernelTypeError
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import cast_node, is_scalar, node_of, out, promote
+from .core import cast_node, check_scalar_type, is_scalar, node_of, out, promote
 from .elementwise import abs, add, cast, div, ge, gt, logical_and, logical_not, logical_or, lt, mul, ne, sub, where
 from .math import ceil
 from .valid_region import elementwise_shape
@@ -143,6 +143,7 @@ def ceil_div(input, other) -> Tensor:
     """``ceil(a / b)``.  Integers: exact integer arithmetic (truncating quotient, plus one when the
     remainder, which has the dividend's sign, is non-zero with the divisor's sign); a zero divisor raises
     ``KernelRuntimeError``.  Floats: ``ceil(a / b)`` (rounded through INT32 like ``pypto.ceil``)."""
+    check_scalar_type("ceil_div", input, other)
     if not _is_float(input) and not _is_float(other):
         x, y, dtype = _int_operands("ceil_div", input, other)
         q = _tdiv(x, y)

@@ -17,7 +17,7 @@ from pypto_pro.ir.types import RoundMode
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote, same_dim, stored_target
+from .core import broadcast_shape, cast_node, check_scalar_type, is_scalar, node_of, out, promote, same_dim, stored_target
 from .valid_region import elementwise_shape
 
 #: unary tile ops (``fn`` -> tile op name) available directly
@@ -173,14 +173,17 @@ def _cast_mode(src: dt.DataType, dst: dt.DataType, mode) -> RoundMode:
 
 
 def add(input, other, alpha=1) -> Tensor:
+    check_scalar_type("add", input, other)
     return binary("add", input, other if alpha == 1 else mul(other, alpha))
 
 
 def sub(input, other, alpha=1) -> Tensor:
+    check_scalar_type("sub", input, other)
     return binary("sub", input, other if alpha == 1 else mul(other, alpha))
 
 
 def mul(input, other) -> Tensor:
+    check_scalar_type("mul", input, other)
     return binary("mul", input, other)
 
 
@@ -205,6 +208,7 @@ def check_precision(op: str, precision_type) -> None:
 def div(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:
     """``x / other`` (true division: integers give FP32); ``precision_type``: :func:`check_precision`."""
     check_precision("div", precision_type)
+    check_scalar_type("div", input, other)
     return binary("div", input, other)
 
 

@@ -10,7 +10,7 @@ from pypto_pro.ir.types import RoundMode
 
 from ..symbolic import SymbolicScalar, is_static
 from ..tensor import Tensor
-from .core import is_scalar, node_of, promote
+from .core import check_scalar_type, is_scalar, node_of, promote
 from .creation import full, full_like
 from .shape import reshape
 from .elementwise import (PrecisionType, abs, add, cast, check_precision, div, eq, exp, ge, gt, log, logical_and, logical_not,
@@ -300,6 +300,7 @@ def _truncated_above_floor(r, y) -> Tensor:
 
 def floor_div(input, other) -> Tensor:
     """torch's ``//``: integers exactly in their dtype; floats ``floor(x / other)`` (through INT32)."""
+    check_scalar_type("floor_div", input, other)
     ints = _int_division("floor_div", input, other)
     if ints is None:
         return floor(div(input, other))
@@ -322,6 +323,7 @@ def remainder(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tens
     """torch's ``%``: the sign of the divisor; integers exactly, floats ``x - floor(x / other) * other``;
     ``precision_type``: :func:`check_precision`."""
     check_precision("remainder", precision_type)
+    check_scalar_type("remainder", input, other)
     ints = _int_division("remainder", input, other)
     if ints is None:
         return _in_fp32(lambda a, b: sub(a, mul(floor(div(a, b)), b)), input, other)
@@ -333,6 +335,7 @@ def fmod(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:
     """The sign of the dividend: integers exactly (C's ``%``), floats ``x - trunc(x / other) * other``;
     ``precision_type``: :func:`check_precision`."""
     check_precision("fmod", precision_type)
+    check_scalar_type("fmod", input, other)
     ints = _int_division("fmod", input, other)
     if ints is None:
         return _in_fp32(lambda a, b: sub(a, mul(trunc(div(a, b)), b)), input, other)
@@ -340,7 +343,9 @@ def fmod(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:
 
 
 def exp2(input) -> Tensor:
-    return exp(mul(input, 0.6931471805599453))
+    """``2 ** input`` as ``exp(input * ln 2)`` (integers give FP32)."""
+    x = input if node_of(input).dtype.is_float() else cast(input, dt.DT_FP32)
+    return exp(mul(x, 0.6931471805599453))
 
 
 def expm1(input) -> Tensor:

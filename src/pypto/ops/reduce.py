@@ -116,8 +116,9 @@ def _count(n: Node, dims):
 
 
 def _per(total: Tensor, count) -> Tensor:
-    """``total / count``: times the reciprocal for a static count (one rounding of 1/count, the
-    same for every element), divided by a run-time count."""
+    """``total / count`` in FP32 (an integer total converted first): times the reciprocal for a static
+    count (one rounding of 1/count, the same for every element), divided by a run-time count."""
+    total = total if node_of(total).dtype.is_float() else _f32(total)
     return mul(total, 1.0 / count) if is_static(count) else div(total, count)
 
 

@@ -483,42 +483,41 @@ def atomic_add(src, offsets: Sequence[Any], dst) -> None:
     setitem(dst, key, getitem(dst, key) + src)
 
 
-def _pad_amounts(padding: Sequence[int], ndim: int) -> List[tuple]:
-    """``(before, after)`` per dim from torch's ``(last_before, last_after, prev_before, ...)``."""
-    if len(padding) % 2 or len(padding) > 2 * ndim:
-        raise KernelTypeError(f"pypto.pad: padding needs an even number of entries, at most {2 * ndim}, got "
-                              f"{len(padding)}")
-    if any(isinstance(p, bool) or not isinstance(p, int) for p in padding):
-        raise KernelTypeError(f"pypto.pad: padding entries must be ints, got {list(padding)}")
+def _pad_amounts(pad: Sequence[int], ndim: int) -> List[tuple]:
+    """``(before, after)`` per dim from torch's ``(last_before, last_after[, prev_before, prev_after])``.
+    As the official page states: 2 or 4 non-negative ints (``ValueError`` otherwise; ``TypeError``
+    for entries that are not ints)."""
+    if not isinstance(pad, (list, tuple)) or any(isinstance(p, bool) or not isinstance(p, int) for p in pad):
+        raise KernelTypeError(f"pypto.pad: pad must be a sequence of ints, got {pad!r}")
+    if len(pad) not in (2, 4) or len(pad) > 2 * ndim:
+        raise KernelValueError(f"pypto.pad: pad takes 2 entries (the last dim) or 4 (the last two dims) of a tensor "
+                               f"with at least as many dims, got {len(pad)} for {ndim} dims")
+    if any(p < 0 for p in pad):
+        raise KernelValueError(f"pypto.pad: negative padding is not supported, got {list(pad)}")
     amounts = [(0, 0)] * ndim
-    for i in range(len(padding) // 2):
-        amounts[ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+    for i in range(len(pad) // 2):
+        amounts[ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     return amounts
 
 
 def pad(input, pad: Sequence[int], mode: str = "constant", value=0) -> Tensor:
     """A new tensor: ``input`` with ``pad[2i]`` / ``pad[2i+1]`` elements of ``value`` before / after
-    dim ``-1-i`` (torch order; negative amounts crop).  Only ``mode="constant"``."""
+    dim ``-1-i`` (torch order).  Only ``mode="constant"``."""
     if mode != "constant":
         raise NotImplementedError(f"pypto.pad(mode={mode!r}): only mode='constant'")
     n = node_of(input)
     if not n.dtype.is_float() and isinstance(value, float):
         raise KernelValueError(f"pypto.pad: a {n.dtype.name} tensor takes an int pad value, got {value!r}")
-    amounts = _pad_amounts(pad, n.ndim)
-    shape, starts, sizes, dst_starts = [], [], [], []
-    for size, (lo, hi) in zip(n.shape, amounts):
-        total = size + lo + hi if lo or hi else size
-        if is_static(total) and total <= 0:
-            raise KernelTypeError(f"pypto.pad: pad {list(pad)} leaves no elements of dim size {size}")
-        shape.append(total)
-        starts.append(max(-lo, 0))
-        dst_starts.append(max(lo, 0))
-        sizes.append(size + min(lo, 0) + min(hi, 0) if lo < 0 or hi < 0 else size)
-    if any(is_static(s) and s <= 0 for s in sizes):
-        raise KernelTypeError(f"pypto.pad: pad {list(pad)} crops away every element")
-    inner = n if not any(starts) and all(same_dim(a, b) for a, b in zip(sizes, n.shape)) else _slice_leaf(
-        _leaf(input), starts, sizes)
-    return _filled_with(shape, n.dtype, value, inner, dst_starts)
+    return pad_axes(input, _pad_amounts(pad, n.ndim), value)
+
+
+def pad_axes(input, amounts: Sequence[tuple], value=0) -> Tensor:
+    """``input`` with ``amounts[i] = (before, after)`` elements of ``value`` on its last ``len(amounts)``
+    axes (non-negative; any number of axes: ``pypto.pad``'s checked form and conv's 3-D padding)."""
+    n = node_of(input)
+    amounts = [(0, 0)] * (n.ndim - len(amounts)) + list(amounts)
+    shape = [size + lo + hi if lo or hi else size for size, (lo, hi) in zip(n.shape, amounts)]
+    return _filled_with(shape, n.dtype, value, n, [lo for lo, _ in amounts])
 
 
 def fillpad(input, mode: str = "constant", value=0) -> Tensor:
