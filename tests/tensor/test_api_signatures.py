@@ -188,3 +188,14 @@ def test_pad_stated_errors(pad, error):
     x = torch.ones(1, 2, 4)
     with pytest.raises(error):
         _trace(lambda t: pypto.pad(t, pad), x, torch.zeros(1, 2, 4))
+
+
+# error paths of renamed parameters still format their messages
+@pytest.mark.parametrize("body,error,match", [
+    (lambda t: pypto.permute(t, [0, 0]), pypto.KernelTypeError, "not a permutation"),
+    (lambda t: pypto.fillpad(2.0), TypeError, "got float"),
+    (lambda t: pypto.where(t > 0, t, "a"), TypeError, None),
+], ids=["permute", "fillpad", "where"])
+def test_error_messages_of_renamed_parameters(body, error, match):
+    with pytest.raises(error, match=match):
+        _trace(body, torch.ones(2, 4), torch.zeros(2, 4))

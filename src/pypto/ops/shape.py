@@ -420,7 +420,7 @@ def permute(input, perm: Sequence[int]) -> Tensor:
     n = node_of(input)
     perm = [norm_dim(d, n.ndim) for d in perm]
     if sorted(perm) != list(range(n.ndim)):
-        raise KernelTypeError(f"pypto.permute: {dims} is not a permutation of {n.ndim} dims")
+        raise KernelTypeError(f"pypto.permute: {perm} is not a permutation of {n.ndim} dims")
     leaf = _leaf(input)
     a = leaf.attrs
     moved = gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in perm], [leaf.shape[d] for d in perm])
@@ -528,7 +528,7 @@ def fillpad(input, mode: str = "constant", value=0) -> Tensor:
     if mode != "constant":
         raise NotImplementedError(f"pypto.fillpad(mode={mode!r}): only mode='constant'")
     if not isinstance(input, Tensor):
-        raise TypeError(f"pypto.fillpad: input must be a pypto.Tensor, got {type(x).__name__}")
+        raise TypeError(f"pypto.fillpad: input must be a pypto.Tensor, got {type(input).__name__}")
     if isinstance(value, str):
         try:
             value = float(value)
