@@ -4,7 +4,9 @@
 Python scalars) then runs without Python code: the C ``Bound`` checks the launch environment, every
 tensor's type, dtype, shape and device and every scalar's type, fills the argument array and calls the
 compiled kernel.  Everything else takes the Python launcher, which does every check with its usual
-messages (:mod:`pypto_pro.runtime.fastpath`).
+messages (:mod:`pypto_pro.runtime.fastpath`): so does a tensor torch gives no sizes or data pointer
+for (nested, sparse) and a tensor the kernel writes whose elements share memory (``expand``).  The
+negative bit of a ``torch._neg_view`` is not checked here (about 0.1 us per launch): docs/language.md.
 
 The extension is one module for all kernels, built once per Python and toolchain in the per-user cache
 (like the runtime library: ``make venv`` builds it), else on a background thread the first time a
@@ -27,7 +29,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from ... import __version__
 from ...log import logger
 from ...runtime import cache
-from ...runtime.args import ParamSpec, check_scalar
+from ...runtime.args import ParamSpec, check_scalar, written_params
 from ...runtime.fastpath import _LAUNCH_ENV, _RAW_ENV, torch_tensor_type
 from .toolchain import Toolchain, compile_shared, find_toolchain
 
@@ -150,12 +152,13 @@ def frozen(kernel_name: str, compiled, specs: Sequence[ParamSpec], args: Sequenc
         _hook_torch(mod)
     tensors, scalars = [], []
     gen = compiled.gen
+    written = written_params(compiled.kernel)
     for p in specs:
         a = args[p.index]
         if p.tensor is not None:
             if tt is None or type(a) is not tt:
                 return None
-            tensors.append((p.index, gen.tensor_slots[p.index], a.dtype, tuple(a.shape)))
+            tensors.append((p.index, gen.tensor_slots[p.index], a.dtype, tuple(a.shape), p.index in written))
         elif p.tiling is None and p.pointer is None:
             slot, kind = gen.scalar_slots[p.index]
             scalars.append((p.index, slot, kind == "f", type(a), p))
