@@ -27,7 +27,7 @@ def torch_problem(t) -> Optional[str]:
                 f"t.int_repr() for its integer codes (with t.q_scale() / t.q_zero_point() as scalars) or "
                 f"t.dequantize() for its values")
     if t.is_meta:
-        return "a meta tensor has shape and dtype but no data; pass a CPU tensor holding the values"
+        return "a tensor on device 'meta' has shape and dtype but no data; pass a CPU tensor holding the values"
     if t.is_conj():
         return ("a conjugate view (x.conj() of a complex tensor) whose memory holds the unconjugated values; "
                 "pass t.resolve_conj()")

@@ -6,7 +6,8 @@ tensor's type, dtype, shape and device and every scalar's type, fills the argume
 compiled kernel.  Everything else takes the Python launcher, which does every check with its usual
 messages (:mod:`pypto_pro.runtime.fastpath`): so does a tensor torch gives no sizes or data pointer
 for (nested, sparse) and a tensor the kernel writes whose elements share memory (``expand``).  The
-negative bit of a ``torch._neg_view`` is not checked here (about 0.1 us per launch): docs/language.md.
+negative bit of a ``torch._neg_view`` is not checked here, nor by the Python relauncher (about 0.1 us
+per launch): docs/language.md "Unusual tensors".
 
 The extension is one module for all kernels, built once per Python and toolchain in the per-user cache
 (like the runtime library: ``make venv`` builds it), else on a background thread the first time a

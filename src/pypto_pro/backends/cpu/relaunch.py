@@ -35,7 +35,9 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
     The key fixes every tensor's type, dtype and shape, so the launcher owns a private argument
     buffer with the shapes (and contiguous strides) written once; per call it writes the data
     pointers, the strides of non-contiguous tensors and the scalars.  Other threads use the
-    compiled kernel's per-thread buffers and write everything."""
+    compiled kernel's per-thread buffers and write everything.  It returns False (nothing done) for a
+    written tensor whose elements share memory; a torch error (a sparse tensor has no data pointer)
+    propagates: either way the caller takes the checked launch, which says what is wrong."""
     gen = compiled.gen
     tensors = []
     scalars = []
@@ -62,19 +64,14 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             else:
                 buf[slot] = int(v)
 
-    def plain(args) -> bool:
-        """Every tensor is plain memory the kernel may use as the checked launch would (a torch error
-        here, e.g. a sparse tensor's missing data pointer, also sends the launch to the checked path)."""
-        for i, _, _, out in tensors:
-            a = args[i]
-            if type(a) is tt:
-                if a.is_neg():
-                    return False
-                if out and not a.is_contiguous() and overlapping(a.shape, a.stride()):
-                    return False
-            elif out and not a.flags.c_contiguous and overlapping(a.shape, [s // a.itemsize for s in a.strides]):
-                return False
-        return True
+    def shared(a, out: bool) -> bool:
+        """Whether ``a`` is a tensor the kernel writes whose elements share memory (``expand``): the
+        checked launch refuses it.  Contiguous tensors never do, so the common case costs nothing."""
+        if not out:
+            return False
+        if type(a) is tt:
+            return not a.is_contiguous() and overlapping(a.shape, a.stride())
+        return not a.flags.c_contiguous and overlapping(a.shape, [s // a.itemsize for s in a.strides])
 
     def write_all(buf, dbl, args) -> None:
         for i, slot, what, _ in tensors:
@@ -88,9 +85,9 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
         write_scalars(buf, dbl, args)
 
     def launch(args, block_dim: int) -> bool:
-        if not plain(args):
-            return False
         if get_ident() != owner or not state["shapes"]:
+            if any(shared(args[i], out) for i, _, _, out in tensors):
+                return False
             if get_ident() != owner:
                 buf, dbl, err = compiled.buffers()
                 write_all(buf, dbl, args)
@@ -100,7 +97,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             state["shapes"] = True
             for i, slot, _, _ in tensors:
                 contiguous[slot] = False
-        for i, slot, what, _ in tensors:
+        for i, slot, what, out in tensors:
             a = args[i]
             if type(a) is tt:
                 own[slot] = a.data_ptr()
@@ -110,9 +107,13 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
                     contiguous[slot] = True
                 else:
                     contiguous[slot] = False
+                    if out and overlapping(a.shape, a.stride()):
+                        return False
                 nd = a.dim()
                 own[slot + 1 + nd:slot + 1 + 2 * nd] = a.stride()
             else:
+                if shared(a, out):
+                    return False
                 own[slot] = a.ctypes.data
                 nd = a.ndim
                 own[slot + 1 + nd:slot + 1 + 2 * nd] = element_strides(a, what, kernel_name)
