@@ -104,6 +104,7 @@ REFUSED_INPUTS = [
     ("complex", _complex, "expected dtype FP32, got complex64"),
     ("float8", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e4m3fn), "expected dtype FP32, got FP8E4M3FN"),
     ("uint16", lambda: torch.zeros(ROWS, 64, dtype=torch.uint16), "expected dtype FP32, got UINT16"),
+    ("float8_fnuz", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e4m3fnuz), "float8_e4m3fnuz has no PyPTO dtype"),
     ("bool", lambda: torch.zeros(ROWS, 64, dtype=torch.bool), "expected dtype FP32, got BOOL"),
     ("float64", lambda: torch.zeros(ROWS, 64, dtype=torch.float64), "expected dtype FP32, got float64"),
     ("wrong_width", lambda: torch.zeros(ROWS, 32), "dim 1 must be 64"),
@@ -223,3 +224,34 @@ def test_fixed_shape_kernel_errors_name_the_argument(backend, path):
         with pytest.raises(KernelLaunchError, match="argument 'x'") as err:
             _launch(copy_fixed, path, (bad, torch.zeros(8, 64)), good)
         assert words in str(err.value)
+
+
+def _copy_kernel(dtype):
+    @pl.jit(name=f"copy_{dtype.name.lower()}")
+    def copy(x: pl.Tensor[[8, 64], dtype], out: pl.Tensor[[8, 64], dtype]):
+        tt = pl.TileType(shape=[8, 64], dtype=dtype, target_memory=pl.MemorySpace.Vec)
+        a = pl.make_tile_group(type=tt, addrs=0x0000, mutex_ids=[0])
+        with pl.section_vector():
+            pl.load(a.current(), x, [0, 0])
+            pl.store(out, a.current(), [0, 0])
+    return copy
+
+
+# torch dtypes with a PyPTO counterpart, given to a parameter of that dtype: the bytes go through unchanged
+MATCHING_DTYPES = [
+    (pl.DT_UINT16, lambda: torch.randint(0, 65536, (8, 64), dtype=torch.int32).to(torch.uint16)),
+    (pl.DT_UINT32, lambda: torch.randint(0, 2 ** 32, (8, 64), dtype=torch.int64).to(torch.uint32)),
+    (pl.DT_BOOL, lambda: torch.rand(8, 64) > 0.5),
+    (pl.DT_FP8E4M3FN, lambda: torch.randn(8, 64).to(torch.float8_e4m3fn)),
+    (pl.DT_FP8E5M2, lambda: torch.randn(8, 64).to(torch.float8_e5m2)),
+]
+
+
+@pytest.mark.parametrize("dtype, make", MATCHING_DTYPES, ids=[d.name for d, _ in MATCHING_DTYPES])
+def test_torch_dtypes_with_a_counterpart_are_taken_bit_for_bit(backend, dtype, make):
+    kernel = _copy_kernel(dtype)
+    x = make()
+    for _ in range(3):  # checked, then frozen (and on cpu the C launcher)
+        out = torch.zeros_like(x)
+        kernel[None, 1](x, out)
+        assert torch.equal(out.view(torch.uint8), x.view(torch.uint8))

@@ -56,6 +56,7 @@ REFUSED = [
     ("complex", lambda: torch.randn(ROWS, 64, dtype=torch.complex64), "expected dtype FP32, got complex64"),
     ("float8", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e5m2), "expected dtype FP32, got FP8E5M2"),
     ("uint16", lambda: torch.zeros(ROWS, 64, dtype=torch.uint16), "expected dtype FP32, got UINT16"),
+    ("float8_fnuz", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e4m3fnuz), "float8_e4m3fnuz has no PyPTO dtype"),
     ("bool", lambda: torch.zeros(ROWS, 64, dtype=torch.bool), "expected dtype FP32, got BOOL"),
     ("wrong_width", lambda: torch.zeros(ROWS, 48), "dim 1 must be 64"),
     ("zero_dim", lambda: torch.tensor(2.0), "expected a 2-D tensor"),

@@ -59,7 +59,12 @@ def as_numpy(value, what: str) -> np.ndarray:
             return t.view(getattr(torch, int_dtype)).numpy().view(np_dtype)
         try:
             return t.numpy()
-        except (TypeError, RuntimeError) as e:
+        except TypeError as e:  # numpy has no such dtype (float8_e4m3fnuz, ...)
+            name = str(t.dtype).replace("torch.", "")
+            raise KernelLaunchError(f"{what}: torch dtype {name} has no PyPTO dtype ({e}); convert it to the "
+                                    f"parameter's dtype with t.to(...), or pass its bytes (t.view(torch.uint8)) to "
+                                    f"a UINT8 or 8-bit float parameter") from None
+        except RuntimeError as e:
             raise KernelLaunchError(f"{what}: cannot share memory with this torch tensor ({e})") from None
     raise KernelLaunchError(f"{what}: expected a torch tensor or numpy array, got {type(value).__name__}")
 
