@@ -36,7 +36,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
     buffer with the shapes (and contiguous strides) written once; per call it writes the data
     pointers, the strides of non-contiguous tensors and the scalars.  Other threads use the
     compiled kernel's per-thread buffers and write everything.  It returns False (nothing done) for a
-    written tensor whose elements share memory; a torch error (a sparse tensor has no data pointer)
+    negative view or a written tensor whose elements share memory; a torch error (a sparse tensor has no data pointer)
     propagates: either way the caller takes the checked launch, which says what is wrong."""
     gen = compiled.gen
     tensors = []
@@ -64,9 +64,11 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             else:
                 buf[slot] = int(v)
 
-    def shared(a, out: bool) -> bool:
-        """Whether ``a`` is a tensor the kernel writes whose elements share memory (``expand``): the
-        checked launch refuses it.  Contiguous tensors never do, so the common case costs nothing."""
+    def refused(a, out: bool) -> bool:
+        """Whether ``a`` is a negative view, or a tensor the kernel writes whose elements share memory
+        (``expand``): the checked launch refuses both."""
+        if type(a) is tt and a.is_neg():
+            return True
         if not out:
             return False
         if type(a) is tt:
@@ -86,7 +88,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
 
     def launch(args, block_dim: int) -> bool:
         if get_ident() != owner or not state["shapes"]:
-            if any(shared(args[i], out) for i, _, _, out in tensors):
+            if any(refused(args[i], out) for i, _, _, out in tensors):
                 return False
             if get_ident() != owner:
                 buf, dbl, err = compiled.buffers()
@@ -100,6 +102,8 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
         for i, slot, what, out in tensors:
             a = args[i]
             if type(a) is tt:
+                if a.is_neg():  # its memory holds the negated values: the checked launch refuses it
+                    return False
                 own[slot] = a.data_ptr()
                 if a.is_contiguous():
                     if contiguous[slot]:
@@ -112,7 +116,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
                 nd = a.dim()
                 own[slot + 1 + nd:slot + 1 + 2 * nd] = a.stride()
             else:
-                if shared(a, out):
+                if refused(a, out):
                     return False
                 own[slot] = a.ctypes.data
                 nd = a.ndim

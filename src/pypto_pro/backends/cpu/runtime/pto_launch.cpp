@@ -13,7 +13,7 @@
 // messages); a failing kernel reports through the compiled kernel's `raise_error`.
 //
 // Per launch the checks read each tensor's dtype, shape, is_cpu and is_contiguous() and its data
-// pointer.  The getset attributes are read through their descriptors resolved once on torch.Tensor
+// pointer (through pto_torch.cpp where it is built, which also refuses negative and conjugate views).  The getset attributes are read through their descriptors resolved once on torch.Tensor
 // (valid while the type's version tag is unchanged, as CPython's own attribute caches do), the data
 // pointer through torch's C accessor for compiled launchers where torch has it (see `setup`).
 // `Subscript` is `JitKernel.__getitem__` for the cached `kernel[None, n]` (a dict lookup in C).
@@ -61,6 +61,11 @@ PyObject* g_names = nullptr;  // tuple of the launch environment's variable name
 // what torch.compile's own C++ launchers call), or nullptr: call `data_ptr()`
 using DataPtrFn = void* (*)(PyObject*);
 DataPtrFn g_data_ptr = nullptr;
+// ours, built against the installed torch (runtime/pto_torch.cpp, backends/cpu/torchaccess.py), or nullptr:
+// 1 with the data pointer of a tensor whose memory holds its values, 0 for a negative or conjugate view
+// or a tensor without storage (the Python path reports it)
+using PlainDataPtrFn = int (*)(PyObject*, int64_t*);
+PlainDataPtrFn g_plain_data_ptr = nullptr;
 PyObject* g_zero = nullptr;  // the int 0
 
 // torch.Tensor's getset descriptors of dtype, shape and is_cpu, resolved on the type once: calling a
@@ -103,6 +108,7 @@ inline PyObject* tensor_attr(PyObject* a, int i, PyObject* name) {
 
 // a.data_ptr() as an integer in *out: 1 done, 0 not available here (use the Python path), -1 error set
 inline int tensor_data_ptr(PyObject* a, int64_t* out) {
+  if (g_plain_data_ptr) return g_plain_data_ptr(a, out);
   if (g_data_ptr) {
     try {
       *out = (int64_t)(intptr_t)g_data_ptr(a);
@@ -539,6 +545,14 @@ PyObject* make_subscript(PyObject*, PyObject* args) {
   return (PyObject*)s;
 }
 
+// set_plain_data_ptr(address): pto_torch.cpp's `int (PyObject*, int64_t*)` accessor (0: none)
+PyObject* set_plain_data_ptr(PyObject*, PyObject* arg) {
+  const unsigned long long addr = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred()) return nullptr;
+  g_plain_data_ptr = (PlainDataPtrFn)(uintptr_t)addr;
+  Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"Frozen", make_frozen, METH_VARARGS, "a frozen launch signature"},
     {"Slot", make_slot, METH_NOARGS, "a kernel's latest frozen signature"},
@@ -546,6 +560,7 @@ PyMethodDef methods[] = {
     {"Subscript", make_subscript, METH_VARARGS, "JitKernel.__getitem__ with the cached kernel[None, n] in C"},
     {"setup", setup, METH_VARARGS, "the launch environment"},
     {"set_data_ptr", set_data_ptr, METH_O, "torch's C accessor of a tensor's data pointer (0: none)"},
+    {"set_plain_data_ptr", set_plain_data_ptr, METH_O, "the accessor that refuses negative views (0: none)"},
     {}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "pto_launch", "PyPTO cpu launch fast path", -1, methods};
