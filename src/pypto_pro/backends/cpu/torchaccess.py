@@ -31,6 +31,7 @@ _lock = threading.Lock()
 _state = "new"  # new -> building -> ready | unavailable
 _address = 0
 _waiters: List[Callable[[int], None]] = []
+_libs: List[ctypes.CDLL] = []  # the loaded accessor library, kept for the process's lifetime
 
 
 def _torch_flags(torch) -> Optional[List[str]]:
@@ -79,7 +80,7 @@ def _build_and_load() -> None:
         if path is not None:
             lib = ctypes.CDLL(str(path))
             address = ctypes.cast(getattr(lib, SYMBOL), ctypes.c_void_p).value or 0
-            _libs.append(lib)  # loaded for the process's lifetime
+            _libs.append(lib)
     except Exception as e:  # noqa: BLE001 - the launcher keeps torch's accessor
         logger.info("torch accessor for the C launcher unavailable (%s: %s)", type(e).__name__, e)
     with _lock:
@@ -89,9 +90,6 @@ def _build_and_load() -> None:
         _waiters.clear()
     for notify in waiters:
         notify(address)
-
-
-_libs: List[ctypes.CDLL] = []
 
 
 def when_ready(notify: Callable[[int], None]) -> None:
