@@ -121,13 +121,14 @@ NEG_BITS = {"neg_view", "conj_imag"}
 
 
 @pytest.fixture(scope="module")
-def accessor() -> int:
-    """The C launcher's torch accessor (built now if missing: make venv prebuilds it), 0 where unavailable."""
+def c_misses_neg_bits() -> bool:
+    """Whether kernel[None, n] runs in C without the torch accessor (built now if missing: make venv
+    prebuilds it); without the C launcher the Python relauncher checks the bit itself."""
     from pypto_pro.backends.cpu import clauncher, torchaccess
 
     if not cpu.available() or not clauncher.enabled() or clauncher.wait_built() is None:
-        return 0
-    return torchaccess.wait_ready()
+        return False
+    return not torchaccess.wait_ready()
 
 
 def _params(cases, paths=PATHS):
@@ -136,7 +137,7 @@ def _params(cases, paths=PATHS):
 
 @pytest.mark.parametrize("name, make, words, path", _params(REFUSED_INPUTS))
 def test_refused_input_names_the_argument(request, backend, name, make, words, path):
-    if path == "c" and backend == "cpu" and name in NEG_BITS and not request.getfixturevalue("accessor"):
+    if path == "c" and backend == "cpu" and name in NEG_BITS and request.getfixturevalue("c_misses_neg_bits"):
         pytest.skip("no torch accessor for the C launcher here (it needs torch's headers)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
