@@ -1,8 +1,7 @@
 """``pypto.view(input=w, dtype=d)`` of a window ``w`` clipped to a smaller valid region: the result
 reports ``w``'s declared shape with its last dim scaled by the element sizes, so a reshape of the whole
-declared shape that follows reads the valid values where the NPU's tile of that shape holds them.
-Also: ``pypto.view`` / ``reshape`` / ``unsqueeze`` / ``clone`` name their first parameter ``input``, as
-the official functions do (kernels pass it by keyword)."""
+declared shape that follows reads the valid values where the NPU's tile of that shape holds them (the
+official sparse-attention kernel passes its arguments by keyword, ``input=``)."""
 import numpy as np
 import pytest
 import torch
@@ -54,18 +53,3 @@ def test_a_declared_last_dim_that_does_not_fill_whole_elements_is_refused():
 
     with pytest.raises(pypto.KernelTypeError, match="declared last dim"):
         odd(torch.zeros((16, 30), dtype=torch.int8), torch.zeros((16, 4)))
-
-
-@BOTH
-def test_shape_functions_take_their_first_argument_as_input():
-    @pypto.frontend.jit
-    def kw(x: pypto.Tensor([4, 6], pypto.DT_FP32), out: pypto.Tensor([1, 2, 6], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(4, 8)
-        part = pypto.view(input=x, shape=[2, 6], offsets=[1, 0])
-        copy = pypto.clone(input=part)
-        out[:] = pypto.unsqueeze(input=pypto.reshape(input=copy, shape=[2, 6]), dim=0)
-
-    x = torch.arange(24, dtype=torch.float32).reshape(4, 6)
-    out = torch.zeros((1, 2, 6))
-    kw(x, out)
-    assert torch.equal(out[0], x[1:3])
