@@ -69,13 +69,13 @@ def get_subblock_num():
 
 
 @_intrinsic
-def min(a, b):  # noqa: A001
-    """min(a, b): scalar minimum (builtin min maps here)."""
+def min(lhs, rhs):  # noqa: A001
+    """min(lhs, rhs): scalar minimum (builtin min maps here)."""
 
 
 @_intrinsic
-def max(a, b):  # noqa: A001
-    """max(a, b): scalar maximum (builtin max maps here)."""
+def max(lhs, rhs):  # noqa: A001
+    """max(lhs, rhs): scalar maximum (builtin max maps here)."""
 
 
 @_intrinsic

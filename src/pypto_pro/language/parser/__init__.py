@@ -1123,9 +1123,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                            f"{signature_text(public, sig)}", node) from None
 
     def call_op(self, opdef: OpDef, args, kwargs, node):
-        bound = self.bind(f"pl.{opdef.aliases[0]}", opdef.signature, args, kwargs, node)
+        bound = self.bind(f"pl.{opdef.aliases[0]}", opdef.public_signature, args, kwargs, node)
         bound.apply_defaults()
-        bound = dict(bound.arguments)
+        bound = opdef.from_public(bound.arguments)
         for p in opdef.params:
             bound[p.name] = self.convert_operand(opdef, p, bound[p.name], node)
         self._strided_access(opdef, bound, node)
@@ -1231,11 +1231,11 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
     intrinsic_get_subblock_num = _core_query("subblock_num")
     del _core_query
 
-    def intrinsic_min(self, node, a, b):
-        return self._minmax("min", a, b, node)
+    def intrinsic_min(self, node, lhs, rhs):
+        return self._minmax("min", lhs, rhs, node)
 
-    def intrinsic_max(self, node, a, b):
-        return self._minmax("max", a, b, node)
+    def intrinsic_max(self, node, lhs, rhs):
+        return self._minmax("max", lhs, rhs, node)
 
     def _minmax(self, op, a, b, node):
         if not (is_scalar(a) and is_scalar(b)):

@@ -22,6 +22,7 @@ from ...errors import KernelSyntaxError, KernelTypeError
 from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import Layout, MemorySpace, TileType
+from .keywords import aliases_for as keyword_aliases
 
 REG_BYTES = 256
 
@@ -388,7 +389,16 @@ def frontend(name: Optional[str] = None):
         def public(*args, **kwargs):
             raise KernelSyntaxError(f"vf.{public_name}() can only be called inside a @pl.vector_function")
 
+        aliases = keyword_aliases(public_name, public_sig.parameters)
+
         def handler(parser, node, args, kwargs):
+            kwargs = dict(kwargs)
+            for alias, param in aliases.items():
+                if alias in kwargs:
+                    if param in kwargs:
+                        raise parser.err(KernelSyntaxError, f"vf.{public_name}: '{alias}' and '{param}' name the same "
+                                         f"argument; pass one", node)
+                    kwargs[param] = kwargs.pop(alias)
             try:
                 bound = public_sig.bind(*args, **kwargs)
             except TypeError as e:
