@@ -149,7 +149,9 @@ class Vf:
 
     @staticmethod
     def arange(start: Any, index_order: Any = None, dtype: Any = None) -> Any:
-        """dst[i] = start + i (DECREASE_ORDER: start - i)."""
+        """dst[i] = start + i; DECREASE_ORDER: the same values from the last lane down, dst[i] = start + (n-1-i)
+        for n lanes of ``dtype``.
+        """
 
     @staticmethod
     def astype(src: Any, preg: Any = None, dtype: Any = None, layout: Any = None, round_mode: Any = None, saturate: Any = None) -> Any:

@@ -222,7 +222,8 @@ def move(c, src, preg=None, mode=None):
 
 @frontend()
 def arange(c, start, index_order=None, dtype=None):
-    """dst[i] = start + i (DECREASE_ORDER: start - i)."""
+    """dst[i] = start + i; DECREASE_ORDER: the same values from the last lane down, dst[i] = start + (n-1-i)
+    for n lanes of ``dtype``."""
     order = c.const(index_order, ENUMS["IndexOrder"], "index_order", "INCREASE_ORDER")
     d = c.reg(dtype or dt.DT_INT32)
     c.emit("vf_arange", dst=d.ref, start=c.scalar(start, "start"), descending=order == "DECREASE_ORDER")
