@@ -55,3 +55,74 @@ def test_arange_orders(backend, key):
     if order == "DECREASE_ORDER":
         want = want[::-1]
     np.testing.assert_array_equal(got[0], want.astype(NP_OF[dtype]))
+
+
+# ----------------------------------------------------------------------------- vf.get_mask_spr
+
+
+def _spr_kernel(dtype, width_enum, setup):
+    n = 256 // dtype.nbytes
+
+    @pl.vector_function
+    def copy_under_spr(src, dst):
+        every = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=dtype)
+        spr = vf.get_mask_spr(width=width_enum)
+        vf.store_align(dst, vf.abs(vf.load_align(src, 0), spr), every)   # unselected lanes: 0
+
+    def kernel(x: pl.Tensor[[1, n], dtype], out: pl.Tensor[[1, n], dtype]):
+        t = pl.TileType(shape=[1, n], dtype=dtype, target_memory=pl.MemorySpace.Vec)
+        with pl.section_vector():
+            a = pl.make_tile(t, addr=0)
+            o = pl.make_tile(t, addr=256)
+            pl.load(a, x, [0, 0])
+            _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+            setup()
+            copy_under_spr(a, o)
+            pl.reset_mask()
+            _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+            pl.store(out, o, [0, 0])
+    kernel.__name__ = f"spr_{setup.__name__}_{dtype.name}"
+    return kernel
+
+
+def norm_pattern():
+    pl.set_mask_norm()
+    pl.set_vec_mask(0x8000_0000_0000_0001, 0xF0F0_0000_0000_FFFF)
+
+
+def count_ten():
+    pl.set_mask_count()
+    pl.set_vec_mask(0, 10)
+
+
+def after_reset():
+    pl.set_vec_mask(0, 1)
+    pl.reset_mask()
+
+
+def _bits(high, low, n):
+    word = (high << 64) | low
+    return np.array([(word >> i) & 1 for i in range(n)], dtype=bool)
+
+
+SPR_CASES = {
+    ("norm", "B32"): (norm_pattern, lambda n: _bits(0, 0xF0F0_0000_0000_FFFF, n)),
+    ("norm", "B16"): (norm_pattern, lambda n: _bits(0x8000_0000_0000_0001, 0xF0F0_0000_0000_FFFF, n)),
+    ("count", "B32"): (count_ten, lambda n: np.arange(n) < 10),
+    ("count", "B16"): (count_ten, lambda n: np.arange(n) < 10),
+    ("reset", "B32"): (after_reset, lambda n: np.ones(n, bool)),
+}
+SPR_KERNELS = {k: _spr_kernel(pl.DT_FP32 if k[1] == "B32" else pl.DT_FP16, getattr(pl.MaskWidth, k[1]), setup)
+               for k, (setup, _) in SPR_CASES.items()}
+
+
+@pytest.mark.parametrize("key", list(SPR_CASES), ids=lambda k: "-".join(k))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_get_mask_spr_reads_set_vec_mask(backend, key):
+    """get_mask_spr reads the {MASK1, MASK0} bits pl.set_vec_mask wrote: B32 lane i = bit i of MASK0,
+    B16 lane i = bit i of the 128 bits; in count mode the first mask_low lanes; after reset_mask all."""
+    dtype = np.float32 if key[1] == "B32" else np.float16
+    n = 256 // np.dtype(dtype).itemsize
+    x = (np.arange(n) - n / 2).astype(dtype)
+    _, got = run_on(SPR_KERNELS[key], backend, x.reshape(1, n), np.full((1, n), 9, dtype))
+    np.testing.assert_array_equal(got[0], np.where(SPR_CASES[key][1](n), np.abs(x), 0).astype(dtype))

@@ -215,9 +215,11 @@ class Vf:
 
     @staticmethod
     def get_mask_spr(width: Any = None) -> Any:
-        """The vector mask special register as a mask.  Decision: it holds the result of the latest (in
-        program text) VF compare at the same element width, else every lane (its reset state);
-        ``pl.set_vec_mask`` is not tracked (tile ops overwrite it).
+        """The vector mask special register as a mask of 32-bit (B32) or 16-bit (B16) lanes.  Decision: it
+        holds what the latest (in program text, among the statements enclosing the call) of these wrote:
+        ``pl.set_vec_mask`` / ``pl.reset_mask`` (norm mode: lane i is bit i of {high, low}; count mode after
+        ``pl.set_mask_count``: the first ``low`` lanes) or a VF compare at the same lane width; else every
+        lane (its reset state).
         """
 
     @staticmethod

@@ -244,6 +244,23 @@ def _mask_from_reg(ctx, a):
     _put(ctx, a["dst"], lanes_to_bits(bits, w))
 
 
+@vf_op("vf_mask_from_spr", [Out("dst"), Arg("high", "scalar"), Arg("low", "scalar"), Arg("count", default=False),
+                           Arg("width", default=4)], "Vf.get_mask_spr")
+def _mask_from_spr(ctx, a):
+    """The mask of the vector mask register {high, low} (pl.set_vec_mask) for lanes of ``width`` bytes:
+    norm mode, lane i is bit i of the 128 bits (only the low 64 for 4-byte lanes); count mode (``count``),
+    the first ``low`` lanes."""
+    w = a["width"]
+    n = VL // w
+    hi, lo = (int(ctx.scalar(a[k])) & ((1 << 64) - 1) for k in ("high", "low"))
+    if a["count"]:
+        on = np.arange(n) < lo
+    else:
+        word = lo | (hi << 64)
+        on = np.array([(word >> i) & 1 for i in range(n)], dtype=bool)
+    _put(ctx, a["dst"], lanes_to_bits(on, w))
+
+
 @vf_op("vf_hist", [Out("dst"), In("a"), In("acc"), In("mask", "tile", default=None), Arg("high", default=False),
                    Arg("cumulative", default=True)], "Vf.histograms")
 def _hist(ctx, a):
@@ -302,4 +319,4 @@ def _cast4(ctx, a):
 
 VF_MORE_OPS = ("vf_mull", "vf_squeeze", "vf_unsqueeze", "vf_pack", "vf_unpack", "vf_mask_pack", "vf_mask_store",
                "vf_mask_load", "vf_store2", "vf_load_blocks", "vf_gather", "vf_gather_reg", "vf_scatter",
-               "vf_mask_from_reg", "vf_hist", "vf_cast4")
+               "vf_mask_from_reg", "vf_mask_from_spr", "vf_hist", "vf_cast4")

@@ -5,6 +5,7 @@ special registers.  Internal ops: :mod:`pypto_pro.ops.vf`, :mod:`pypto_pro.ops.v
 from __future__ import annotations
 
 from ... import dtypes as dt
+from ...ir import nodes as ir
 from ...ir.types import RoundMode
 from .enums import ENUMS, CastLayout, DataCopyMode, MergeMode
 from .frontend import AddrReg, Mask, Reg, UnalignReg, frontend, state
@@ -145,17 +146,54 @@ def mask_gen_with_reg_tensor(c, src, offset=None):
 
 @frontend()
 def get_mask_spr(c, width=None):
-    """The vector mask special register as a mask.  Decision: it holds the result of the latest (in
-    program text) VF compare at the same element width, else every lane (its reset state);
-    ``pl.set_vec_mask`` is not tracked (tile ops overwrite it)."""
+    """The vector mask special register as a mask of 32-bit (B32) or 16-bit (B16) lanes.  Decision: it
+    holds what the latest (in program text, among the statements enclosing the call) of these wrote:
+    ``pl.set_vec_mask`` / ``pl.reset_mask`` (norm mode: lane i is bit i of {high, low}; count mode after
+    ``pl.set_mask_count``: the first ``low`` lanes) or a VF compare at the same lane width; else every
+    lane (its reset state)."""
     w = 4 if c.const(width, ENUMS["MaskWidth"], "width", "B32") == "B32" else 2
     last = state(c.p).spr_mask
     m = c.mask()
-    if last is not None and last[1] == w:
+    written = _latest_mask_write(c.p, last[0] if last is not None else None)
+    if isinstance(written, ir.OpStmt) and written.op.name in ("set_vec_mask", "reset_mask"):
+        high, low = ((written.args["mask_high"], written.args["mask_low"]) if written.op.name == "set_vec_mask"
+                     else (-1, -1))
+        c.emit("vf_mask_from_spr", dst=m.ref, high=high, low=low, count=_count_mode(c.p, written), width=w)
+    elif written is not None and last[1] == w:
         c.emit("vf_mask_logic", dst=m.ref, a=last[0].ref, b=last[0].ref, mask=None, fn="and")
     else:
         c.emit("vf_create_mask", dst=m.ref, pattern="ALL", dtype=dt.DT_FP32 if w == 4 else dt.DT_FP16)
     return m
+
+
+def _enclosing_statements(p):
+    """The statements before the current point, latest first, of every block enclosing it."""
+    for block in reversed(p.blocks):
+        yield from reversed(block)
+
+
+def _latest_mask_write(p, compare_mask):
+    """The latest statement that wrote the mask register: a set_vec_mask / reset_mask op, or the VF
+    compare that made ``compare_mask``; None when there is none."""
+    for stmt in _enclosing_statements(p):
+        if not isinstance(stmt, ir.OpStmt):
+            continue
+        if stmt.op.name in ("set_vec_mask", "reset_mask"):
+            return stmt
+        if compare_mask is not None and stmt.op.name == "vf_compare" and stmt.args["dst"] == compare_mask.ref:
+            return stmt
+    return None
+
+
+def _count_mode(p, write) -> bool:
+    """Whether the mask register is in count mode at ``write``: the latest set_mask_count / set_mask_norm
+    before it says (norm by default)."""
+    seen = False
+    for stmt in _enclosing_statements(p):
+        seen = seen or stmt is write
+        if seen and isinstance(stmt, ir.OpStmt) and stmt.op.name in ("set_mask_count", "set_mask_norm"):
+            return stmt.op.name == "set_mask_count"
+    return False
 
 
 @frontend()

@@ -264,6 +264,13 @@ inline void vf_mask_from_reg(Core& C, uint8_t* d, const void* a, int w, int64_t 
     for (int b = 0; b < w; ++b) out[i * w + b] = (uint8_t)((raw[i / 8] >> (i % 8)) & 1);
   std::memcpy(d, out, kVL);
 }
+// the vector mask register {high, low} as a mask of w-byte lanes (ops/vf_more.py _mask_from_spr)
+inline void vf_mask_from_spr(uint8_t* d, uint64_t high, uint64_t low, bool count, int w) {
+  for (int i = 0; i < kVL / w; ++i) {
+    const bool on = count ? (uint64_t)i < low : (((i < 64 ? low : high) >> (i % 64)) & 1) != 0;
+    for (int b = 0; b < w; ++b) d[i * w + b] = on ? 1 : 0;
+  }
+}
 template <class T>
 inline void vf_hist(T* d, const uint8_t* a, const T* acc, const uint8_t* m, bool high, bool cumulative) {
   // cumulative: counts[n] = #(x <= base + n), from 0 in both halves (ops/vf_more.py _hist)
