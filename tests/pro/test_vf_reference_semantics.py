@@ -126,3 +126,106 @@ def test_get_mask_spr_reads_set_vec_mask(backend, key):
     x = (np.arange(n) - n / 2).astype(dtype)
     _, got = run_on(SPR_KERNELS[key], backend, x.reshape(1, n), np.full((1, n), 9, dtype))
     np.testing.assert_array_equal(got[0], np.where(SPR_CASES[key][1](n), np.abs(x), 0).astype(dtype))
+
+
+# ----------------------------------------------------------------------------- vf.addc / vf.subc / vf.bit_cast
+def _carry_kernel(sub, dtype):
+    @pl.vector_function
+    def with_carry(ta, tb, o):
+        every = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=dtype)
+        half = vf.create_mask(pattern=pl.MaskPattern.VL32, dtype=dtype)         # lanes 0..31 selected
+        cin = vf.gt(vf.load_align(tb, 0), vf.load_align(ta, 0), every)       # carry-in where b > a
+        x, y = vf.load_align(ta, 0), vf.load_align(tb, 0)
+        if pl.constexpr(sub):
+            flags, res = vf.subc(x, y, cin, half)
+        else:
+            flags, res = vf.addc(x, y, cin, half)
+        vf.store_align(o, res, every)
+        vf.store_align(o + 64, vf.select(vf.full(1, every, dtype=dtype), vf.full(0, every, dtype=dtype), flags),
+                       every)
+
+    def kernel(a: pl.Tensor[[1, 64], dtype], b: pl.Tensor[[1, 64], dtype], out: pl.Tensor[[2, 64], dtype]):
+        t = pl.TileType(shape=[1, 64], dtype=dtype, target_memory=pl.MemorySpace.Vec)
+        t2 = pl.TileType(shape=[2, 64], dtype=dtype, target_memory=pl.MemorySpace.Vec)
+        with pl.section_vector():
+            ta, tb = pl.make_tile(t, addr=0), pl.make_tile(t, addr=256)
+            o = pl.make_tile(t2, addr=512)
+            pl.load(ta, a, [0, 0])
+            pl.load(tb, b, [0, 0])
+            _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+            with_carry(ta, tb, o)
+            _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+            pl.store(out, o, [0, 0])
+    kernel.__name__ = f"{'subc' if sub else 'addc'}_{dtype.name}"
+    return kernel
+
+
+CARRY_KERNELS = {(sub, d.name): _carry_kernel(sub, d) for sub in (False, True) for d in (pl.DT_UINT32, pl.DT_INT32)}
+
+
+@pytest.mark.parametrize("key", list(CARRY_KERNELS), ids=lambda k: ("subc" if k[0] else "addc") + "-" + k[1])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_add_and_subtract_with_carry(backend, key):
+    """addc: dst = a + b + cin, carry = carry out; subc: dst = a + ~b + cin (a - b with cin set), borrow =
+    no carry out; lanes outside preg: 0 and no flag.  Compared on the unsigned bits."""
+    sub, name = key
+    np_t = NP_OF[getattr(pl, "DT_" + name)]
+    rng = np.random.default_rng(3)
+    ua = rng.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    ub = rng.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    ua[:6] = [0xFFFFFFFF, 0, 5, 7, 0x80000000, 1]
+    ub[:6] = [1, 0, 5, 5, 0x80000000, 0xFFFFFFFF]
+    a, b = ua.astype(np.uint32).view(np_t), ub.astype(np.uint32).view(np_t)
+    *_, got = run_on(CARRY_KERNELS[key], backend, a.reshape(1, 64), b.reshape(1, 64), np.zeros((2, 64), np_t))
+    cin = (b > a).astype(np.uint64)                                 # the compare runs at the lanes' own type
+    total = ua + ((ub ^ 0xFFFFFFFF) if sub else ub) + cin
+    flag = (total >> 32) == (0 if sub else 1)
+    on = np.arange(64) < 32
+    np.testing.assert_array_equal(got[0].view(np.uint32), np.where(on, total & 0xFFFFFFFF, 0).astype(np.uint32))
+    np.testing.assert_array_equal(got[1], (on & flag).astype(np_t))
+
+
+@pl.vector_function
+def _bits_of(src, dst):
+    every = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_UINT32)
+    bits = vf.bit_cast(vf.load_align(src, 0), dtype=pl.DT_UINT32)
+    vf.store_align(dst, vf.and_(bits, vf.full(0x7FFFFFFF, every, dtype=pl.DT_UINT32), every), every)  # |x| bits
+
+
+def bit_cast_kernel(x: pl.Tensor[[1, 64], pl.DT_FP32], out: pl.Tensor[[1, 64], pl.DT_UINT32]):
+    with pl.section_vector():
+        a = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0)
+        o = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec), addr=256)
+        pl.load(a, x, [0, 0])
+        _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+        _bits_of(a, o)
+        _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+        pl.store(out, o, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bit_cast_reinterprets_the_bits(backend):
+    x = np.linspace(-3, 3, 64).astype(np.float32)
+    x[:3] = [-0.0, np.inf, -np.nan]
+    _, got = run_on(bit_cast_kernel, backend, x.reshape(1, 64), np.zeros((1, 64), np.uint32))
+    np.testing.assert_array_equal(got[0], x.view(np.uint32) & 0x7FFFFFFF)
+
+
+@pl.vector_function
+def _narrowing_bit_cast(src, dst):
+    vf.store_align(dst, vf.bit_cast(vf.load_align(src, 0), dtype=pl.DT_FP16), vf.create_mask())
+
+
+def bad_bit_cast(x: pl.Tensor[[1, 64], pl.DT_FP32], out: pl.Tensor[[1, 64], pl.DT_FP32]):
+    with pl.section_vector():
+        a = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0)
+        _narrowing_bit_cast(a, a)
+        pl.store(out, a, [0, 0])
+
+
+def test_bit_cast_to_another_width_is_a_type_error():
+    from pypto_pro.errors import KernelTypeError
+    x = np.zeros((1, 64), np.float32)
+    with pytest.raises(KernelTypeError, match="bit_cast keeps the lane width") as e:
+        run_on(bad_bit_cast, "interp", x, x.copy())
+    assert "test_vf_reference_semantics.py:" in str(e.value)

@@ -136,8 +136,8 @@ class Vf:
         """vf.add(src0, src1, preg, mode=None): lane-wise add, masked."""
 
     @staticmethod
-    def addc(*args: Any, **kwargs: Any) -> Any:
-        """vf.addc: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."""
+    def addc(src0: Any, src1: Any, carry_src: Any, preg: Any = None, mode: Any = None) -> Any:
+        """vf.addc(src0, src1, carry_src, preg) -> (carry, dst): 32-bit integer lanes, dst = src0 + src1 + carry_src; the carry mask is set where the sum carries out."""
 
     @staticmethod
     def adds(src: Any, scalar: Any, preg: Any = None, mode: Any = None, dtype: Any = None) -> Any:
@@ -164,8 +164,8 @@ class Vf:
         """dst = scalar * src + dst (dst: the register the result is assigned to; mul then add, two roundings)."""
 
     @staticmethod
-    def bit_cast(*args: Any, **kwargs: Any) -> Any:
-        """vf.bit_cast: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."""
+    def bit_cast(src: Any, dtype: Any = None) -> Any:
+        """The bits of register ``src`` as lanes of ``dtype`` (same width; no value conversion): a copy."""
 
     @staticmethod
     def clear_spr() -> Any:
@@ -452,8 +452,8 @@ class Vf:
         """vf.sub(src0, src1, preg, mode=None): lane-wise sub, masked."""
 
     @staticmethod
-    def subc(*args: Any, **kwargs: Any) -> Any:
-        """vf.subc: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."""
+    def subc(src0: Any, src1: Any, carry_src: Any, preg: Any = None, mode: Any = None) -> Any:
+        """vf.subc(src0, src1, borrow_src, preg) -> (carry, dst): 32-bit integer lanes, dst = src0 + ~src1 + borrow_src (src0 - src1 when borrow_src is set); the borrow mask is set where that sum has no carry out."""
 
     @staticmethod
     def subs(src: Any, scalar: Any, preg: Any = None, mode: Any = None, dtype: Any = None) -> Any:

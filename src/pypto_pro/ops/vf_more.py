@@ -244,6 +244,26 @@ def _mask_from_reg(ctx, a):
     _put(ctx, a["dst"], lanes_to_bits(bits, w))
 
 
+@vf_op("vf_addc", [Out("carry"), Out("dst"), In("a"), In("b"), In("cin"), In("mask", "tile", default=None),
+                   Arg("sub", default=False)], "Vf.addc")
+def _addc(ctx, a):
+    """32-bit lanes: dst = a + b + cin and carry = the carry out (vf.addc); with ``sub`` (vf.subc)
+    dst = a + ~b + cin -- a - b when cin is set, as the reference page's measured example shows -- and the
+    borrow mask is set where that sum has no carry out (a lane that could not subtract).  Unselected lanes:
+    dst 0, carry 0."""
+    d = a["dst"].dtype
+    x, y = (np.ascontiguousarray(_raw(ctx, a[k])).view(np.uint32).astype(np.uint64) for k in ("a", "b"))
+    if a["sub"]:
+        y = y ^ np.uint64(0xFFFFFFFF)
+    total = x + y + active(ctx, a["cin"], d).astype(np.uint64)
+    out = (total >> np.uint64(32)) != 0
+    if a["sub"]:
+        out = ~out
+    on = active(ctx, a["mask"], d)
+    _put(ctx, a["dst"], np.where(on, total & np.uint64(0xFFFFFFFF), 0).astype(np.uint32).view(d.require_numpy()))
+    _put(ctx, a["carry"], lanes_to_bits(on & out, 4))
+
+
 @vf_op("vf_mask_from_spr", [Out("dst"), Arg("high", "scalar"), Arg("low", "scalar"), Arg("count", default=False),
                            Arg("width", default=4)], "Vf.get_mask_spr")
 def _mask_from_spr(ctx, a):
@@ -319,4 +339,4 @@ def _cast4(ctx, a):
 
 VF_MORE_OPS = ("vf_mull", "vf_squeeze", "vf_unsqueeze", "vf_pack", "vf_unpack", "vf_mask_pack", "vf_mask_store",
                "vf_mask_load", "vf_store2", "vf_load_blocks", "vf_gather", "vf_gather_reg", "vf_scatter",
-               "vf_mask_from_reg", "vf_mask_from_spr", "vf_hist", "vf_cast4")
+               "vf_mask_from_reg", "vf_addc", "vf_mask_from_spr", "vf_hist", "vf_cast4")

@@ -233,6 +233,8 @@ register("vf_scatter", call("vf_scatter", ub("dst"), reg("src"), reg("index"), m
                             types=(ctype("src"), ctype("index"))))
 register("vf_mask_from_reg", call("vf_mask_from_reg", mask_out("dst"), lambda g, a: f"(const void*){_reg(g, a['a'])}",
                                   lambda g, a: str(a["a"].dtype.nbytes), int64("block")))
+register("vf_addc", call("vf_addc", mask_out("carry"), reg("dst"), reg("a"), reg("b"), mask("cin"), mask("mask"),
+                         flag("sub"), types=(ctype("dst"),), core=False))
 register("vf_mask_from_spr", call("vf_mask_from_spr", mask_out("dst"), lambda g, a: f"(uint64_t)({g.scalar(a['high'])})",
                                   lambda g, a: f"(uint64_t)({g.scalar(a['low'])})", flag("count"), number("width"),
                                   core=False))

@@ -15,7 +15,7 @@ from ...ir.types import RoundMode
 from .enums import (ENUMS, CastLayout, DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MemBarMode,  # noqa: F401
                     MergeMode, SaturateMode, StoreDist, VFRoundMode)
 from ...ir import nodes as ir
-from .frontend import Mask, Reg, VectorFunction, VfPtr, frontend, not_implemented, state
+from .frontend import Mask, Reg, VectorFunction, VfPtr, frontend, state
 from .more import MORE
 
 __all__ = ["Vf", "vector_function", "RegTensor", "MaskReg", "ENUMS"]
@@ -508,7 +508,4 @@ def mem_bar(c, mode=None):
 _IMPLEMENTED = dict(_NS, not_=_not, exp_sub=exp_sub, mul_add_dst=mul_add_dst, mul_dst_add=mul_dst_add, full=full,
                     move=move, arange=arange, select=select, astype=astype, load_align=load_align,
                     store_align=store_align, mem_bar=mem_bar, create_mask=create_mask, update_mask=update_mask, **MORE)
-#: official vf names without an implementation yet: each raises NotImplementedError naming itself
-_MISSING = ("addc", "subc", "bit_cast")
-
-Vf = types.SimpleNamespace(**_IMPLEMENTED, **{n: not_implemented(n) for n in _MISSING})
+Vf = types.SimpleNamespace(**_IMPLEMENTED)

@@ -416,19 +416,6 @@ def frontend(name: Optional[str] = None):
     return wrap
 
 
-def not_implemented(name: str):
-    def public(*args, **kwargs):
-        raise KernelSyntaxError(f"vf.{name}() can only be called inside a @pl.vector_function")
-
-    def handler(parser, node, args, kwargs):
-        raise NotImplementedError(f"vf.{name} (Reg/VF API) is not implemented yet")
-
-    public.__name__ = public.__qualname__ = name
-    public.__doc__ = f"vf.{name}: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."
-    public.__pto_frontend__ = handler
-    return public
-
-
 # ----------------------------------------------------------------------------- vector_function
 def _post_update_names(fdef: ast.FunctionDef) -> set:
     """Names whose address a ``post_update=True`` load/store advances inside ``fdef``."""

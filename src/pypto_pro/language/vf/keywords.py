@@ -14,6 +14,8 @@ GENERIC: Dict[str, str] = {"mask": "preg"}
 #: per function.
 BY_FUNCTION: Dict[str, Dict[str, str]] = {
     "prelu": {"src": "src0", "slope": "src1"},
+    "addc": {"carry_in": "carry_src"},
+    "subc": {"borrow_in": "borrow_src"},
     "shift_left": {"shift": "scalar"},
     "shift_right": {"shift": "scalar"},
     "leaky_relu": {"alpha": "scalar"},

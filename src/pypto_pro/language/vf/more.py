@@ -36,6 +36,40 @@ def mull(c, src0, src1, preg=None, mode=None):
     return lo, hi
 
 
+def _with_carry(name: str, sub: bool, carry_name: str):
+    def op(c, src0, src1, carry_src, preg=None, mode=None):
+        a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
+        if a.dtype not in (dt.DT_INT32, dt.DT_UINT32) or b.dtype != a.dtype:
+            raise c.error(f"operands must both be INT32 or both UINT32, got {a.dtype.name} and {b.dtype.name}")
+        cin = c.want_mask(carry_src, carry_name, optional=False)
+        carry, d = c._alloc(dt.DT_UINT8, Mask, False), c.reg(a.dtype, reuse=False)
+        c.emit("vf_addc", carry=carry.ref, dst=d.ref, a=a.ref, b=b.ref, cin=cin, mask=c.want_mask(preg, "preg"),
+               sub=sub)
+        return carry, d
+    op.__name__ = name
+    op.__doc__ = (f"vf.{name}(src0, src1, {carry_name}, preg) -> (carry, dst): 32-bit integer lanes, "
+                  + ("dst = src0 + ~src1 + borrow_src (src0 - src1 when borrow_src is set); the borrow mask is set "
+                     "where that sum has no carry out." if sub else
+                     "dst = src0 + src1 + carry_src; the carry mask is set where the sum carries out."))
+    return frontend(name)(op)
+
+
+addc = _with_carry("addc", False, "carry_src")
+subc = _with_carry("subc", True, "borrow_src")
+
+
+@frontend()
+def bit_cast(c, src, dtype=None):
+    """The bits of register ``src`` as lanes of ``dtype`` (same width; no value conversion): a copy."""
+    a = c.want_reg(src, "src")
+    if not isinstance(dtype, dt.DataType):
+        raise c.error(f"'dtype' must be a data type (pl.DT_*), got {dtype!r}")
+    if dtype.bits() != a.dtype.bits():
+        raise c.error(f"bit_cast keeps the lane width: {a.dtype.name} has {a.dtype.bits()} bits, "
+                      f"{dtype.name} {dtype.bits()}")
+    return c.copy(c.view(a, dtype))
+
+
 @frontend()
 def axpy(c, src, scalar, preg=None, mode=None):
     """dst = scalar * src + dst (dst: the register the result is assigned to; mul then add, two roundings)."""
@@ -367,7 +401,7 @@ def store_unalign_post(c, tile, align_reg, stride=None, post_update=False):
     c.address(t)
 
 
-MORE = {f.__name__: f for f in (mull, axpy, muls_cast, pair_reduce_sum, squeeze, unsqueeze, pack, unpack,
+MORE = {f.__name__: f for f in (mull, addc, subc, bit_cast, axpy, muls_cast, pair_reduce_sum, squeeze, unsqueeze, pack, unpack,
                                 mask_gen_with_reg_tensor, get_mask_spr, clear_spr, get_spr, histograms, gather,
                                 scatter, create_addr_reg, load, store, load_unalign_init, unalign_reg_for_store,
                                 load_unalign_pre, load_unalign, store_unalign, store_unalign_post)}

@@ -264,6 +264,22 @@ inline void vf_mask_from_reg(Core& C, uint8_t* d, const void* a, int w, int64_t 
     for (int b = 0; b < w; ++b) out[i * w + b] = (uint8_t)((raw[i / 8] >> (i % 8)) & 1);
   std::memcpy(d, out, kVL);
 }
+// vf.addc / vf.subc on 32-bit lanes (ops/vf_more.py _addc)
+template <class T>
+inline void vf_addc(uint8_t* carry, T* d, const T* a, const T* b, const uint8_t* cin, const uint8_t* m, bool sub) {
+  constexpr int n = vf_lanes<T>();
+  T r[n];
+  uint8_t c[kVL];
+  for (int i = 0; i < n; ++i) {
+    const uint32_t y = sub ? ~(uint32_t)b[i] : (uint32_t)b[i];
+    const uint64_t s = (uint64_t)(uint32_t)a[i] + (uint64_t)y + (vf_on(cin, i, 4) ? 1u : 0u);
+    const bool on = vf_on(m, i, 4), out = ((s >> 32) != 0) != sub;
+    r[i] = on ? (T)(uint32_t)s : (T)0;
+    for (int k = 0; k < 4; ++k) c[i * 4 + k] = (on && out) ? 1 : 0;
+  }
+  std::memcpy(d, r, sizeof r);
+  std::memcpy(carry, c, kVL);
+}
 // the vector mask register {high, low} as a mask of w-byte lanes (ops/vf_more.py _mask_from_spr)
 inline void vf_mask_from_spr(uint8_t* d, uint64_t high, uint64_t low, bool count, int w) {
   for (int i = 0; i < kVL / w; ++i) {
