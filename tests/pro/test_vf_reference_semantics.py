@@ -229,3 +229,35 @@ def test_bit_cast_to_another_width_is_a_type_error():
     with pytest.raises(KernelTypeError, match="bit_cast keeps the lane width") as e:
         run_on(bad_bit_cast, "interp", x, x.copy())
     assert "test_vf_reference_semantics.py:" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- pl.get_spr
+@pl.vector_function
+def _squeeze_positive(src, dst):
+    every = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    vf.store_align(dst, vf.squeeze(x, vf.gt(x, 0.0, every), gather_mode=pl.SqueezeMode.STORE_REG), every)
+
+
+def squeeze_then_read_ar(x: pl.Tensor[[1, 64], pl.DT_FP32], out: pl.Tensor[[1, 64], pl.DT_FP32],
+                         kept: pl.Tensor[[1, 4], pl.DT_INT64]):
+    t = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    with pl.section_vector():
+        a, o = pl.make_tile(t, addr=0), pl.make_tile(t, addr=256)
+        pl.load(a, x, [0, 0])
+        _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+        _squeeze_positive(a, o)
+        _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+        pl.store(out, o, [0, 0])
+        pl.setval(kept, 0, pl.get_spr())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_get_spr_outside_the_vector_function_reads_the_squeeze_count(backend):
+    """pl.get_spr() in the kernel body: the bytes the latest squeeze(STORE_REG) kept."""
+    x = np.linspace(-2, 3, 64).astype(np.float32)
+    _, got, kept = run_on(squeeze_then_read_ar, backend, x.reshape(1, 64), np.zeros((1, 64), np.float32),
+                          np.full((1, 4), -1, np.int64))
+    positive = x[x > 0]
+    np.testing.assert_array_equal(got[0, :positive.size], positive)
+    assert kept[0, 0] == positive.size * 4

@@ -46,6 +46,7 @@ from pypto_pro.language.intrinsics import const as const
 from pypto_pro.language.intrinsics import constexpr as constexpr
 from pypto_pro.language.intrinsics import get_block_idx as get_block_idx
 from pypto_pro.language.intrinsics import get_block_num as get_block_num
+from pypto_pro.language.intrinsics import get_spr as get_spr
 from pypto_pro.language.intrinsics import get_subblock_idx as get_subblock_idx
 from pypto_pro.language.intrinsics import get_subblock_num as get_subblock_num
 from pypto_pro.language.intrinsics import inline as function

@@ -69,6 +69,12 @@ def get_subblock_num():
 
 
 @_intrinsic
+def get_spr():
+    """get_spr(): the AddrReg special register outside vector functions: the byte count the latest
+    ``vf.squeeze(..., gather_mode=STORE_REG)`` kept (0 before any, or after ``vf.clear_spr``)."""
+
+
+@_intrinsic
 def min(lhs, rhs):  # noqa: A001
     """min(lhs, rhs): scalar minimum (builtin min maps here)."""
 

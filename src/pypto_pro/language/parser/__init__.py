@@ -32,7 +32,7 @@ from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
 from ..vf import Vf
-from ..vf.frontend import VfPtr, vf_pointer_arith, vf_rebind
+from ..vf.frontend import VfPtr, state as vf_state, vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
@@ -1230,6 +1230,11 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
     intrinsic_get_subblock_idx = _core_query("subblock_idx")
     intrinsic_get_subblock_num = _core_query("subblock_num")
     del _core_query
+
+    def intrinsic_get_spr(self, node):
+        """The AddrReg value the vector functions left (the same value as ``vf.get_spr()``)."""
+        ar = vf_state(self).ar
+        return 0 if ar is None else ar
 
     def intrinsic_min(self, node, lhs, rhs):
         return self._minmax("min", lhs, rhs, node)
