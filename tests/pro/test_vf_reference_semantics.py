@@ -261,3 +261,34 @@ def test_get_spr_outside_the_vector_function_reads_the_squeeze_count(backend):
     positive = x[x > 0]
     np.testing.assert_array_equal(got[0, :positive.size], positive)
     assert kept[0, 0] == positive.size * 4
+
+
+# ----------------------------------------------------------------------------- unaligned loads, buffer first
+@pl.vector_function
+def _two_unaligned_runs(src, dst):
+    every = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    ureg = vf.load_unalign_init()
+    p = src + 3
+    vf.load_unalign_pre(ureg, p)
+    first = vf.load_unalign(ureg, p, post_update=True)     # the buffer register first, as the page's example
+    second = vf.load_unalign(p, ureg, post_update=True)    # and the prototype's order
+    vf.store_align(dst, first, every)
+    vf.store_align(dst + 64, second, every)
+
+
+def unaligned_runs(x: pl.Tensor[[1, 192], pl.DT_FP32], out: pl.Tensor[[1, 128], pl.DT_FP32]):
+    with pl.section_vector():
+        a = pl.make_tile(pl.TileType(shape=[1, 192], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0)
+        o = pl.make_tile(pl.TileType(shape=[1, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=768)
+        pl.load(a, x, [0, 0])
+        _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+        _two_unaligned_runs(a, o)
+        _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+        pl.store(out, o, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_load_unalign_post_update_with_the_buffer_register_first(backend):
+    x = np.arange(192, dtype=np.float32)
+    _, got = run_on(unaligned_runs, backend, x.reshape(1, 192), np.zeros((1, 128), np.float32))
+    np.testing.assert_array_equal(got[0], x[3:131])

@@ -418,13 +418,15 @@ def frontend(name: Optional[str] = None):
 
 # ----------------------------------------------------------------------------- vector_function
 def _post_update_names(fdef: ast.FunctionDef) -> set:
-    """Names whose address a ``post_update=True`` load/store advances inside ``fdef``."""
+    """Names whose address a ``post_update=True`` load/store advances inside ``fdef``: its first positional
+    argument, or its second (the unaligned loads take their buffer register and pointer in either order;
+    a name that turns out not to hold a pointer is never advanced)."""
     names = set()
     for n in ast.walk(fdef):
-        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
-            for k in n.keywords:
-                if k.arg == "post_update" and not (isinstance(k.value, ast.Constant) and not k.value.value):
-                    names.add(n.args[0].id)
+        if isinstance(n, ast.Call) and any(k.arg == "post_update" and not (isinstance(k.value, ast.Constant)
+                                                                           and not k.value.value)
+                                           for k in n.keywords):
+            names.update(a.id for a in n.args[:2] if isinstance(a, ast.Name))
     return names
 
 
