@@ -34,8 +34,9 @@ def make_tile_group(*, type, addrs, mutex_ids=None, depth=None, fwd_ids=None, bw
 
 
 @_intrinsic
-def range(*bounds, step=1):  # noqa: A001
-    """range(stop) / range(start, stop, step=1): the runtime loop of tile kernels."""
+def range(start, stop=None, step=1):  # noqa: A001
+    """range(stop) / range(start, stop, step=1): the runtime loop of tile kernels (a single bound is the
+    stop, counting from 0)."""
 
 
 @_intrinsic

@@ -660,17 +660,23 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         return False
 
     def runtime_for(self, node: ast.For, call: ast.Call) -> None:
-        if call.keywords and any(k.arg != "step" for k in call.keywords):
-            raise self.err(KernelSyntaxError, "pl.range takes (stop), (start, stop) or (start, stop, step)", node)
-        args = [self.eval(a) for a in call.args] + [self.eval(k.value) for k in call.keywords]
-        if not 1 <= len(args) <= 3 or not all(is_scalar(a) for a in args):
+        try:  # the official signature: range(start, stop=None, step=1), range(n) counting from 0
+            bound = inspect.signature(intrinsics.range).bind(*call.args,
+                                                             **{k.arg: k.value for k in call.keywords if k.arg})
+        except TypeError:
+            bound = None
+        if bound is None or any(k.arg is None for k in call.keywords):
+            raise self.err(KernelSyntaxError, "pl.range takes (stop), (start, stop) or (start, stop, step); "
+                           "start, stop and step may be keywords", node)
+        bound.apply_defaults()
+        given = {k: (self.eval(v) if isinstance(v, ast.AST) else v) for k, v in bound.arguments.items()}
+        if given["stop"] is None:
+            given["start"], given["stop"] = 0, given["start"]
+        args = [given["start"], given["stop"], given["step"]]
+        if not all(is_scalar(a) for a in args):
             raise self.err(KernelSyntaxError, "pl.range takes 1 to 3 scalar arguments", node)
         for a in args:
             self.require_int(a, "a pl.range bound", node)
-        if len(args) == 1:
-            args = [0, args[0], 1]
-        elif len(args) == 2:
-            args = [args[0], args[1], 1]
         if not is_runtime(args[2]) and args[2] == 0:
             raise self.err(KernelSyntaxError, "pl.range step must not be 0", node)
         if not isinstance(node.target, ast.Name):
