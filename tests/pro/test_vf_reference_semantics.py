@@ -292,3 +292,45 @@ def test_load_unalign_post_update_with_the_buffer_register_first(backend):
     x = np.arange(192, dtype=np.float32)
     _, got = run_on(unaligned_runs, backend, x.reshape(1, 192), np.zeros((1, 128), np.float32))
     np.testing.assert_array_equal(got[0], x[3:131])
+
+
+# ----------------------------------------------------------------------------- vf.exp_sub of FP16 registers
+def _exp_sub_half_kernel(layout):
+    @pl.vector_function
+    def exp_sub_half(ta, tb, o):
+        first32 = vf.create_mask(pattern=pl.MaskPattern.VL32, dtype=pl.DT_FP16)    # FP16 lanes 0..31
+        r = vf.exp_sub(vf.load_align(ta, 0), vf.load_align(tb, 0), first32, layout=layout, dtype=pl.DT_FP32)
+        vf.store_align(o, r, vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32))
+
+    def kernel(a: pl.Tensor[[1, 128], pl.DT_FP16], b: pl.Tensor[[1, 128], pl.DT_FP16],
+               out: pl.Tensor[[1, 64], pl.DT_FP32]):
+        t16 = pl.TileType(shape=[1, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+        t32 = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+        with pl.section_vector():
+            ta, tb, o = pl.make_tile(t16, addr=0), pl.make_tile(t16, addr=256), pl.make_tile(t32, addr=512)
+            pl.load(ta, a, [0, 0])
+            pl.load(tb, b, [0, 0])
+            _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+            exp_sub_half(ta, tb, o)
+            _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+            pl.store(out, o, [0, 0])
+    kernel.__name__ = f"exp_sub_half_{layout.name}"
+    return kernel
+
+
+EXP_SUB_HALF = {part: _exp_sub_half_kernel(layout) for part, layout in enumerate((pl.CastLayout.ZERO,
+                                                                                 pl.CastLayout.ONE))}
+
+
+@pytest.mark.parametrize("part", [0, 1], ids=["ZERO", "ONE"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_exp_sub_of_fp16_registers_gives_fp32_lanes(backend, part):
+    """FP32 lane i = exp(a[2i+layout] - b[2i+layout]) computed in FP32, where the FP16 mask selects
+    lane 2i+layout; 0 elsewhere."""
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-2, 2, 128).astype(np.float16)
+    b = rng.uniform(-2, 2, 128).astype(np.float16)
+    *_, got = run_on(EXP_SUB_HALF[part], backend, a.reshape(1, 128), b.reshape(1, 128), np.zeros((1, 64), np.float32))
+    src = 2 * np.arange(64) + part
+    want = np.where(src < 32, np.exp(a[src].astype(np.float32) - b[src].astype(np.float32)), 0).astype(np.float32)
+    np.testing.assert_allclose(got[0], want, rtol=2e-7, atol=0)

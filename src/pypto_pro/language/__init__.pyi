@@ -197,8 +197,10 @@ class Vf:
         """vf.exp(src, preg, mode=None): lane-wise exp, masked (precision hints are ignored)."""
 
     @staticmethod
-    def exp_sub(src0: Any, src1: Any, preg: Any = None, layout: Any = None) -> Any:
-        """exp(src0 - src1) lane-wise, masked (fp32 operands)."""
+    def exp_sub(src0: Any, src1: Any, preg: Any = None, layout: Any = None, dtype: Any = None) -> Any:
+        """exp(src0 - src1) lane-wise in FP32, masked.  FP16 operands: FP32 lane i takes FP16 lanes 2i + layout
+        (CastLayout ZERO/ONE) of both, selected by ``preg``'s bits of those FP16 lanes; the result is FP32.
+        """
 
     @staticmethod
     def full(src: Any, preg: Any = None, dtype: Any = None, mode: Any = None, pos: Any = None) -> Any:

@@ -152,13 +152,31 @@ def _not(c, src, preg=None, mode=None):
 
 
 @frontend()
-def exp_sub(c, src0, src1, preg=None, layout=None):
-    """exp(src0 - src1) lane-wise, masked (fp32 operands)."""
+def exp_sub(c, src0, src1, preg=None, layout=None, dtype=None):
+    """exp(src0 - src1) lane-wise in FP32, masked.  FP16 operands: FP32 lane i takes FP16 lanes 2i + layout
+    (CastLayout ZERO/ONE) of both, selected by ``preg``'s bits of those FP16 lanes; the result is FP32."""
     a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
-    if a.dtype != dt.DT_FP32 or b.dtype != dt.DT_FP32:
-        raise c.not_implemented(f"exp_sub on {a.dtype.name} registers")
-    d = c.reg(a.dtype)
-    c.emit("vf_binary", dst=d.ref, a=a.ref, b=b.ref, mask=c.want_mask(preg, "preg"), fn="exp_sub", merge=False)
+    if a.dtype != b.dtype or a.dtype not in (dt.DT_FP32, dt.DT_FP16):
+        raise c.error(f"exp_sub takes two FP32 or two FP16 registers, got {a.dtype.name} and {b.dtype.name}")
+    if dtype not in (None, dt.DT_FP32):
+        raise c.error(f"exp_sub produces FP32 lanes; dtype={dtype!r} is not supported")
+    mask = c.want_mask(preg, "preg")
+    if a.dtype == dt.DT_FP16:
+        part = ("ZERO", "ONE").index(c.const(layout, CastLayout, "layout", "ZERO"))
+        wide = []
+        for x in (a, b, None):  # the two operands, then 1.0 where the mask selects (-> the FP32 lanes' mask)
+            w = c.reg(dt.DT_FP32, reuse=False)
+            if x is None:
+                x = c.reg(dt.DT_FP16, reuse=False)
+                c.emit("vf_dup", dst=x.ref, value=c.scalar(1.0, "one"), mask=None, highest=False, merge=False)
+            c.emit("vf_cast", dst=w.ref, a=x.ref, mask=mask, part=part, mode=int(RoundMode.CAST_RINT), saturate=True)
+            wide.append(w)
+        a, b, on = wide
+        m = c._alloc(dt.DT_UINT8, Mask, False)
+        c.emit("vf_compare", dst=m.ref, a=on.ref, b=c.scalar(0.0, "zero"), mask=None, fn="gt")
+        mask = m.ref
+    d = c.reg(dt.DT_FP32)
+    c.emit("vf_binary", dst=d.ref, a=a.ref, b=b.ref, mask=mask, fn="exp_sub", merge=False)
     return d
 
 
