@@ -334,3 +334,68 @@ def test_exp_sub_of_fp16_registers_gives_fp32_lanes(backend, part):
     src = 2 * np.arange(64) + part
     want = np.where(src < 32, np.exp(a[src].astype(np.float32) - b[src].astype(np.float32)), 0).astype(np.float32)
     np.testing.assert_allclose(got[0], want, rtol=2e-7, atol=0)
+
+
+# ----------------------------------------------------------------------------- vf.gather from a tile
+def _gather_kernel(src_dtype, idx_dtype, block):
+    n_src = 256 // src_dtype.nbytes
+    n_idx = 256 // idx_dtype.nbytes
+    out_dtype = {1: pl.DT_UINT16}.get(src_dtype.nbytes, src_dtype) if not block else src_dtype
+
+    @pl.vector_function
+    def gather_row(src, index, o):
+        every = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=idx_dtype)
+        picked = vf.gather(src, vf.load_align(index, 0), every,
+                           data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD if block else pl.DataCopyMode.NORM)
+        vf.store_align(o, picked, vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=out_dtype))
+
+    def kernel(x: pl.Tensor[[1, n_src], src_dtype], idx: pl.Tensor[[1, n_idx], idx_dtype],
+               out: pl.Tensor[[1, 256 // out_dtype.nbytes], out_dtype]):
+        with pl.section_vector():
+            a = pl.make_tile(pl.TileType(shape=[1, n_src], dtype=src_dtype, target_memory=pl.MemorySpace.Vec),
+                             addr=0)
+            i = pl.make_tile(pl.TileType(shape=[1, n_idx], dtype=idx_dtype, target_memory=pl.MemorySpace.Vec),
+                             addr=256)
+            o = pl.make_tile(pl.TileType(shape=[1, 256 // out_dtype.nbytes], dtype=out_dtype,
+                                         target_memory=pl.MemorySpace.Vec), addr=512)
+            pl.load(a, x, [0, 0])
+            pl.load(i, idx, [0, 0])
+            _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+            gather_row(a, i, o)
+            _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+            pl.store(out, o, [0, 0])
+    kernel.__name__ = f"gather_{src_dtype.name}_{idx_dtype.name}{'_block' if block else ''}"
+    return kernel, out_dtype
+
+
+GATHER_CASES = {"u8-u16": (pl.DT_UINT8, pl.DT_UINT16, False), "i8-u16": (pl.DT_INT8, pl.DT_UINT16, False),
+                "fp16-u32": (pl.DT_FP16, pl.DT_UINT32, False), "i8-block": (pl.DT_INT8, pl.DT_UINT32, True),
+                "fp32-block": (pl.DT_FP32, pl.DT_UINT32, True)}
+GATHER_KERNELS = {k: _gather_kernel(*v) for k, v in GATHER_CASES.items()}
+
+
+@pytest.mark.parametrize("case", list(GATHER_CASES))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gather_from_a_tile(backend, case):
+    """Element mode: the UB element index[i] goes to the low bytes of lane i (lanes as wide as the
+    indices), the rest of the lane 0 -- 8-bit data zero-extended to 16 bits, 16-bit data under 32-bit
+    indices in the even 16-bit lanes.  DATA_BLOCK_LOAD: DataBlock j = the 32 bytes at byte offset index[j]."""
+    src_dtype, idx_dtype, block = GATHER_CASES[case]
+    kernel, out_dtype = GATHER_KERNELS[case]
+    n_src, n_idx = 256 // src_dtype.nbytes, 256 // idx_dtype.nbytes
+    rng = np.random.default_rng(11)
+    x = rng.integers(-100, 100, n_src).astype(NP_OF.get(src_dtype, np.float16))
+    raw = x.view(np.uint8)
+    if block:
+        idx = (rng.permutation(8) * 32).astype(np.uint32)
+        want = np.concatenate([raw[o:o + 32] for o in idx])
+        idx = np.concatenate([idx, np.zeros(n_idx - 8, np.uint32)])
+    else:
+        idx = rng.integers(0, n_src, n_idx).astype(NP_OF[idx_dtype])
+        es, isz = src_dtype.nbytes, idx_dtype.nbytes
+        want = np.zeros(256, np.uint8)
+        for i, k in enumerate(idx):
+            want[i * isz:i * isz + es] = raw[k * es:(k + 1) * es]
+    *_, got = run_on(kernel, backend, x.reshape(1, -1), idx.reshape(1, -1),
+                     np.zeros((1, 256 // out_dtype.nbytes), NP_OF.get(out_dtype, np.float16)))
+    np.testing.assert_array_equal(got.reshape(-1).view(np.uint8), want)

@@ -186,22 +186,38 @@ def _load_blocks(ctx, a):
     _put(ctx, a["dst"], out)
 
 
-@vf_op("vf_gather", [Out("dst"), In("src"), Arg("offset", "scalar"), In("index"), In("mask", "tile", default=None)],
-       "Vf.gather")
+@vf_op("vf_gather", [Out("dst"), In("src"), Arg("offset", "scalar"), In("index"), In("mask", "tile", default=None),
+                     Arg("block", default=False)], "Vf.gather")
 def _gather(ctx, a):
-    """Tile -> register gather: dst[i] = the UB element ``index[i]`` (elements of dst's type) past the
-    base, for selected lanes; the rest 0."""
-    d = a["dst"].dtype
-    idx = _raw(ctx, a["index"]).astype(np.int64)
-    on = active(ctx, a["mask"], d)
-    out = np.zeros(lanes(d), dtype=d.require_numpy())
+    """Tile -> register gather.  Element mode: index lane i (lanes of the index register's width) names the
+    UB element ``index[i]`` past the base (elements of the src tile's type); its bytes go to the low end of
+    register lane i, the lane's other bytes are 0 (8-bit data under 16-bit indices, 16-bit data under 32-bit
+    indices), for selected lanes; the rest 0.  ``block`` (DATA_BLOCK_LOAD): DataBlock j (32 bytes) of dst
+    is the 32 UB bytes at byte offset ``index[j]`` (UINT32) past the base, where the mask selects its first
+    byte."""
+    isize = a["index"].dtype.nbytes
+    idx = np.ascontiguousarray(_raw(ctx, a["index"])).view(_uint(isize)).astype(np.int64)
+    bits = mask_bits(ctx, a["mask"]) if a["mask"] is not None else np.ones(VL, dtype=bool)
     base = ctx.tile(a["src"])
+    esize = base.dtype.nbytes
     off0 = int(ctx.scalar(a["offset"]))
-    for i in np.nonzero(on)[0]:
-        v = ub_view(ctx, a["src"], off0 + int(idx[i]) * d.nbytes // base.dtype.nbytes, d, 1, "vf.gather")
-        require_aligned(ctx, v, d.nbytes, "vf.gather")
-        out[i] = v.read().reshape(-1)[0]
-    _put(ctx, a["dst"], out)
+    out = np.zeros(VL, dtype=np.uint8)
+    u8 = dt.DT_UINT8
+    if a["block"]:
+        for j in range(VL // BLOCK):
+            if not bits[j * BLOCK]:
+                continue
+            if idx[j] % esize:
+                raise ctx.error(f"vf.gather: DataBlock offset {idx[j]} is not a multiple of {esize} bytes")
+            v = ub_view(ctx, a["src"], off0 + int(idx[j]) // esize, u8, BLOCK, "vf.gather")
+            require_aligned(ctx, v, BLOCK, "vf.gather")
+            out[j * BLOCK:(j + 1) * BLOCK] = v.read().reshape(-1)
+    else:
+        for i in np.nonzero(bits[::isize][:VL // isize])[0]:
+            v = ub_view(ctx, a["src"], off0 + int(idx[i]), u8, esize, "vf.gather")
+            require_aligned(ctx, v, esize, "vf.gather")
+            out[i * isize:i * isize + esize] = v.read().reshape(-1)
+    _put(ctx, a["dst"], out.view(a["dst"].dtype.require_numpy()))
 
 
 @vf_op("vf_gather_reg", [Out("dst"), In("src"), In("index")], "Vf.gather_reg")

@@ -267,13 +267,20 @@ def gather(c, src, index, preg=None, data_copy_mode=None):
         d = c.reg(src.dtype)
         c.emit("vf_gather_reg", dst=d.ref, src=src.ref, index=idx.ref)
         return d
-    if c.const(data_copy_mode, DataCopyMode, "data_copy_mode", "NORM") != "NORM":
-        raise c.not_implemented("gather in DataBlock mode")
+    block = c.const(data_copy_mode, DataCopyMode, "data_copy_mode", "NORM") != "NORM"
     base, off = c.address(src, what="src")
-    if base.dtype.nbytes != idx.dtype.nbytes or base.dtype.nbytes not in (2, 4):
+    pair = (base.dtype.nbytes, idx.dtype.nbytes)
+    if idx.dtype.is_float() or idx.dtype.is_signed_int():
+        raise c.error(f"gather indices must be unsigned integers, got {idx.dtype.name}")
+    if block and idx.dtype != dt.DT_UINT32:
+        raise c.error(f"DATA_BLOCK_LOAD gather takes UINT32 byte offsets, got {idx.dtype.name} indices")
+    if not block and pair not in ((1, 2), (2, 2), (2, 4), (4, 4)):
         raise c.not_implemented(f"gather of {base.dtype.name} with {idx.dtype.name} indices")
-    d = c.reg(base.dtype)
-    c.emit("vf_gather", dst=d.ref, src=base, offset=off, index=idx.ref, mask=c.want_mask(preg, "preg"))
+    dtype = base.dtype
+    if not block and pair == (1, 2):  # 8-bit data arrives zero-extended in 16-bit lanes
+        dtype = dt.DT_INT16 if base.dtype == dt.DT_INT8 else dt.DT_UINT16
+    d = c.reg(dtype)
+    c.emit("vf_gather", dst=d.ref, src=base, offset=off, index=idx.ref, mask=c.want_mask(preg, "preg"), block=block)
     return d
 
 

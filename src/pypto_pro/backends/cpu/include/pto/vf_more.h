@@ -221,18 +221,35 @@ inline void vf_mask_pack(uint8_t* d, const uint8_t* a, bool upper, bool unpack) 
   }
   std::memcpy(d, out, kVL);
 }
+// Tile -> register gather (ops/vf_more.py _gather): element mode, index lanes of isize bytes each take
+// esize bytes of UB at the low end of their lane; block mode, DataBlock j takes 32 bytes at byte index[j].
 template <class T>
-inline void vf_gather(Core& C, T* d, const uint8_t* p, const T* idx_raw, const uint8_t* m, int64_t cap) {
-  using U = typename vf_uint<sizeof(T)>::type;
-  T out[vf_lanes<T>()];
-  std::memset((void*)out, 0, kVL);
-  U idx[vf_lanes<T>()];
-  std::memcpy(idx, idx_raw, kVL);
-  for (int i = 0; i < vf_lanes<T>(); ++i) {
-    if (!vf_on(m, i, sizeof(T))) continue;
-    const uint8_t* q = p + (int64_t)idx[i] * (int64_t)sizeof(T);
-    vf_check_ub(C, q, sizeof(T), cap, sizeof(T), "vf.gather");
-    std::memcpy(out + i, q, sizeof(T));
+inline void vf_gather(Core& C, T* d, const uint8_t* p, const void* idx_raw, const uint8_t* m, int64_t cap, int esize,
+                      int isize, bool block) {
+  uint8_t out[kVL];
+  std::memset(out, 0, kVL);
+  const uint8_t* ib = (const uint8_t*)idx_raw;
+  auto index = [&](int i) {
+    uint64_t v = 0;
+    std::memcpy(&v, ib + (int64_t)i * isize, isize);  // little-endian: the low isize bytes
+    return (int64_t)v;
+  };
+  if (block) {
+    for (int j = 0; j < kVL / 32; ++j) {
+      if (!vf_on(m, j, 32)) continue;
+      const int64_t off = index(j);
+      if (off % esize) fail(C, "vf.gather: DataBlock offset %lld is not a multiple of %d bytes", (long long)off, esize);
+      const uint8_t* q = p + off;
+      vf_check_ub(C, q, 32, cap, 32, "vf.gather");
+      std::memcpy(out + j * 32, q, 32);
+    }
+  } else {
+    for (int i = 0; i < kVL / isize; ++i) {
+      if (!vf_on(m, i, isize)) continue;
+      const uint8_t* q = p + index(i) * esize;
+      vf_check_ub(C, q, esize, cap, esize, "vf.gather");
+      std::memcpy(out + i * isize, q, esize);
+    }
   }
   std::memcpy((void*)d, out, kVL);
 }
