@@ -399,3 +399,40 @@ def test_gather_from_a_tile(backend, case):
     *_, got = run_on(kernel, backend, x.reshape(1, -1), idx.reshape(1, -1),
                      np.zeros((1, 256 // out_dtype.nbytes), NP_OF.get(out_dtype, np.float16)))
     np.testing.assert_array_equal(got.reshape(-1).view(np.uint8), want)
+
+
+# ----------------------------------------------------------------------------- register shift amounts of another type
+@pl.vector_function
+def _shift_by_signed_amounts(src, amounts, o):
+    every = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_UINT32)
+    x, k = vf.load_align(src, 0), vf.load_align(amounts, 0)
+    vf.store_align(o, vf.shift_left(x, shift=k, mask=every), every)
+    vf.store_align(o + 64, vf.shift_right(x, k, every), every)
+
+
+def shift_kernel(a: pl.Tensor[[1, 64], pl.DT_UINT32], k: pl.Tensor[[1, 64], pl.DT_INT32],
+                 out: pl.Tensor[[2, 64], pl.DT_UINT32]):
+    with pl.section_vector():
+        ta = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec), addr=0)
+        tk = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec), addr=256)
+        o = pl.make_tile(pl.TileType(shape=[2, 64], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec), addr=512)
+        pl.load(ta, a, [0, 0])
+        pl.load(tk, k, [0, 0])
+        _sync(pl.PipeType.MTE2, pl.PipeType.V, 0)
+        _shift_by_signed_amounts(ta, tk, o)
+        _sync(pl.PipeType.V, pl.PipeType.MTE3, 0)
+        pl.store(out, o, [0, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shift_uint32_lanes_by_int32_amounts(backend):
+    """Per-lane amounts in an INT32 register shift UINT32 lanes (the page's example pairs them); amounts
+    count as unsigned, so a negative one is past the width: 0."""
+    a = np.arange(64, dtype=np.uint32) * 0x01010101
+    k = (np.arange(64) % 40 - 4).astype(np.int32)
+    *_, got = run_on(shift_kernel, backend, a.reshape(1, 64), k.reshape(1, 64), np.zeros((2, 64), np.uint32))
+    amt = k.astype(np.int64)
+    ok = (amt >= 0) & (amt < 32)
+    s = np.where(ok, amt, 0).astype(np.uint64)
+    np.testing.assert_array_equal(got[0], np.where(ok, (a.astype(np.uint64) << s) & 0xFFFFFFFF, 0))
+    np.testing.assert_array_equal(got[1], np.where(ok, a.astype(np.uint64) >> s, 0))

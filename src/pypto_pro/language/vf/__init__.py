@@ -78,7 +78,11 @@ def _scalar_op(name: str, fn: str):
         if isinstance(scalar, Reg):  # shift by a register of per-lane amounts
             if fn not in ("shl", "shr"):
                 raise c.error("'scalar' must be a scalar, got a register")
-            c.emit("vf_binary", dst=d.ref, a=a.ref, b=c.want_reg(scalar, "shift").ref, mask=c.want_mask(preg, "preg"),
+            amounts = c.want_reg(scalar, "shift")
+            if amounts.dtype.nbytes != a.dtype.nbytes:
+                raise c.error(f"shift amounts must have {a.dtype.name}'s lane width, got {amounts.dtype.name}")
+            # amounts count as unsigned (ops/vf.py register_shift): read them at the source's type
+            c.emit("vf_binary", dst=d.ref, a=a.ref, b=c.view(amounts, a.dtype).ref, mask=c.want_mask(preg, "preg"),
                    fn="v" + fn, merge=_merge(c, mode))
             return d
         c.emit("vf_binary", dst=d.ref, a=a.ref, b=c.scalar(scalar, "scalar"), mask=c.want_mask(preg, "preg"), fn=fn,

@@ -4,6 +4,8 @@ special registers.  Internal ops: :mod:`pypto_pro.ops.vf`, :mod:`pypto_pro.ops.v
 """
 from __future__ import annotations
 
+import inspect
+
 from ... import dtypes as dt
 from ...ir import nodes as ir
 from ...ir.types import RoundMode
@@ -37,15 +39,18 @@ def mull(c, src0, src1, preg=None, mode=None):
 
 
 def _with_carry(name: str, sub: bool, carry_name: str):
-    def op(c, src0, src1, carry_src, preg=None, mode=None):
+    def op(c, src0, src1, flags_in, preg=None, mode=None):
         a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
         if a.dtype not in (dt.DT_INT32, dt.DT_UINT32) or b.dtype != a.dtype:
             raise c.error(f"operands must both be INT32 or both UINT32, got {a.dtype.name} and {b.dtype.name}")
-        cin = c.want_mask(carry_src, carry_name, optional=False)
+        cin = c.want_mask(flags_in, carry_name, optional=False)
         carry, d = c._alloc(dt.DT_UINT8, Mask, False), c.reg(a.dtype, reuse=False)
         c.emit("vf_addc", carry=carry.ref, dst=d.ref, a=a.ref, b=b.ref, cin=cin, mask=c.want_mask(preg, "preg"),
                sub=sub)
         return carry, d
+    params = list(inspect.signature(op).parameters.values())
+    params[3] = params[3].replace(name=carry_name)  # carry_src / borrow_src, as the pages name it
+    op.__signature__ = inspect.Signature(params)
     op.__name__ = name
     op.__doc__ = (f"vf.{name}(src0, src1, {carry_name}, preg) -> (carry, dst): 32-bit integer lanes, "
                   + ("dst = src0 + ~src1 + borrow_src (src0 - src1 when borrow_src is set); the borrow mask is set "
