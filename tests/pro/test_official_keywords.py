@@ -149,3 +149,19 @@ def test_keyword_misuse_is_a_syntax_error_at_the_call(kernel, match):
     with pytest.raises(KernelSyntaxError, match=match) as e:
         run_on(kernel, "interp", x, x.copy())
     assert "test_official_keywords.py:" in str(e.value)
+
+
+def bias_by_keyword(out: pl.Tensor[[16, 16], pl.DT_FP32]):
+    with pl.section_cube():
+        a = pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Left), addr=0)
+        b = pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Right), addr=0)
+        c = pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Acc), addr=0)
+        bias = pl.make_tile(pl.TileType(shape=[1, 16], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Bias), addr=0)
+        pl.matmul(dst_tile=c, lhs_tile=a, rhs_tile=b, bias_tile=bias)
+
+
+def test_matmul_bias_goes_by_position_only():
+    """The official tests reject ``bias_tile=`` (only a positional bias); the other operands go by keyword."""
+    with pytest.raises(KernelSyntaxError, match=r"pl\.matmul: .*bias_tile") as e:
+        run_on(bias_by_keyword, "interp", np.zeros((16, 16), np.float32))
+    assert "test_official_keywords.py:" in str(e.value)

@@ -455,7 +455,7 @@ class Vf:
         """vf.sub(src0, src1, preg, mode=None): lane-wise sub, masked."""
 
     @staticmethod
-    def subc(src0: Any, src1: Any, carry_src: Any, preg: Any = None, mode: Any = None) -> Any:
+    def subc(src0: Any, src1: Any, borrow_src: Any, preg: Any = None, mode: Any = None) -> Any:
         """vf.subc(src0, src1, borrow_src, preg) -> (carry, dst): 32-bit integer lanes, dst = src0 + ~src1 + borrow_src (src0 - src1 when borrow_src is set); the borrow mask is set where that sum has no carry out."""
 
     @staticmethod
@@ -878,7 +878,7 @@ def lt(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """
 
 
-def matmul(dst_tile: Tile, lhs_tile: Tile, rhs_tile: Tile, bias_tile: Tile = None, *, phase: Any = None) -> None:
+def matmul(dst_tile: Tile, lhs_tile: Tile, rhs_tile: Tile, bias: Tile = None, *, phase: Any = None) -> None:
     """pl.matmul(dst, lhs, rhs, bias=None, *, phase=None): dst = lhs @ rhs (+ bias [1,N] FP32 Bias tile),
     overwriting dst (Acc); M/K/N from the valid windows.
 
