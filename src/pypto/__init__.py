@@ -35,6 +35,8 @@ from .options import (CompStage, RunMode, get_codegen_options, get_debug_options
 from .options import set_global_options as set_options  # noqa: F401
 from .options import scoped_options as options  # noqa: F401,E402 (the attribute is the decorator, not the module)
 from .converter import from_torch  # noqa: F401
+from .pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,  # noqa: F401
+                          get_pass_default_config, set_pass_config, set_pass_default_config)
 from . import error  # noqa: F401 (pypto.error.FeError ...)
 from . import runtime  # noqa: F401 (pypto.runtime._device_run_once_data_from_host ...)
 from . import pypto_impl  # noqa: F401 (pypto.pypto_impl.SetGlobalConfig ...)

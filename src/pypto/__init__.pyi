@@ -9,6 +9,7 @@ from pypto import experimental as experimental
 from pypto import frontend as frontend
 from pypto import nodeops as nodeops
 from pypto import operation as operation
+from pypto import pass_config as pass_config
 from pypto import pypto_impl as pypto_impl
 from pypto import runtime as runtime
 from pypto import state as state
@@ -40,14 +41,9 @@ from pypto.frontend.control import set_vec_tile_shapes as set_vec_tile_shapes
 from pypto.frontend.graph_function import function as function
 from pypto.frontend.jit import jit as jit
 from pypto.frontend.verify import set_verify_golden_data as set_verify_golden_data
-from pypto.ops import get_pass_config as get_pass_config
-from pypto.ops import get_pass_configs as get_pass_configs
-from pypto.ops import get_pass_default_config as get_pass_default_config
 from pypto.ops import mrgsort as mrgsort
 from pypto.ops import pass_verify_print as pass_verify_print
 from pypto.ops import pass_verify_save as pass_verify_save
-from pypto.ops import set_pass_config as set_pass_config
-from pypto.ops import set_pass_default_config as set_pass_default_config
 from pypto.ops import sort32 as sort32
 from pypto.ops.bitwise import bitwise_and as bitwise_and
 from pypto.ops.bitwise import bitwise_left_shift as bitwise_left_shift
@@ -222,6 +218,13 @@ from pypto.options import set_host_options as set_host_options
 from pypto.options import set_pass_options as set_pass_options
 from pypto.options import set_runtime_options as set_runtime_options
 from pypto.options import set_verify_options as set_verify_options
+from pypto.pass_config import PassConfigKey as PassConfigKey
+from pypto.pass_config import PassConfigs as PassConfigs
+from pypto.pass_config import get_pass_config as get_pass_config
+from pypto.pass_config import get_pass_configs as get_pass_configs
+from pypto.pass_config import get_pass_default_config as get_pass_default_config
+from pypto.pass_config import set_pass_config as set_pass_config
+from pypto.pass_config import set_pass_default_config as set_pass_default_config
 from pypto.platform import _Platform as _Platform
 from pypto.stubs import not_implemented as not_implemented
 from pypto.symbolic import SymbolicScalar as SymbolicScalar

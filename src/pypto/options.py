@@ -45,6 +45,11 @@ def _is_bool(v) -> bool:
     return isinstance(v, bool) or v in (0, 1)
 
 
+def _pass_names(v) -> bool:
+    """``dump_pass_graph``: a list of pass identifiers (officially), or a bool (all passes or none)."""
+    return isinstance(v, bool) or (isinstance(v, (list, tuple)) and all(isinstance(s, str) for s in v))
+
+
 def _pos_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
 
@@ -151,9 +156,9 @@ SPEC: Dict[str, Dict[str, Tuple[Any, Callable[[Any], bool], str]]] = {
                                   "honoured"),
     },
     "debug": {
-        "compile_debug_mode": (0, _int_in(0, 1), "honoured"),
+        "compile_debug_mode": (0, _int_in(0, 2), "honoured"),
         "runtime_debug_mode": (0, _int_in(0, 4), "honoured"),
-        "dump_pass_graph": (False, _is_bool, "honoured"),
+        "dump_pass_graph": ([], _pass_names, "honoured"),
     },
 }
 
@@ -230,7 +235,8 @@ def set_options(group: str, **kwargs) -> None:
 def get_options(group: str) -> Dict[str, Any]:
     """The effective process-wide values of one group (defaults filled in)."""
     glob, root = _GLOBAL[group], _ROOT[group]
-    return {k: glob[k] if k in glob else root.get(k, spec[0]) for k, spec in SPEC[group].items()}
+    out = {k: glob[k] if k in glob else root.get(k, spec[0]) for k, spec in SPEC[group].items()}
+    return {k: list(v) if isinstance(v, list) else v for k, v in out.items()}  # a caller's edit stays its own
 
 
 def set_root_options(config: Dict[str, Any]) -> None:
@@ -247,14 +253,16 @@ def set_root_options(config: Dict[str, Any]) -> None:
 
 
 def reset_options() -> None:
-    """Forget every ``set_*_options`` call and the tile shapes set outside kernels."""
+    """Forget every ``set_*_options`` call, the tile shapes set outside kernels and the pass switches."""
     from .experimental import reset as reset_experimental
     from .frontend.control import TILE_SHAPES
+    from .pass_config import reset as reset_pass_config
 
     for g in GROUPS:
         _GLOBAL[g].clear()
     TILE_SHAPES.reset()
     reset_experimental()
+    reset_pass_config()
     _version[0] += 1
 
 

@@ -57,13 +57,18 @@ def _check_dims(dims) -> List[Any]:
 class Tensor:
     """A tensor annotation (``node is None``) or a recorded tensor value."""
 
-    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format", "data", "__weakref__")
+    __slots__ = ("node", "name", "ann_dims", "ann_dtype", "ann_format", "data", "data_ptr", "device", "ori_shape",
+                 "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, shape=None, dtype: Optional[DataType] = None, name: str = "",
-                 format: Optional[str] = None, *, _node: Optional[Node] = None):  # noqa: A002
+                 format: Optional[str] = None, data_ptr: Optional[int] = None, device=None, ori_shape=None,
+                 *, _node: Optional[Node] = None):  # noqa: A002
         self.node = _node
         self.name = name
+        # the official constructor's last three: stored as given, read by nothing here (data_ptr is the
+        # official frontend's own use; device and ori_shape are descriptive)
+        self.data_ptr, self.device, self.ori_shape = data_ptr, device, ori_shape
         self.data = None  # the host tensor of pypto.from_torch (pypto/converter.py)
         # an empty shape is the official examples' spelling of "inferred" (pypto.Tensor([], DT_FP32))
         inferred = shape is None or (isinstance(shape, (list, tuple)) and len(shape) == 0)
@@ -100,15 +105,16 @@ class Tensor:
         dims = items[0]
         dtype = items[1] if len(items) > 1 else None
         name = ""
+        more: Dict[str, Any] = {}
         for extra in items[2:]:
             if isinstance(extra, str) and extra not in (TileOpFormat.TILEOP_ND, TileOpFormat.TILEOP_NZ):
                 name = extra
             elif isinstance(extra, dict):
                 name = extra.get("name", name)
+                more = {k: extra[k] for k in ("data_ptr", "device", "ori_shape") if k in extra}
         if dims is Ellipsis:
-            t = cls(None, dtype, name)
-            return t
-        return cls(dims, dtype, name)
+            return cls(None, dtype, name, **more)
+        return cls(dims, dtype, name, **more)
 
     # ----------------------------------------------------------------- annotation side
     @property
@@ -221,15 +227,16 @@ class Tensor:
     __hash__ = object.__hash__
 
     # indexing ------------------------------------------------------------------
-    def __getitem__(self, key):
-        return _ops().getitem(self, key)
+    def __getitem__(self, key, *, valid_shape=None):
+        """``x[key]``; ``x.__getitem__(key, valid_shape=...)`` gives the view a valid region (official)."""
+        return _ops().getitem(self, key, valid_shape)
 
     def __setitem__(self, key, value) -> None:
         if self._bind_unshaped(key, value):
             return
         _ops().setitem(self, key, value)
 
-    def move(self, value) -> None:
+    def move(self, other) -> None:
         """``t.move(expr)``: ``t`` now holds ``expr``.  On a whole kernel parameter or ``pypto.tensor``
         buffer that is a store (``t[:] = expr``: the official handle's final tensor is what the buffer
         receives).  On any other tensor -- a ``pypto.view`` window, a computed value -- it rebinds the
@@ -237,13 +244,13 @@ class Tensor:
         (``pypto.assemble`` writes windows)."""
         n = self.node
         if n is None or _is_whole_buffer(n):
-            if n is not None and isinstance(value, Tensor):
-                value = _squeezed_to(value, n.shape)
-            self[:] = value
+            if n is not None and isinstance(other, Tensor):
+                other = _squeezed_to(other, n.shape)
+            self[:] = other
             return
-        if not isinstance(value, Tensor):
-            raise KernelTypeError(f"Tensor.move takes a tensor, got {type(value).__name__}")
-        self.node = value._need_node()
+        if not isinstance(other, Tensor):
+            raise KernelTypeError(f"Tensor.move takes a tensor, got {type(other).__name__}")
+        self.node = other._need_node()
 
     def as_variable(self) -> None:
         """Officially a ``SymbolicScalar`` method; a tensor reaches it where the official graph reads a
@@ -271,9 +278,9 @@ class Tensor:
         which the generic method forwarding below would make of it (so would it ``assemble``'s)."""
         return _ops().where(condition, self, y)
 
-    def assemble(self, src, offsets) -> None:
-        """``out.assemble(src, offsets)``: ``pypto.assemble(src, offsets, out)`` (``out`` is the destination)."""
-        _ops().assemble(src, offsets, self)
+    def assemble(self, input, offsets) -> None:  # noqa: A002 - the official keyword
+        """``out.assemble(input, offsets)``: ``pypto.assemble(input, offsets, out)`` (``out`` is the destination)."""
+        _ops().assemble(input, offsets, self)
 
     def set_cache_policy(self, policy, value: bool) -> None:
         """An L2 cache hint (``pypto.CachePolicy``): recorded, no effect on results (pypto/cache_policy.py)."""

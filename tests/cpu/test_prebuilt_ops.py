@@ -1,6 +1,7 @@
 """The ops library (backends/cpu/prebuilt.py, runtime/pto_ops.cpp, include/pto/prebuilt_ops.h): where it is in
-the per-user cache, kernels call its per-op functions (element-wise binary ops, loads, stores) instead of
-compiling them, with the same results as kernels that compile them and as the interpreter."""
+the per-user cache, kernels call its per-op functions (element-wise binary ops, loads, stores; for the float
+fp16 / fp32 also tile-scalar, unary, row-broadcast, reduction and fill ops and casts) instead of compiling them,
+with the same results as kernels that compile them and as the interpreter."""
 import numpy as np
 import pytest
 
@@ -29,6 +30,73 @@ def binops(x: pl.Tensor[[16, 64], pl.{dt}], y: pl.Tensor[[16, 64], pl.{dt}], out
         pl.store(out, c, [4, 0, 0])
         pl.minimum(c, a, b)
         pl.store(out, c, [5, 0, 0])
+"""
+
+# the float types' per-op functions: every output slot of `out` is one op's result over x (and the row
+# statistics of x); 24 slots
+FLOAT_SRC = """
+@pl.jit(backend="{backend}", name="{name}")
+def floatops(x: pl.Tensor[[16, 64], pl.{dt}], out: pl.Tensor[[24, 16, 64], pl.{dt}]):
+    a = pl.make_tile(pl.TileType([16, 64], pl.{dt}), addr=0x0)
+    c = pl.make_tile(pl.TileType([16, 64], pl.{dt}), addr=0x2000)
+    r = pl.make_tile(pl.TileType([16, 1], pl.{dt}), addr=0x4000)
+    w = pl.make_tile(pl.TileType([16, 64], pl.DT_FP32), addr=0x6000)
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        pl.add(c, a, 1.5)
+        pl.store(out, c, [0, 0, 0])
+        pl.sub(c, a, 1.5)
+        pl.store(out, c, [1, 0, 0])
+        pl.mul(c, a, 0.75)
+        pl.store(out, c, [2, 0, 0])
+        pl.div(c, a, 3.0)
+        pl.store(out, c, [3, 0, 0])
+        pl.maximum(c, a, 0.5)
+        pl.store(out, c, [4, 0, 0])
+        pl.minimum(c, a, 0.5)
+        pl.store(out, c, [5, 0, 0])
+        pl.neg(c, a)
+        pl.store(out, c, [6, 0, 0])
+        pl.abs(c, a)
+        pl.store(out, c, [7, 0, 0])
+        pl.exp(c, a)
+        pl.store(out, c, [8, 0, 0])
+        pl.log(c, a)
+        pl.store(out, c, [9, 0, 0])
+        pl.sqrt(c, a)
+        pl.store(out, c, [10, 0, 0])
+        pl.rsqrt(c, a)
+        pl.store(out, c, [11, 0, 0])
+        pl.recip(c, a)
+        pl.store(out, c, [12, 0, 0])
+        pl.relu(c, a)
+        pl.store(out, c, [13, 0, 0])
+        pl.row_max(r, a)
+        pl.row_expand_sub(c, a, r)
+        pl.store(out, c, [14, 0, 0])
+        pl.row_expand_max(c, a, r)
+        pl.store(out, c, [15, 0, 0])
+        pl.row_sum(r, a)
+        pl.row_expand_div(c, a, r)
+        pl.store(out, c, [16, 0, 0])
+        pl.row_expand_mul(c, a, r)
+        pl.store(out, c, [17, 0, 0])
+        pl.row_min(r, a)
+        pl.row_expand_min(c, a, r)
+        pl.store(out, c, [18, 0, 0])
+        pl.expands(c, 3.25)
+        pl.store(out, c, [19, 0, 0])
+        pl.cast(w, a)
+        pl.mul(w, w, 1.0009765625)
+        pl.cast(c, w)
+        pl.store(out, c, [20, 0, 0])
+        pl.add(c, a, c)
+        pl.store(out, c, [21, 0, 0])
+        pl.row_expand_sub(c, a, r)
+        pl.exp(c, c)
+        pl.store(out, c, [22, 0, 0])
+        pl.div(c, c, a)
+        pl.store(out, c, [23, 0, 0])
 """
 
 NP = {"DT_FP16": np.float16, "DT_FP32": np.float32, "DT_INT32": np.int32}
@@ -81,6 +149,48 @@ def test_per_op_functions_from_the_library_match_compiled_ones_and_interp(tc, tm
     np.testing.assert_array_equal(with_lib, ref)
 
 
+def _undefined(lib):
+    """The demangled names ``lib`` imports (None where there is no nm)."""
+    import subprocess
+
+    nm = subprocess.run(["nm", "-D", "--undefined-only", "-C", str(lib)], capture_output=True, text=True)
+    if nm.returncode != 0:
+        return None
+    return [line.split(" U ", 1)[1] for line in nm.stdout.splitlines() if " U " in line]
+
+
+def _run_float(tmp_path, backend, name, dt):
+    k = load_kernels(tmp_path, FLOAT_SRC.format(backend=backend, name=name, dt=dt)).floatops
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((16, 64)) * 3).astype(NP[dt])
+    x.flat[:6] = [0.0, -0.0, np.inf, np.nan, -np.inf, 1e-3]
+    x[1:] = np.abs(x[1:]) + np.asarray(0.25, NP[dt])  # rows without inf / NaN: finite statistics
+    out = np.zeros((24, 16, 64), NP[dt])
+    k(x, out)
+    return out
+
+
+@pytest.mark.parametrize("dt", ["DT_FP16", "DT_FP32"])
+def test_float_per_op_functions_from_the_library_match_compiled_ones_and_interp(tc, tmp_path, monkeypatch, dt):
+    monkeypatch.setenv("PYPTO_CPU_FUSION", "0")
+    build = tmp_path / "build"
+    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
+    with_lib = _run_float(tmp_path, "cpu", f"fops_lib_{dt}", dt)
+    cpp = next(build.glob(f"fops_lib_{dt}__*/*/kernel.cpp")).read_text()
+    assert prebuilt.OPS_INCLUDE in cpp
+    called = _undefined(next(build.glob(f"fops_lib_{dt}__*/*/call_kernel*.so")))
+    if called is not None:  # the kernel calls the library's functions: it did not compile its own
+        casts = ("cast<float, _Float16>", "cast<_Float16, float>") if dt == "DT_FP16" else ()  # pto::half
+        for op in ("unary<pto::UExp", "reduce<", "expand<pto::OpSub", "binary<pto::OpMul", "expands<", *casts):
+            assert any(n.startswith("void pto::" + op) for n in called), op
+    monkeypatch.setenv(prebuilt.OPS_ENV, "0")
+    compiled = _run_float(tmp_path, "cpu", f"fops_own_{dt}", dt)
+    ref = _run_float(tmp_path, "interp", f"fops_ref_{dt}", dt)
+    assert with_lib.tobytes() == compiled.tobytes()
+    np.testing.assert_array_equal(with_lib.astype(np.float32), ref.astype(np.float32))
+    assert np.isfinite(with_lib[19]).all() and (with_lib[19].astype(np.float32) == 3.25).all()
+
+
 def test_the_library_exports_only_its_instantiations(tc):
     path = prebuilt.ops_library(tc)
     assert path is not None
@@ -91,7 +201,10 @@ def test_the_library_exports_only_its_instantiations(tc):
         pytest.skip("no nm here")
     names = [line.split(" ", 2)[2] for line in nm.stdout.splitlines() if line.count(" ") >= 2]
     names = [n for n in names if n.startswith(("void pto::", "pto::"))]
-    assert names and all(n.startswith(("void pto::binary_tiles<", "void pto::load<", "void pto::store<")) for n in names)
+    ours = ("void pto::binary_tiles<", "void pto::load<", "void pto::store<", "void pto::binary<", "void pto::unary<",
+            "void pto::expand<", "void pto::expands<", "void pto::reduce<", "void pto::cast<")
+    assert names and all(n.startswith(ours) for n in names)
+    assert any(n.startswith("void pto::unary<pto::UExp, float>") for n in names)
 
 
 def test_the_include_goes_after_the_tile_header():

@@ -211,13 +211,13 @@ def test_one_hot_dynamic_then_cast():
 
 
 # ---------------------------------------------------------------------------------------------- pad
-PAD_CASES = [((6, 40), (2, 3, 1, 2)), ((6, 40), (0, 5)), ((6, 40), (-3, 2, 2, -1)), ((40,), (4, 1)),
-             ((2, 3, 20), (1, 1, 0, 2, 1, 0))]
+PAD_CASES = [((6, 40), (2, 3, 1, 2)), ((6, 40), (0, 5)), ((6, 40), (3, 2, 2, 0)), ((40,), (4, 1)),
+             ((2, 3, 20), (1, 1, 0, 2))]
 
 
 @pytest.mark.parametrize("shape,padding", PAD_CASES, ids=[str(p) for _, p in PAD_CASES])
 def test_pad(shape, padding):
-    """Torch order (last dim first); negative amounts crop."""
+    """Torch order (last dim first)."""
     x = torch.randn(shape, generator=gen(7))
     want = F.pad(x, padding, value=-1.5)
     out = torch.empty(want.shape)
@@ -434,8 +434,8 @@ TYPE_ERRORS = {
     "scatter_update dim": (lambda a, i2, s: pypto.scatter_update(a, 1, i2, s), "dim=-2"),
     "one_hot -1": (lambda a, i2, s: pypto.one_hot(i2, -1), "num_classes=-1"),
     "one_hot float": (lambda a, i2, s: pypto.one_hot(a, 4), "INT32 or INT64"),
-    "pad odd": (lambda a, i2, s: pypto.pad(a, (1, 2, 3)), "even"),
-    "pad crop all": (lambda a, i2, s: pypto.pad(a, (-20, -20)), "no elements"),
+    "pad odd": (lambda a, i2, s: pypto.pad(a, (1, 2, 3)), "2 entries"),
+    "pad negative": (lambda a, i2, s: pypto.pad(a, (-20, -20)), "negative"),
     "topk k": (lambda a, i2, s: pypto.topk(a, 33), "k must be"),
     "topk dim": (lambda a, i2, s: pypto.topk(a, 2, dim=2), "out of range"),
     "argsort bool": (lambda a, i2, s: pypto.argsort(a > 0), "BOOL"),

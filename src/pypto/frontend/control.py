@@ -253,16 +253,16 @@ def _loop_info(i) -> Loop:
     return current_recorder().loop_of(i.expr)
 
 
-def is_loop_begin(i) -> SymbolicScalar:
-    """True on the first iteration of the enclosing ``pypto.loop`` with index ``i``."""
-    lp = _loop_info(i)
+def is_loop_begin(scalar) -> SymbolicScalar:
+    """True on the first iteration of the enclosing ``pypto.loop`` with index ``scalar``."""
+    lp = _loop_info(scalar)
     return SymbolicScalar(lp.var) == SymbolicScalar(lp.start)
 
 
-def is_loop_end(i) -> SymbolicScalar:
-    """True on the last iteration of the enclosing ``pypto.loop`` with index ``i``: the next index
+def is_loop_end(scalar) -> SymbolicScalar:
+    """True on the last iteration of the enclosing ``pypto.loop`` with index ``scalar``: the next index
     would be past ``stop``, in the direction of the step (a run-time step: whichever its sign)."""
-    lp = _loop_info(i)
+    lp = _loop_info(scalar)
     past = SymbolicScalar(lp.var) + SymbolicScalar(lp.step) - SymbolicScalar(lp.stop)
     if is_static(lp.step):
         return past >= 0 if lp.step > 0 else past <= 0

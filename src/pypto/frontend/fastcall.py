@@ -31,18 +31,21 @@ def call_key(args: Sequence[Any]) -> Optional[Tuple]:
     tt = torch_tensor_type()
     key: List[Any] = []
     append = key.append
-    for a in args:
-        t = type(a)
-        if t is tt:
-            append((a.dtype, a.shape, a.stride(), a.is_cpu))
-        elif t is np.ndarray:  # writeable: a read-only array takes the checked path (args.check_writeable)
-            append((a.dtype, a.shape, a.strides, a.flags.writeable))
-        elif t in _CONSTANT_TYPES:
-            append((t, a))
-        elif t is tuple and all(type(v) in _CONSTANT_TYPES for v in a):
-            append((t, tuple((type(v), v) for v in a)))
-        else:
-            return None
+    try:
+        for a in args:
+            t = type(a)
+            if t is tt:
+                append((a.dtype, a.shape, a.stride(), a.is_cpu))
+            elif t is np.ndarray:  # writeable: a read-only array takes the checked path (args.check_writeable)
+                append((a.dtype, a.shape, a.strides, a.flags.writeable))
+            elif t in _CONSTANT_TYPES:
+                append((t, a))
+            elif t is tuple and all(type(v) in _CONSTANT_TYPES for v in a):
+                append((t, tuple((type(v), v) for v in a)))
+            else:
+                return None
+    except RuntimeError:  # a tensor without sizes or strides (nested, sparse): the full path says what is wrong
+        return None
     return tuple(key)
 
 

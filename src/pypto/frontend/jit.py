@@ -267,7 +267,7 @@ class JitFunction:
             program = LoweredProgram(graph, self.name, resolve_arch(self.arch_request))
             stage_log.lowered(self.name, program, time.perf_counter() - t1)
             self._monitor(host, "tile program", t0)
-            if debug["compile_debug_mode"]:
+            if debug["compile_debug_mode"] == 1:  # 2 fixes the NPU's CCE output path: nothing to do here
                 print(program.text())
         if debug["dump_pass_graph"]:
             self._dump(graph, program)

@@ -22,6 +22,7 @@ from .bounds import Bounds
 from .builder import Builder
 from .cube_fit import cube_tiles_error, fit_cube_tiles
 from .element_passes import ELEMENT_PASSES
+from .hoist import hoist_invariant_loads
 from .spill import Spills
 from .vector import (TC_ALIGN, ArgBest, Pass, Region, _ceil_div, _lowest, _min, _mul, _round_up, _sub,
                      choose_tiles, dim, in_tile_reduce, reduce_alignment, row_alignment)
@@ -336,7 +337,7 @@ class Lowerer:
     def emit_pass(self, dst: Node, value: Node, shape, tr: int, tc: int, mats: Dict[int, Node]) -> None:
         """The loop nest of one vector pass; on-chip addresses assigned at the end."""
         first = len(self.b.tiles)
-        with self.b.work("vector"):
+        with self.b.work("vector") as section:
             ps = Pass(self, shape, tr, tc, mats)
 
             leaves = _elementwise_leaves(value, mats)
@@ -372,7 +373,14 @@ class Lowerer:
 
             body_first = len(self.b.tiles)
             self.nest(shape, tr, tc, body, serial=_reads_own_output(dst, value, mats))
+        self.place_tiles(section, first)
+
+    def place_tiles(self, section: List[ir.Stmt], first: int) -> None:
+        """On-chip addresses for the tiles of the vector pass whose work section is ``section``
+        (raises KernelMemoryError when they do not fit), then its loop-invariant loads moved out of
+        its loops where they still fit (lower/hoist.py)."""
         self.b.assign_addresses(self.b.tiles[first:])
+        hoist_invariant_loads(self.b, section, self.b.tiles[first:])
 
     def store_tile(self, ps: Pass, dst: Node, tile, region: Region, shape) -> None:
         param = self.b.param(dst.attrs["buf"])
@@ -447,7 +455,7 @@ class Lowerer:
         b = self.b
         first = len(b.tiles)
         single = fn in _ELEMENTWISE_ONLY
-        with b.work("vector"):
+        with b.work("vector") as section:
             ps = Pass(self, xshape, tr, tc, mats)
             oshape = list(n.shape)
 
@@ -483,7 +491,7 @@ class Lowerer:
                 b.discard_after_last_use([acc.tile])
 
             self.nest(xshape, tr, tc, body, skip=(axis,))
-        b.assign_addresses(b.tiles[first:])
+        self.place_tiles(section, first)
         return full_leaf(buf)
 
     def axis_loop(self, ps: Pass, var: ir.Var, count, one_slice: Callable[[], None]) -> None:
@@ -516,7 +524,7 @@ class Lowerer:
         leaf = full_leaf(buf)
         b = self.b
         first = len(b.tiles)
-        with b.work("vector"):
+        with b.work("vector") as section:
             ps = Pass(self, xshape, tr, tc, mats)
             ops = Pass(self, xshape, tr, tc, {})
 
@@ -534,7 +542,7 @@ class Lowerer:
                 b.discard_after_last_use([acc.tile])
 
             self.nest(xshape, tr, tc, body, skip=(axis,))
-        b.assign_addresses(b.tiles[first:])
+        self.place_tiles(section, first)
         return full_leaf(buf)
 
     # ------------------------------------------------------------------ matmul

@@ -28,10 +28,8 @@ from .scaled_mm import scaled_mm  # noqa: F401
 from ..stubs import not_implemented
 
 _NOT_IMPLEMENTED = ("sort32", "mrgsort",
-                    # the official pass-config / verification-data helpers and the eager conversion
-                    "pass_verify_print", "pass_verify_save",
-                    "set_pass_config", "get_pass_config", "get_pass_configs", "set_pass_default_config",
-                    "get_pass_default_config")
+                    # the official verification-data helpers
+                    "pass_verify_print", "pass_verify_save")
 
 
 for _name in _NOT_IMPLEMENTED:

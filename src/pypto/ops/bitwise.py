@@ -16,7 +16,7 @@ from pypto_pro.errors import KernelTypeError
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import cast_node, is_scalar, node_of, out, promote
+from .core import cast_node, check_scalar_type, is_scalar, node_of, out, promote
 from .elementwise import abs, add, cast, div, ge, gt, logical_and, logical_not, logical_or, lt, mul, ne, sub, where
 from .math import ceil
 from .valid_region import elementwise_shape
@@ -58,28 +58,28 @@ def _is_bool(*vals) -> bool:
     return all(not is_scalar(v) and node_of(v).dtype == dt.DT_BOOL for v in vals)
 
 
-def bitwise_and(a, b) -> Tensor:
+def bitwise_and(input, other) -> Tensor:
     """``a & b`` (BOOL tensors: logical and)."""
-    return logical_and(a, b) if _is_bool(a, b) else _binary("bitwise_and", "and_", a, b)
+    return logical_and(input, other) if _is_bool(input, other) else _binary("bitwise_and", "and_", input, other)
 
 
-def bitwise_or(a, b) -> Tensor:
+def bitwise_or(input, other) -> Tensor:
     """``a | b`` (BOOL tensors: logical or)."""
-    return logical_or(a, b) if _is_bool(a, b) else _binary("bitwise_or", "or_", a, b)
+    return logical_or(input, other) if _is_bool(input, other) else _binary("bitwise_or", "or_", input, other)
 
 
-def bitwise_xor(a, b) -> Tensor:
+def bitwise_xor(input, other) -> Tensor:
     """``a ^ b`` (BOOL tensors: ``(a or b) and not (a and b)``; comparing masks is not supported)."""
-    if _is_bool(a, b):
-        return logical_and(logical_or(a, b), logical_not(logical_and(a, b)))
-    return _binary("bitwise_xor", "xor", a, b)
+    if _is_bool(input, other):
+        return logical_and(logical_or(input, other), logical_not(logical_and(input, other)))
+    return _binary("bitwise_xor", "xor", input, other)
 
 
-def bitwise_not(x) -> Tensor:
+def bitwise_not(input) -> Tensor:
     """``~x`` (BOOL: logical not)."""
-    n = node_of(x)
+    n = node_of(input)
     if n.dtype == dt.DT_BOOL:
-        return logical_not(x)
+        return logical_not(input)
     _check("bitwise_not", n.dtype)
     return out(Node("unary", (n,), n.shape, n.dtype, {"fn": "not_"}))
 
@@ -109,13 +109,13 @@ def _shift(name: str, fn: str, a, b) -> Tensor:
     return where(ok, shifted, 0)
 
 
-def bitwise_left_shift(a, b) -> Tensor:
-    return _shift("bitwise_left_shift", "shl", a, b)
+def bitwise_left_shift(input, other) -> Tensor:
+    return _shift("bitwise_left_shift", "shl", input, other)
 
 
-def bitwise_right_shift(a, b) -> Tensor:
+def bitwise_right_shift(input, other) -> Tensor:
     """Arithmetic (sign-filling) for signed dtypes, logical for unsigned ones."""
-    return _shift("bitwise_right_shift", "shr", a, b)
+    return _shift("bitwise_right_shift", "shr", input, other)
 
 
 # ---------------------------------------------------------------------------------- integer division
@@ -139,17 +139,18 @@ def _tdiv(x: Tensor, y: Tensor) -> Tensor:
     return out(Node("binary", (a, b), elementwise_shape("div", a, b), a.dtype, {"fn": "div"}))
 
 
-def ceil_div(a, b) -> Tensor:
+def ceil_div(input, other) -> Tensor:
     """``ceil(a / b)``.  Integers: exact integer arithmetic (truncating quotient, plus one when the
     remainder, which has the dividend's sign, is non-zero with the divisor's sign); a zero divisor raises
     ``KernelRuntimeError``.  Floats: ``ceil(a / b)`` (rounded through INT32 like ``pypto.ceil``)."""
-    if not _is_float(a) and not _is_float(b):
-        x, y, dtype = _int_operands("ceil_div", a, b)
+    check_scalar_type("ceil_div", input, other)
+    if not _is_float(input) and not _is_float(other):
+        x, y, dtype = _int_operands("ceil_div", input, other)
         q = _tdiv(x, y)
         r = sub(x, mul(q, y))
         up = logical_or(logical_and(gt(r, 0), gt(y, 0)), logical_and(lt(r, 0), lt(y, 0)))
         return cast(where(up, add(q, 1), q), dtype)
-    return ceil(div(a, b))
+    return ceil(div(input, other))
 
 
 def _is_float(v) -> bool:
@@ -166,12 +167,12 @@ def _euclid_steps(dtype: dt.DataType) -> int:
     return steps
 
 
-def gcd(a, b) -> Tensor:
+def gcd(input, other) -> Tensor:
     """Greatest common divisor of integer tensors, like torch: non-negative, ``gcd(0, 0) = 0`` (and,
     as in torch, ``gcd(INT_MIN, 0) = INT_MIN``).  Euclid's algorithm unrolled a bounded number of times
     (:func:`_euclid_steps`: 45 for INT32); finished lanes keep their value (divisor 0 is replaced by
     1 before the division and the step's result discarded)."""
-    x, y, dtype = _int_operands("gcd", a, b)
+    x, y, dtype = _int_operands("gcd", input, other)
     if x.node.dtype.kind != "uint":
         x, y = abs(x), abs(y)
     for _ in range(_euclid_steps(dtype)):

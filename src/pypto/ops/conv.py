@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from .core import materialize, node_of, out, same_dim
 from .elementwise import add, cast, relu
 from .matmul import cube_side_vec_tiles, default_cube_tiles, matmul
-from .shape import concat, getitem, pad, permute, reshape
+from .shape import concat, getitem, pad_axes, permute, reshape
 
 _FLOATS = (dt.DT_FP16, dt.DT_BF16, dt.DT_FP32)
 
@@ -80,10 +80,7 @@ def _columns(x, pads: Sequence[Tuple[int, int]], kernel: Sequence[int], strides:
         split.append((total + extra) // s)
     xp = x
     if any(lo or hi for lo, hi in amounts):
-        flat: List[int] = []
-        for lo, hi in reversed(amounts):  # torch order: the last dim first
-            flat += [lo, hi]
-        xp = pad(x, flat)
+        xp = pad_axes(x, amounts)
     shape = list(node_of(xp).shape[:2])
     for q, s in zip(split, strides):
         shape += [q, s] if s > 1 else [q]

@@ -19,6 +19,16 @@ def is_scalar(v) -> bool:
     return isinstance(v, SCALAR_TYPES)
 
 
+def check_scalar_type(op: str, a, b) -> None:
+    """The official arithmetic ops (``add sub mul div fmod remainder floor_div ceil_div`` and the
+    operators built on them) refuse a Python float with an integer (or BOOL) tensor, in either
+    position: ``KernelTypeError`` (a ``TypeError``); cast the tensor to a float dtype first."""
+    for t, s in ((a, b), (b, a)):
+        if isinstance(s, float) and isinstance(t, Tensor) and t.node is not None and not t.node.dtype.is_float():
+            raise KernelTypeError(f"pypto.{op}: a float scalar ({s!r}) with a {t.node.dtype.name} tensor; use an "
+                                  f"integer scalar or cast the tensor to a float dtype (pypto.cast)")
+
+
 def node_of(t, what: str = "operand") -> Node:
     if isinstance(t, Tensor) and t.node is not None:
         return t.node

@@ -17,7 +17,7 @@ from pypto_pro.ir.types import RoundMode
 
 from ..graph import Node
 from ..tensor import Tensor
-from .core import broadcast_shape, cast_node, is_scalar, node_of, out, promote, same_dim, stored_target
+from .core import broadcast_shape, cast_node, check_scalar_type, is_scalar, node_of, out, promote, same_dim, stored_target
 from .valid_region import elementwise_shape
 
 #: unary tile ops (``fn`` -> tile op name) available directly
@@ -79,21 +79,21 @@ def compare(fn: str, a, b) -> Tensor:
     return out(Node("compare", (cast_node(x, dtype), cast_node(y, dtype)), shape, dt.DT_BOOL, {"fn": fn}))
 
 
-def where(cond, a, b) -> Tensor:
+def where(condition, input, other) -> Tensor:
     """``cond ? a : b`` (a/b tensors or scalars; at least one tensor)."""
-    c = node_of(cond, "pypto.where condition")
+    c = node_of(condition, "pypto.where condition")
     if c.dtype != dt.DT_BOOL:
-        c = compare("ne", cond, 0).node
-    if is_scalar(a) and is_scalar(b):
-        dtype = dt.DT_FP32 if isinstance(a, float) or isinstance(b, float) else dt.DT_INT32
-        a = out(Node("full", (), c.shape, dtype, {"value": a}))
-    if is_scalar(a):
-        return _where_swap(c, a, b)
-    x = node_of(a)
-    if is_scalar(b):
+        c = compare("ne", condition, 0).node
+    if is_scalar(input) and is_scalar(other):
+        dtype = dt.DT_FP32 if isinstance(input, float) or isinstance(other, float) else dt.DT_INT32
+        input = out(Node("full", (), c.shape, dtype, {"value": input}))
+    if is_scalar(input):
+        return _where_swap(c, input, other)
+    x = node_of(input)
+    if is_scalar(other):
         shape = elementwise_shape("pypto.where", c, x)
-        return out(Node("select", (c, x), shape, x.dtype, {"scalar": b}))
-    y = node_of(b)
+        return out(Node("select", (c, x), shape, x.dtype, {"scalar": other}))
+    y = node_of(other)
     dtype = promote(x.dtype, y.dtype)
     shape = elementwise_shape("pypto.where", c, x, y)
     return out(Node("select", (c, cast_node(x, dtype), cast_node(y, dtype)), shape, dtype, {}))
@@ -107,10 +107,10 @@ def _where_swap(c: Node, a, b) -> Tensor:
     return out(Node("select", (inv, y), shape, y.dtype, {"scalar": a}))
 
 
-def logical_not(x) -> Tensor:
-    n = node_of(x)
+def logical_not(input) -> Tensor:
+    n = node_of(input)
     if n.dtype != dt.DT_BOOL:
-        n = compare("ne", x, 0).node
+        n = compare("ne", input, 0).node
     return out(Node("logical_not", (n,), n.shape, dt.DT_BOOL, {}))
 
 
@@ -124,12 +124,12 @@ def _logical(fn: str, a, b) -> Tensor:
     return out(Node(fn, (x, y), shape, dt.DT_BOOL, {}))
 
 
-def logical_and(a, b) -> Tensor:
-    return _logical("logical_and", a, b)
+def logical_and(input, other) -> Tensor:
+    return _logical("logical_and", input, other)
 
 
-def logical_or(a, b) -> Tensor:
-    return _logical("logical_or", a, b)
+def logical_or(input, other) -> Tensor:
+    return _logical("logical_or", input, other)
 
 
 class SaturationMode(IntEnum):
@@ -141,14 +141,14 @@ class SaturationMode(IntEnum):
     ON = 1
 
 
-def cast(x, dtype: dt.DataType, mode=0, satmode=SaturationMode.OFF) -> Tensor:
+def cast(input, dtype: dt.DataType, mode=0, satmode=SaturationMode.OFF) -> Tensor:
     """``pypto.cast(x, dtype, mode=CAST_NONE, satmode=SaturationMode.OFF)``: convert with a rounding mode
     (``pypto.CastMode``), saturating float overflow when ``satmode`` is ON."""
     if not isinstance(dtype, dt.DataType):
         raise KernelTypeError(f"pypto.cast: dtype must be a pypto.DT_* type, got {dtype!r}")
     if satmode not in (SaturationMode.OFF, SaturationMode.ON):
         raise KernelTypeError(f"pypto.cast: satmode must be a pypto.SaturationMode, got {satmode!r}")
-    n = node_of(x)
+    n = node_of(input)
     mode = _cast_mode(n.dtype, dtype, mode)
     if satmode == SaturationMode.ON and dtype.is_float() and n.dtype.is_float():
         top = float(ml_dtypes.finfo(dtype.require_numpy()).max)
@@ -172,16 +172,19 @@ def _cast_mode(src: dt.DataType, dst: dt.DataType, mode) -> RoundMode:
     return mode
 
 
-def add(x, other, alpha=1) -> Tensor:
-    return binary("add", x, other if alpha == 1 else mul(other, alpha))
+def add(input, other, alpha=1) -> Tensor:
+    check_scalar_type("add", input, other)
+    return binary("add", input, other if alpha == 1 else mul(other, alpha))
 
 
-def sub(x, other, alpha=1) -> Tensor:
-    return binary("sub", x, other if alpha == 1 else mul(other, alpha))
+def sub(input, other, alpha=1) -> Tensor:
+    check_scalar_type("sub", input, other)
+    return binary("sub", input, other if alpha == 1 else mul(other, alpha))
 
 
-def mul(x, other) -> Tensor:
-    return binary("mul", x, other)
+def mul(input, other) -> Tensor:
+    check_scalar_type("mul", input, other)
+    return binary("mul", input, other)
 
 
 class PrecisionType(IntEnum):
@@ -202,68 +205,69 @@ def check_precision(op: str, precision_type) -> None:
                               f"{precision_type!r}")
 
 
-def div(x, other, precision_type=None) -> Tensor:
+def div(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:
     """``x / other`` (true division: integers give FP32); ``precision_type``: :func:`check_precision`."""
     check_precision("div", precision_type)
-    return binary("div", x, other)
+    check_scalar_type("div", input, other)
+    return binary("div", input, other)
 
 
-def maximum(a, b) -> Tensor:
-    return binary("maximum", a, b)
+def maximum(input, other) -> Tensor:
+    return binary("maximum", input, other)
 
 
-def minimum(a, b) -> Tensor:
-    return binary("minimum", a, b)
+def minimum(input, other) -> Tensor:
+    return binary("minimum", input, other)
 
 
-def neg(x) -> Tensor:
-    return unary("neg", x)
+def neg(input) -> Tensor:
+    return unary("neg", input)
 
 
-def abs(x) -> Tensor:  # noqa: A001
-    return unary("abs", x)
+def abs(input) -> Tensor:  # noqa: A001
+    return unary("abs", input)
 
 
-def exp(x, precision_type=None) -> Tensor:
+def exp(input, precision_type=PrecisionType.INTRINSIC) -> Tensor:
     """``e ** x`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
     check_precision("exp", precision_type)
-    return unary("exp", x)
+    return unary("exp", input)
 
 
-def log(x, precision_type=None) -> Tensor:
+def log(input, precision_type=PrecisionType.INTRINSIC) -> Tensor:
     """``log(x)`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
     check_precision("log", precision_type)
-    return unary("log", x)
+    return unary("log", input)
 
 
-def sqrt(x, precision_type=None) -> Tensor:
+def sqrt(input, precision_type=PrecisionType.INTRINSIC) -> Tensor:
     """``sqrt(x)`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
     check_precision("sqrt", precision_type)
-    return unary("sqrt", x)
+    return unary("sqrt", input)
 
 
-def rsqrt(x, precision_type=None) -> Tensor:
+def rsqrt(input, precision_type=PrecisionType.INTRINSIC) -> Tensor:
     """``1 / sqrt(x)`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
     check_precision("rsqrt", precision_type)
-    return unary("rsqrt", x)
+    return unary("rsqrt", input)
 
 
-def reciprocal(x, precision_type=None) -> Tensor:
+def reciprocal(input, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:
     """``1 / x`` (integers give FP32); ``precision_type``: :func:`check_precision`."""
     check_precision("reciprocal", precision_type)
-    return unary("recip", x)
+    return unary("recip", input)
 
 
-def relu(x) -> Tensor:
-    return unary("relu", x)
+def relu(input) -> Tensor:
+    return unary("relu", input)
 
 
-def eq(x, o) -> Tensor: return compare("eq", x, o)
-def ne(x, o) -> Tensor: return compare("ne", x, o)
-def lt(x, o) -> Tensor: return compare("lt", x, o)
-def le(x, o) -> Tensor: return compare("le", x, o)
-def gt(x, o) -> Tensor: return compare("gt", x, o)
-def ge(x, o) -> Tensor: return compare("ge", x, o)
+def eq(input, other) -> Tensor: return compare("eq", input, other)
+def ne(input, other) -> Tensor: return compare("ne", input, other)
+def lt(input, other) -> Tensor: return compare("lt", input, other)
+def le(input, other) -> Tensor: return compare("le", input, other)
+def gt(input, other) -> Tensor: return compare("gt", input, other)
+def ge(input, other) -> Tensor: return compare("ge", input, other)
 
 
 def axpy_(y, x, alpha=1.0) -> Tensor:

@@ -53,19 +53,19 @@ def _check_within(small, big, skip: Optional[int], what: str) -> None:
             raise KernelTypeError(f"{what}: index size {a} exceeds size {b} of dim {i}")
 
 
-def gather(x, dim: int, index) -> Tensor:
+def gather(input, dim: int, index) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` (dim=0) / ``x[i][index[i][j]]`` (dim=1), N-D alike; out has
-    ``index``'s shape and ``x``'s dtype."""
-    xn = materialize(node_of(x))
+    ``index``'s shape and ``input``'s dtype."""
+    xn = materialize(node_of(input))
     idx = _index(index, "pypto.gather")
     d = norm_dim(dim, xn.ndim)
     _check_within(idx, xn, d, "pypto.gather")
     return out(materialize(Node("gather", (xn, idx), idx.shape, xn.dtype, {"dim": d})))
 
 
-def index_select(x, dim: int, index) -> Tensor:
+def index_select(input, dim: int, index) -> Tensor:
     """The slices ``x[..., index[k], ...]`` of dim ``dim`` in the order of the 1-D ``index``."""
-    xn = materialize(node_of(x))
+    xn = materialize(node_of(input))
     idx = _index(index, "pypto.index_select")
     if idx.ndim != 1:
         raise KernelTypeError(f"pypto.index_select: the index must be 1-D, got {idx.ndim} dims")
@@ -94,23 +94,23 @@ def _scatter_node(xn: Node, dim: int, index, src, reduce: Optional[str], what: s
     return Node("scatter", (xn, idx, sn), xn.shape, xn.dtype, attrs)
 
 
-def scatter(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
-    """A new tensor: a copy of ``x`` with ``src`` scattered along ``dim`` (``reduce``: None, "add",
+def scatter(input, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
+    """A new tensor: a copy of ``input`` with ``src`` scattered along ``dim`` (``reduce``: None, "add",
     "multiply"; duplicate indices: the last one wins, or all combine in index order)."""
-    return out(materialize(_scatter_node(node_of(x), dim, index, src, reduce, "pypto.scatter")))
+    return out(materialize(_scatter_node(node_of(input), dim, index, src, reduce, "pypto.scatter")))
 
 
-def scatter_(x, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
-    """In-place :func:`scatter` into ``x``.  A kernel parameter, ``pypto.tensor`` or a view of one is
+def scatter_(input, dim: int, index, src, *, reduce: Optional[str] = None) -> Tensor:
+    """In-place :func:`scatter` into ``input``.  A kernel parameter, ``pypto.tensor`` or a view of one is
     written in GM; a computed value (``pypto.full(...)``, an op's result) has no storage to write, so the
-    handle ``x`` is rebound to the scattered value, as the official graph makes the op's output the
-    tensor's next version (uses of ``x`` afterwards see it; views taken before keep the old value)."""
-    if isinstance(x, Tensor) and x.node is not None and x.node.op != "gm":
-        x.node = _scatter_node(x.node, dim, index, src, reduce, "pypto.scatter_")
-        return x
-    xn = stored_target(x, "pypto.scatter_")
+    handle ``input`` is rebound to the scattered value, as the official graph makes the op's output the
+    tensor's next version (uses of ``input`` afterwards see it; views taken before keep the old value)."""
+    if isinstance(input, Tensor) and input.node is not None and input.node.op != "gm":
+        input.node = _scatter_node(input.node, dim, index, src, reduce, "pypto.scatter_")
+        return input
+    xn = stored_target(input, "pypto.scatter_")
     current_recorder().store(xn, _scatter_node(xn, dim, index, src, reduce, "pypto.scatter_"))
-    return x
+    return input
 
 
 # ---------------------------------------------------------------------------------------- index_put family
@@ -249,19 +249,19 @@ def _index_add_node(xn: Node, dim: int, index, source, alpha, what: str) -> Node
     return _index_put_node(xn, d, [idx], src, "add", what, exact=True)
 
 
-def index_add(x, dim: int, index, source, *, alpha=1) -> Tensor:
-    """A new tensor: ``x`` with ``alpha * source`` added along ``dim`` at the rows named by the 1-D
-    ``index`` (``source.shape[dim] == len(index)``, other dims as ``x``); duplicates accumulate in
+def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
+    """A new tensor: ``input`` with ``alpha * source`` added along ``dim`` at the rows named by the 1-D
+    ``index`` (``source.shape[dim] == len(index)``, other dims as ``input``); duplicates accumulate in
     index order (float: one rounding per addition, computed in FP32)."""
-    xn = node_of(x)
+    xn = node_of(input)
     return out(materialize(_index_add_node(xn, dim, index, source, alpha, "pypto.index_add")))
 
 
-def index_add_(x, dim: int, index, source, *, alpha=1) -> Tensor:
-    """In-place :func:`index_add` into ``x`` (a kernel parameter, ``pypto.tensor`` or a view); returns ``x``."""
-    xn = stored_target(x, "pypto.index_add_")
+def index_add_(input, dim: int, index, source, *, alpha=1) -> Tensor:
+    """In-place :func:`index_add` into ``input`` (a kernel parameter, ``pypto.tensor`` or a view); returns ``input``."""
+    xn = stored_target(input, "pypto.index_add_")
     current_recorder().store(xn, _index_add_node(xn, dim, index, source, alpha, "pypto.index_add_"))
-    return x
+    return input
 
 
 _UB_DTYPES = (dt.DT_FP32, dt.DT_FP16, dt.DT_BF16, dt.DT_INT16, dt.DT_INT32)
@@ -282,28 +282,28 @@ def _check_ub(x, index, source, what: str) -> None:
         raise KernelTypeError(f"{what}: the index must be 1-D")
 
 
-def index_add__ub(x, dim: int, index, source, *, alpha=1) -> Tensor:
+def index_add__ub(input, dim: int, index, source, *, alpha=1) -> Tensor:
     """Official ``pypto.index_add__ub``: the NPU's UB-resident variant of :func:`index_add_` (its extra
     constraints are tiling rules of the NPU's buffer: the indexed dim uncut); here it is
-    :func:`index_add_` with the page's operand checks (:func:`_check_ub`).  In place, returns ``x``."""
-    _check_ub(x, index, source, "pypto.index_add__ub")
-    return index_add_(x, dim, index, source, alpha=alpha)
+    :func:`index_add_` with the page's operand checks (:func:`_check_ub`).  In place, returns ``input``."""
+    _check_ub(input, index, source, "pypto.index_add__ub")
+    return index_add_(input, dim, index, source, alpha=alpha)
 
 
-def index_add_ub(x, dim: int, index, source, *, alpha=1) -> Tensor:
+def index_add_ub(input, dim: int, index, source, *, alpha=1) -> Tensor:
     """Official ``pypto.index_add_ub``: the out-of-place form of :func:`index_add__ub` (a new tensor,
     as :func:`index_add`)."""
-    _check_ub(x, index, source, "pypto.index_add_ub")
-    return index_add(x, dim, index, source, alpha=alpha)
+    _check_ub(input, index, source, "pypto.index_add_ub")
+    return index_add(input, dim, index, source, alpha=alpha)
 
 
-def index_put_(x, indices, values, accumulate: bool = False) -> Tensor:
+def index_put_(input, indices, values, accumulate: bool = False) -> Tensor:
     """``x[indices] = values`` (``+=`` with ``accumulate``) in place for a tuple of 1-D INT32/INT64
     index tensors on the leading dims (one per dim, equal lengths or length 1); ``values`` (a scalar
-    or a tensor, cast to ``x``'s dtype) broadcast to ``[L] + x.shape[len(indices):]``.  Duplicates:
-    the last write wins, or all accumulate in index order.  Returns ``x``."""
+    or a tensor, cast to ``input``'s dtype) broadcast to ``[L] + x.shape[len(indices):]``.  Duplicates:
+    the last write wins, or all accumulate in index order.  Returns ``input``."""
     what = "pypto.index_put_"
-    xn = stored_target(x, what)
+    xn = stored_target(input, what)
     if not isinstance(indices, (tuple, list)) or not indices:
         raise KernelTypeError(f"{what}: indices must be a non-empty tuple of index tensors")
     if len(indices) > xn.ndim:
@@ -318,16 +318,16 @@ def index_put_(x, indices, values, accumulate: bool = False) -> Tensor:
         nodes.append(_index(i, what))
     reduce = "add" if accumulate else None
     current_recorder().store(xn, _index_put_node(xn, 0, nodes, values, reduce, what))
-    return x
+    return input
 
 
-def scatter_update(x, dim: int, index, src) -> Tensor:
-    """Official ``pypto.scatter_update`` in place: row ``index.flatten()[k]`` of ``x`` seen as
+def scatter_update(input, dim: int, index, src) -> Tensor:
+    """Official ``pypto.scatter_update`` in place: row ``index.flatten()[k]`` of ``input`` seen as
     ``[rows, d]`` (all dims but the last flattened; official: ``[b*s, d]`` or ``[blocks, block_size, 1, d]``)
     becomes row ``k`` of ``src`` seen the same way.  ``dim`` must be -2 (the official default).
-    Duplicates: the last wins.  Returns ``x``."""
+    Duplicates: the last wins.  Returns ``input``."""
     what = "pypto.scatter_update"
-    xn = stored_target(x, what)
+    xn = stored_target(input, what)
     if xn.ndim < 2 or norm_dim(dim, xn.ndim) != xn.ndim - 2:
         raise KernelTypeError(f"{what}: only dim=-2 (update rows) of a tensor with at least 2 dims is supported, "
                               f"got dim={dim} for {xn.ndim} dims")
@@ -348,11 +348,11 @@ def scatter_update(x, dim: int, index, src) -> Tensor:
     rows_src = materialize(cast_node(sn, xn.dtype))
     rows_src = rows_src if rows_src.ndim == 2 else alias(rows_src, [rows, sn.shape[-1]])
     current_recorder().store(xr, _index_put_node(xr, 0, [flat_idx], out(rows_src), None, what))
-    return x
+    return input
 
 
-def one_hot(x, num_classes: int = -1) -> Tensor:
-    """INT64 one-hot encoding of the INT32/INT64 tensor ``x``: shape ``x.shape + [num_classes]``, 1 at
+def one_hot(input, num_classes: int = -1) -> Tensor:
+    """INT64 one-hot encoding of the INT32/INT64 tensor ``input``: shape ``x.shape + [num_classes]``, 1 at
     ``[..., x[...]]``, 0 elsewhere; a class outside ``[0, num_classes)`` raises ``KernelRuntimeError``.
     ``num_classes=-1`` (torch: infer from the data) cannot size a compiled kernel's output."""
     what = "pypto.one_hot"
@@ -361,7 +361,7 @@ def one_hot(x, num_classes: int = -1) -> Tensor:
                               "compiled kernel; pass the number of classes")
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
         raise KernelTypeError(f"{what}: num_classes must be a positive int, got {num_classes!r}")
-    idx = _index(x, what)
+    idx = _index(input, what)
     shape = tuple(idx.shape) + (num_classes,)
     zeros = Node("full", (), shape, dt.DT_INT64, {"value": 0})
     pos = alias(idx, list(idx.shape) + [1])

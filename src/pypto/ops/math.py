@@ -10,10 +10,10 @@ from pypto_pro.ir.types import RoundMode
 
 from ..symbolic import SymbolicScalar, is_static
 from ..tensor import Tensor
-from .core import is_scalar, node_of, promote
+from .core import check_scalar_type, is_scalar, node_of, promote
 from .creation import full, full_like
 from .shape import reshape
-from .elementwise import (abs, add, cast, check_precision, div, eq, exp, ge, gt, log, logical_and, logical_not,
+from .elementwise import (PrecisionType, abs, add, cast, check_precision, div, eq, exp, ge, gt, log, logical_and, logical_not,
                           logical_or, lt, maximum, minimum, mul, ne, neg, reciprocal, rsqrt, sqrt, sub, where)
 
 
@@ -28,53 +28,53 @@ def _back(y: Tensor, like) -> Tensor:
     return cast(y, d) if d.is_float() and d != dt.DT_FP32 else y
 
 
-def sigmoid(x) -> Tensor:
+def sigmoid(input) -> Tensor:
     """``1 / (1 + exp(-x))`` computed in FP32."""
-    return _back(reciprocal(add(exp(neg(_f32(x))), 1.0)), x)
+    return _back(reciprocal(add(exp(neg(_f32(input))), 1.0)), input)
 
 
-def expand_exp_dif(x, other) -> Tensor:
+def expand_exp_dif(input, other) -> Tensor:
     """``exp(x - other)`` with broadcasting (the official fused op of softmax-like kernels); FP16/BF16
     computed in FP32 and rounded once.  Both operands must have one float dtype."""
-    a, b = node_of(x, "input"), node_of(other, "other")
+    a, b = node_of(input, "input"), node_of(other, "other")
     if a.dtype != b.dtype or not a.dtype.is_float():
         raise KernelTypeError(f"pypto.expand_exp_dif: input and other need the same float dtype, got "
                               f"{a.dtype.name} and {b.dtype.name}")
-    return _back(exp(sub(_f32(x), _f32(other))), x)
+    return _back(exp(sub(_f32(input), _f32(other))), input)
 
 
-def tanh(x) -> Tensor:
+def tanh(input) -> Tensor:
     """``2 * sigmoid(2x) - 1`` in FP32."""
-    xf = _f32(x)
-    return _back(sub(mul(reciprocal(add(exp(mul(xf, -2.0)), 1.0)), 2.0), 1.0), x)
+    xf = _f32(input)
+    return _back(sub(mul(reciprocal(add(exp(mul(xf, -2.0)), 1.0)), 2.0), 1.0), input)
 
 
-def erf(x) -> Tensor:
+def erf(input) -> Tensor:
     """Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7) from exp, recip and polynomials, in FP32.
 
     Only fusable element-wise ops (no compare/select, one division), so the CPU backend runs the
     whole composition as one vectorised loop.  The sign is ``clip(x * 2**149, -1, 1)`` (two exact
-    power-of-two scalings): +-1 for every non-zero ``x`` (the smallest subnormal scales to 1), +-0 for
+    power-of-two scalings): +-1 for every non-zero ``input`` (the smallest subnormal scales to 1), +-0 for
     +-0, NaN for NaN; ``|x| = inf`` gives ``t = 0`` and ``exp(-inf) = 0``, so erf(+-inf) = +-1."""
-    xf = _f32(x)
+    xf = _f32(input)
     ax = abs(xf)
     t = reciprocal(add(mul(ax, 0.3275911), 1.0))
     poly = mul(t, add(mul(t, add(mul(t, add(mul(t, add(mul(t, 1.061405429), -1.453152027)), 1.421413741)),
                                    -0.284496736)), 0.254829592))
     y = sub(1.0, mul(poly, exp(neg(mul(ax, ax)))))
     s = minimum(maximum(mul(mul(xf, 2.0 ** 100), 2.0 ** 49), -1.0), 1.0)
-    return _back(mul(y, s), x)
+    return _back(mul(y, s), input)
 
 
-def erfc(x) -> Tensor:
-    return _back(sub(1.0, erf(_f32(x))), x)
+def erfc(input) -> Tensor:
+    return _back(sub(1.0, erf(_f32(input))), input)
 
 
-def sign(x) -> Tensor:
+def sign(input) -> Tensor:
     """-1, 0 or 1 (same dtype)."""
-    n = node_of(x)
-    pos = where(gt(x, 0), 1.0 if n.dtype.is_float() else 1, 0.0 if n.dtype.is_float() else 0)
-    return where(lt(x, 0), -1.0 if n.dtype.is_float() else -1, pos)
+    n = node_of(input)
+    pos = where(gt(input, 0), 1.0 if n.dtype.is_float() else 1, 0.0 if n.dtype.is_float() else 0)
+    return where(lt(input, 0), -1.0 if n.dtype.is_float() else -1, pos)
 
 
 def silu(x) -> Tensor:
@@ -97,8 +97,8 @@ def swiglu(gate, up) -> Tensor:
     return _back(mul(silu(_f32(gate)), _f32(up)), gate)
 
 
-def lrelu(x, negative_slope: float = 0.01) -> Tensor:
-    return where(ge(x, 0), x, mul(x, negative_slope))
+def lrelu(input, negative_slope: float = 0.01) -> Tensor:
+    return where(ge(input, 0), input, mul(input, negative_slope))
 
 
 def LReLU(input, negative_slope: float = 0.01) -> Tensor:  # noqa: N802,A002 - the official name
@@ -118,17 +118,17 @@ def LReLU(input, negative_slope: float = 0.01) -> Tensor:  # noqa: N802,A002 - t
     return lrelu(input, float(negative_slope))
 
 
-def prelu(x, weight) -> Tensor:
-    """``x`` where ``x >= 0``, else ``weight * x`` with one weight per channel: the channel is dim 1 of a
+def prelu(input, weight) -> Tensor:
+    """``input`` where ``x >= 0``, else ``weight * x`` with one weight per channel: the channel is dim 1 of a
     2-4-D input (torch's rule; a 1-element weight applies everywhere), the last dim of a 1-D one."""
-    xn, wn = node_of(x), node_of(weight, "weight")
+    xn, wn = node_of(input), node_of(weight, "weight")
     if xn.ndim >= 2 and wn.ndim == 1 and not (is_static(wn.shape[0]) and wn.shape[0] == 1):
         weight = reshape(weight, [wn.shape[0]] + [1] * (xn.ndim - 2))  # broadcasts along dim 1
-    return where(ge(x, 0), x, mul(x, weight))
+    return where(ge(input, 0), input, mul(input, weight))
 
 
-def clip(x, min=None, max=None) -> Tensor:  # noqa: A002
-    y = x
+def clip(input, min=None, max=None) -> Tensor:  # noqa: A002
+    y = input
     if min is not None:
         y = maximum(y, min)
     if max is not None:
@@ -141,21 +141,21 @@ def clip(x, min=None, max=None) -> Tensor:  # noqa: A002
 _SQUARING_MAX = 64
 
 
-def pow(x, exponent, precision_type=None) -> Tensor:  # noqa: A001
+def pow(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:  # noqa: A001
     """``torch.pow(x, exponent)``: a tensor base with a scalar or tensor exponent, or a scalar base with
     a tensor exponent.  Floats are computed in FP32 (16-bit floats rounded once); an integer tensor to
     a non-negative integer power stays an integer tensor (wrapping like torch).  ``precision_type``:
     :func:`check_precision`."""
     check_precision("pow", precision_type)
-    if is_scalar(x):
-        return _pow_scalar_base(x, exponent)
-    if isinstance(exponent, SymbolicScalar):  # a runtime value: an exponent tensor of one element
-        exponent = full([1], exponent, dt.DT_INT32)
-    if not is_scalar(exponent):
-        return _pow_tensors(x, exponent)
-    if not node_of(x).dtype.is_float() and not isinstance(exponent, float):
-        return _int_power(x, int(exponent))
-    return _back(_pow_f32_scalar(_f32(x), exponent), x)
+    if is_scalar(input):
+        return _pow_scalar_base(input, other)
+    if isinstance(other, SymbolicScalar):  # a runtime value: an exponent tensor of one element
+        other = full([1], other, dt.DT_INT32)
+    if not is_scalar(other):
+        return _pow_tensors(input, other)
+    if not node_of(input).dtype.is_float() and not isinstance(other, float):
+        return _int_power(input, int(other))
+    return _back(_pow_f32_scalar(_f32(input), other), input)
 
 
 def _squarings(x, k: int) -> Tensor:
@@ -260,24 +260,24 @@ def _round_via_int(x, mode) -> Tensor:
     return where(lt(abs(x), _ALL_INTEGERS[n.dtype]), where(eq(r, 0), mul(x, 0.0), r), x)
 
 
-def floor(x) -> Tensor:
-    return _round_via_int(x, RoundMode.CAST_FLOOR)
+def floor(input) -> Tensor:
+    return _round_via_int(input, RoundMode.CAST_FLOOR)
 
 
-def ceil(x) -> Tensor:
-    return _round_via_int(x, RoundMode.CAST_CEIL)
+def ceil(input) -> Tensor:
+    return _round_via_int(input, RoundMode.CAST_CEIL)
 
 
-def trunc(x) -> Tensor:
-    return _round_via_int(x, RoundMode.CAST_TRUNC)
+def trunc(input) -> Tensor:
+    return _round_via_int(input, RoundMode.CAST_TRUNC)
 
 
-def round(x, decimals: int = 0) -> Tensor:  # noqa: A001
+def round(input, decimals: int = 0) -> Tensor:  # noqa: A001
     """Half to even, like torch.round (through INT32)."""
     if decimals:
         scale = 10.0 ** decimals
-        return div(_round_via_int(mul(x, scale), RoundMode.CAST_RINT), scale)
-    return _round_via_int(x, RoundMode.CAST_RINT)
+        return div(_round_via_int(mul(input, scale), RoundMode.CAST_RINT), scale)
+    return _round_via_int(input, RoundMode.CAST_RINT)
 
 
 def _int_division(name: str, a, b):
@@ -298,11 +298,12 @@ def _truncated_above_floor(r, y) -> Tensor:
     return logical_or(logical_and(lt(r, 0), gt(y, 0)), logical_and(gt(r, 0), lt(y, 0)))
 
 
-def floor_div(x, other) -> Tensor:
+def floor_div(input, other) -> Tensor:
     """torch's ``//``: integers exactly in their dtype; floats ``floor(x / other)`` (through INT32)."""
-    ints = _int_division("floor_div", x, other)
+    check_scalar_type("floor_div", input, other)
+    ints = _int_division("floor_div", input, other)
     if ints is None:
-        return floor(div(x, other))
+        return floor(div(input, other))
     y, q, r, dtype = ints
     return cast(where(_truncated_above_floor(r, y), sub(q, 1), q), dtype)
 
@@ -318,52 +319,56 @@ def _in_fp32(formula, x, other) -> Tensor:
     return cast(y, dtype)
 
 
-def remainder(x, other, precision_type=None) -> Tensor:
+def remainder(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:
     """torch's ``%``: the sign of the divisor; integers exactly, floats ``x - floor(x / other) * other``;
     ``precision_type``: :func:`check_precision`."""
     check_precision("remainder", precision_type)
-    ints = _int_division("remainder", x, other)
+    check_scalar_type("remainder", input, other)
+    ints = _int_division("remainder", input, other)
     if ints is None:
-        return _in_fp32(lambda a, b: sub(a, mul(floor(div(a, b)), b)), x, other)
+        return _in_fp32(lambda a, b: sub(a, mul(floor(div(a, b)), b)), input, other)
     y, _, r, dtype = ints
     return cast(where(_truncated_above_floor(r, y), add(r, y), r), dtype)
 
 
-def fmod(x, other, precision_type=None) -> Tensor:
+def fmod(input, other, precision_type=PrecisionType.HIGH_PRECISION) -> Tensor:
     """The sign of the dividend: integers exactly (C's ``%``), floats ``x - trunc(x / other) * other``;
     ``precision_type``: :func:`check_precision`."""
     check_precision("fmod", precision_type)
-    ints = _int_division("fmod", x, other)
+    check_scalar_type("fmod", input, other)
+    ints = _int_division("fmod", input, other)
     if ints is None:
-        return _in_fp32(lambda a, b: sub(a, mul(trunc(div(a, b)), b)), x, other)
+        return _in_fp32(lambda a, b: sub(a, mul(trunc(div(a, b)), b)), input, other)
     return cast(ints[2], ints[3])
 
 
-def exp2(x) -> Tensor:
+def exp2(input) -> Tensor:
+    """``2 ** input`` as ``exp(input * ln 2)`` (integers give FP32)."""
+    x = input if node_of(input).dtype.is_float() else cast(input, dt.DT_FP32)
     return exp(mul(x, 0.6931471805599453))
 
 
-def expm1(x) -> Tensor:
-    return sub(exp(x), 1.0)
+def expm1(input) -> Tensor:
+    return sub(exp(input), 1.0)
 
 
-def log2(x, precision_type=None) -> Tensor:
+def log2(input, precision_type=PrecisionType.INTRINSIC) -> Tensor:
     """``log(x) / ln 2``; ``precision_type``: :func:`check_precision`."""
     check_precision("log2", precision_type)
-    return mul(log(x), 1.4426950408889634)
+    return mul(log(input), 1.4426950408889634)
 
 
-def log10(x, precision_type=None) -> Tensor:
+def log10(input, precision_type=PrecisionType.INTRINSIC) -> Tensor:
     """``log(x) / ln 10``; ``precision_type``: :func:`check_precision`."""
     check_precision("log10", precision_type)
-    return mul(log(x), 0.4342944819032518)
+    return mul(log(input), 0.4342944819032518)
 
 
-def log1p(x) -> Tensor:
-    """``log(1 + x)`` in FP32, accurate for tiny ``x`` too: ``log(w) * x / (w - 1)`` with ``w = 1 + x``
-    corrects the rounding of ``w`` (``x`` itself where ``w`` rounds to 1; +inf stays +inf)."""
-    u = _f32(x)
-    return _back(log1p_f32(u), x)
+def log1p(input) -> Tensor:
+    """``log(1 + x)`` in FP32, accurate for tiny ``input`` too: ``log(w) * x / (w - 1)`` with ``w = 1 + x``
+    corrects the rounding of ``w`` (``input`` itself where ``w`` rounds to 1; +inf stays +inf)."""
+    u = _f32(input)
+    return _back(log1p_f32(u), input)
 
 
 def log1p_f32(u: Tensor) -> Tensor:
@@ -373,22 +378,22 @@ def log1p_f32(u: Tensor) -> Tensor:
     return where(eq(u, float("inf")), u, y)
 
 
-def hypot(a, b) -> Tensor:
-    return sqrt(add(mul(a, a), mul(b, b)))
+def hypot(input, other) -> Tensor:
+    return sqrt(add(mul(input, input), mul(other, other)))
 
 
-def isnan(x) -> Tensor:
-    return ne(x, x)
+def isnan(input) -> Tensor:
+    return ne(input, input)
 
 
-def isfinite(x) -> Tensor:
+def isfinite(input) -> Tensor:
     """Finite: ``x - x == 0`` (NaN and inf give NaN)."""
-    return logical_not(ne(sub(x, x), 0))
+    return logical_not(ne(sub(input, input), 0))
 
 
-def sinh(x) -> Tensor:
-    return mul(sub(exp(x), exp(neg(x))), 0.5)
+def sinh(input) -> Tensor:
+    return mul(sub(exp(input), exp(neg(input))), 0.5)
 
 
-def cosh(x) -> Tensor:
-    return mul(add(exp(x), exp(neg(x))), 0.5)
+def cosh(input) -> Tensor:
+    return mul(add(exp(input), exp(neg(input))), 0.5)

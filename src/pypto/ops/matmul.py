@@ -99,22 +99,22 @@ def cube_side_vec_tiles(rows: Optional[str], cols: str):
         rec.vec_tile = None
 
 
-def matmul(a, b, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = False, b_trans: bool = False,
+def matmul(input, mat2, out_dtype: Optional[dt.DataType] = None, *, a_trans: bool = False, b_trans: bool = False,
            c_matrix_nz: bool = False, extend_params: Optional[dict] = None) -> Tensor:
     """``[.., m, k] @ [.., k, n]``; ``out_dtype`` defaults to b's dtype (INT32 for INT8)."""
     if c_matrix_nz:
         raise NotImplementedError("pypto.matmul(c_matrix_nz=True): an NZ result (officially only c_matrix_nz=False is "
                                   "supported)")
-    x, y = node_of(a), node_of(b)
+    x, y = node_of(input), node_of(mat2)
     if x.ndim < 2 or y.ndim < 2:
         raise KernelTypeError("pypto.matmul needs operands of rank >= 2")
     requested_k = (reported_shape(x)[-2 if a_trans else -1], reported_shape(y)[-1 if b_trans else -2])
     if x.dtype != y.dtype or x.dtype.name not in _ACC:
         raise KernelTypeError(f"pypto.matmul: unsupported operand dtypes {x.dtype.name} x {y.dtype.name}")
     if a_trans:
-        x = node_of(transpose(a, -1, -2))
+        x = node_of(transpose(input, -1, -2))
     if b_trans:
-        y = node_of(transpose(b, -1, -2))
+        y = node_of(transpose(mat2, -1, -2))
     with cube_side_vec_tiles("m", "k"):
         x = materialize(x)
     with cube_side_vec_tiles("k", "n"):

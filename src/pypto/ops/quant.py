@@ -100,7 +100,7 @@ def dequantize(input, scale, otype: dt.DataType, axis: int, zero_points: Optiona
     return mul(y, _per_axis(scale, n.shape, a, "scale", what))
 
 
-def quant_mx(input, quant_dtype=None, mode=None, axis: int = -1, performance_mode: bool = True):  # noqa: A002
+def quant_mx(input, quant_dtype=dt.DT_FP8E4M3FN, mode=None, axis: int = -1, performance_mode: bool = True):  # noqa: A002
     """Official ``pypto.quant_mx``: MX (microscaling) quantization to FP8E4M3 / FP4_E2M1 elements with
     FP8E8M0 shared exponents.  Not implemented: the portable backends have no FP8/FP4 element
     conversion (the tile cast rejects FP8 and FP4 types), so it raises ``NotImplementedError``."""

@@ -85,24 +85,24 @@ def _reduce(fn: str, x, dim, keepdim: bool) -> Tensor:
     return t
 
 
-def sum(x, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    return _reduce("sum", x, dim, keepdim)
+def sum(input, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _reduce("sum", input, dim, keepdim)
 
 
-def amax(x, dim=None, keepdim: bool = False) -> Tensor:
-    return _reduce("max", x, dim, keepdim)
+def amax(input, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce("max", input, dim, keepdim)
 
 
-def amin(x, dim=None, keepdim: bool = False) -> Tensor:
-    return _reduce("min", x, dim, keepdim)
+def amin(input, dim=None, keepdim: bool = False) -> Tensor:
+    return _reduce("min", input, dim, keepdim)
 
 
-def argmax(x, dim: int = -1, keepdim: bool = False) -> Tensor:
-    return _reduce("argmax", x, dim, keepdim)
+def argmax(input, dim: int = -1, keepdim: bool = False) -> Tensor:
+    return _reduce("argmax", input, dim, keepdim)
 
 
-def argmin(x, dim: int = -1, keepdim: bool = False) -> Tensor:
-    return _reduce("argmin", x, dim, keepdim)
+def argmin(input, dim: int = -1, keepdim: bool = False) -> Tensor:
+    return _reduce("argmin", input, dim, keepdim)
 
 
 def _count(n: Node, dims):
@@ -116,8 +116,9 @@ def _count(n: Node, dims):
 
 
 def _per(total: Tensor, count) -> Tensor:
-    """``total / count``: times the reciprocal for a static count (one rounding of 1/count, the
-    same for every element), divided by a run-time count."""
+    """``total / count`` in FP32 (an integer total converted first): times the reciprocal for a static
+    count (one rounding of 1/count, the same for every element), divided by a run-time count."""
+    total = total if node_of(total).dtype.is_float() else _f32(total)
     return mul(total, 1.0 / count) if is_static(count) else div(total, count)
 
 
@@ -128,34 +129,34 @@ def mean(x, dim=None, keepdim: bool = False) -> Tensor:
     return _back(_per(sum(xf, dim, keepdim), _count(node_of(x), dim)), x)
 
 
-def var(x, dim=None, correction: int = 1, keepdim: bool = False, *, unbiased: Optional[bool] = None) -> Tensor:
+def var(input, dim=None, correction: int = 1, keepdim: bool = False, *, unbiased: Optional[bool] = None) -> Tensor:
     """``sum((x - mean)^2) / (count - correction)``, in FP32 like :func:`mean`; torch's older
     ``unbiased=True/False`` spelling is ``correction=1/0``."""
     if unbiased is not None:
         correction = 1 if unbiased else 0
-    xf = _f32(x) if node_of(x).dtype.is_float() else x
+    xf = _f32(input) if node_of(input).dtype.is_float() else input
     d = sub(xf, mean(xf, dim, keepdim=True))
-    return _back(_per(sum(mul(d, d), dim, keepdim), _count(node_of(x), dim) - correction), x)
+    return _back(_per(sum(mul(d, d), dim, keepdim), _count(node_of(input), dim) - correction), input)
 
 
-def softmax(x, dim: int = -1) -> Tensor:
+def softmax(input, dim: int = -1) -> Tensor:
     """FP32 ``exp(x - amax) * (1 / sum(exp(x - amax)))`` along ``dim``, cast back.
 
     One reciprocal per row and a multiply per element, as torch's CPU softmax computes it (the
     quotient ``e / s`` would cost a division per element: a third of a fused softmax's time on AVX2);
     the two differ by at most 1.5 ulp."""
-    xf = _f32(x)
+    xf = _f32(input)
     e = exp(sub(xf, amax(xf, dim, keepdim=True)))
-    return _back(mul(e, reciprocal(sum(e, dim, keepdim=True))), x)
+    return _back(mul(e, reciprocal(sum(e, dim, keepdim=True))), input)
 
 
-def rms_norm(x, gamma=None, epsilon: float = 1e-6) -> Tensor:
+def rms_norm(input, gamma=None, epsilon: float = 1e-6) -> Tensor:
     """``x / sqrt(mean(x^2) + eps) * gamma`` over the last dim, in FP32."""
-    xf = _f32(x)
+    xf = _f32(input)
     y = mul(xf, rsqrt(add(mean(mul(xf, xf), -1, keepdim=True), epsilon)))
     if gamma is not None:
         y = mul(y, _f32(gamma))
-    return _back(y, x)
+    return _back(y, input)
 
 
 def layer_norm(x, weight=None, bias=None, epsilon: float = 1e-5, dim: int = -1) -> Tensor:
@@ -170,8 +171,8 @@ def layer_norm(x, weight=None, bias=None, epsilon: float = 1e-5, dim: int = -1) 
     return _back(y, x)
 
 
-def prod(x, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+def prod(input, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     """Product over ``dim`` (all dims when None).  No product tile reduction exists, so the lowering
     multiplies one element of the axis at a time into an accumulator tile (in order); 16-bit floats
     accumulate in FP32 and round once, integers and BOOL give INT64 like torch (wrapping there)."""
-    return _reduce("prod", x, dim, keepdim)
+    return _reduce("prod", input, dim, keepdim)

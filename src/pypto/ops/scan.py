@@ -36,15 +36,15 @@ def _scan(fn: str, x, dim: int) -> Tensor:
     return cast(y, n.dtype) if n.dtype.is_float() and n.dtype != work else y
 
 
-def cumsum(x, dim: int) -> Tensor:
+def cumsum(input, dim: int) -> Tensor:
     """Running sum along ``dim`` (negative ok), accumulated in order; 16-bit floats in FP32 and
     rounded once; BOOL and integers give INT64 (as torch), wrapping only there."""
-    return _scan("sum", x, dim)
+    return _scan("sum", input, dim)
 
 
-def cumprod(x, dim: int) -> Tensor:
+def cumprod(input, dim: int) -> Tensor:
     """Running product along ``dim``; dtypes as :func:`cumsum`."""
-    return _scan("prod", x, dim)
+    return _scan("prod", input, dim)
 
 
 def _tri(name: str, x, diagonal: int, upper: bool) -> Tensor:
@@ -64,14 +64,14 @@ def _tri(name: str, x, diagonal: int, upper: bool) -> Tensor:
     return where(keep, x, 0.0 if n.dtype.is_float() else 0)
 
 
-def triu(x, diagonal: int = 0) -> Tensor:
+def triu(input, diagonal: int = 0) -> Tensor:
     """Upper triangle of the last two dims (elements with ``col - row >= diagonal``)."""
-    return _tri("triu", x, diagonal, True)
+    return _tri("triu", input, diagonal, True)
 
 
-def tril(x, diagonal: int = 0) -> Tensor:
+def tril(input, diagonal: int = 0) -> Tensor:
     """Lower triangle of the last two dims (elements with ``col - row <= diagonal``)."""
-    return _tri("tril", x, diagonal, False)
+    return _tri("tril", input, diagonal, False)
 
 
 def triu_(x, diagonal: int = 0) -> Tensor:

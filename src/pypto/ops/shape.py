@@ -34,9 +34,11 @@ def _slice_leaf(n: Node, starts: Sequence[Any], sizes: Sequence[Any], drop: Sequ
     return gm_leaf(a["buf"], offsets, [a["axes"][i] for i in keep], [sizes[i] for i in keep])
 
 
-def getitem(x, key) -> Tensor:
+def getitem(x, key, valid_shape: Optional[Sequence[Any]] = None) -> Tensor:
     """``x[a:b, ..., i]``: a view (ints drop their axis; negative indices on fixed dims);
-    ``x[dim:index_tensor]``: ``gather(x, dim, index_tensor)``."""
+    ``x[dim:index_tensor]``: ``gather(x, dim, index_tensor)``.  ``valid_shape`` (the official
+    ``x.__getitem__(key, valid_shape=...)``): the view's valid region, as ``pypto.view``'s, given for the
+    result's axes or for every axis of ``x``."""
     if _is_tensor_index(key):
         return gather(x, key.start, key.stop)
     n = node_of(x)
@@ -82,11 +84,29 @@ def getitem(x, key) -> Tensor:
     for s in sizes:
         if is_static(s) and s <= 0:
             raise KernelTypeError(f"empty slice {keys!r}")
+    if valid_shape is not None:
+        return _valid_window(x, starts, sizes, drop, list(valid_shape))
     if len(drop) == n.ndim and reads_scalar(n.dtype):  # GetTensorData: a value-dependent scalar
         return read_scalar(_leaf(x), starts)
     if len(drop) == n.ndim:  # x[i, j] of a float tensor: one element, as a [1] tensor (tensors here are 1-D+)
         drop = drop[:-1]
     return out(_slice_leaf(_leaf(x), starts, sizes, drop))
+
+
+def _valid_window(x, starts, sizes, drop, valid) -> Tensor:
+    """``x[key]`` with a ``valid_shape``: ``pypto.view`` of the window, then the int-indexed axes dropped
+    (``valid`` names the kept axes, or every axis with 1 on the dropped ones)."""
+    if len(valid) == len(sizes) - len(drop):
+        it = iter(valid)
+        valid = [1 if i in drop else next(it) for i in range(len(sizes))]
+    elif len(valid) != len(sizes):
+        raise KernelTypeError(f"x[...] with valid_shape={valid}: give one entry per axis of the result "
+                              f"({len(sizes) - len(drop)}) or of the tensor ({len(sizes)})")
+    win = view(x, sizes, starts, valid_shape=valid)
+    if not drop:
+        return win
+    keep = [i for i in range(len(sizes)) if i not in drop] or [len(sizes) - 1]
+    return reshape(win, [sizes[i] for i in keep], valid_shape=[valid[i] for i in keep])
 
 
 def _is_tensor_index(key) -> bool:
@@ -209,13 +229,13 @@ def _record(dst: Node, value: Node) -> None:
     current_recorder().store(dst, value)
 
 
-def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
+def view(input, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
          valid_shape: Optional[Sequence[Any]] = None, dtype=None) -> Tensor:
-    """``pypto.view(x, shape, offsets, valid_shape=None)``: the ``shape`` window of ``x`` at ``offsets``
+    """``pypto.view(x, shape, offsets, valid_shape=None)``: the ``shape`` window of ``input`` at ``offsets``
     (a slice, not torch.view).  Its valid region, which ops compute on and ``assemble`` writes, is
-    ``valid_shape`` (default ``shape``) clipped at the end of ``x``: statically, or at run time where a
+    ``valid_shape`` (default ``shape``) clipped at the end of ``input``: statically, or at run time where a
     dim or offset is symbolic (boundary tiles of a DYNAMIC tensor).  ``.shape`` stays ``shape``.
-    ``pypto.view(x, dtype=d)`` instead sees ``x``'s bytes as ``d`` (torch's ``x.view(d)``: the last dim
+    ``pypto.view(x, dtype=d)`` instead sees ``input``'s bytes as ``d`` (torch's ``x.view(d)``: the last dim
     scales by the ratio of the element sizes)."""
     if dtype is not None:
         if shape is not None or offsets is not None or valid_shape is not None:
@@ -223,9 +243,9 @@ def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[An
                                       "and the reinterpretation in two pypto.view calls")
         if not isinstance(dtype, DataType):
             raise KernelTypeError(f"pypto.view: dtype must be a pypto.DT_* type, got {dtype!r}")
-        n = node_of(x)
-        return x if dtype == n.dtype else out(reinterpret(n, dtype, "pypto.view(dtype=)"))
-    n = node_of(x)
+        n = node_of(input)
+        return input if dtype == n.dtype else out(reinterpret(n, dtype, "pypto.view(dtype=)"))
+    n = node_of(input)
     if shape is None:
         raise KernelTypeError("pypto.view needs a shape")
     shape = list(shape)
@@ -234,7 +254,7 @@ def view(x, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[An
     if not len(shape) == len(offsets) == len(valid) == n.ndim:
         raise KernelTypeError(f"pypto.view: shape, offsets and valid_shape need one entry per dim of the "
                               f"{n.ndim}-D input, got {len(shape)}, {len(offsets)} and {len(valid)}")
-    base = _leaf(x)
+    base = _leaf(input)
     # an explicit valid_shape is taken as given (the official view does not clip it at its input's
     # valid region): it is clipped only where the memory under the input ends
     ends = _memory_ends(base, offsets) if valid_shape is not None else n.shape
@@ -277,17 +297,17 @@ def _valid_extent(axis: int, size, valid, offset, dim):
     return immediate(sym_min(valid, dim if is_static(offset) and offset == 0 else dim - offset))
 
 
-def assemble(src, offsets=None, dst=None, parallel: bool = False) -> None:
+def assemble(input, offsets=None, out=None, parallel: bool = False) -> None:
     """``pypto.assemble(src, offsets, dst)`` or ``assemble([(src, offsets), ...], dst)``: write src into dst."""
-    if isinstance(src, list) and dst is None:
-        src, dst = src, offsets
-        for s, o in src:
-            assemble(s, o, dst)
+    if isinstance(input, list) and out is None:
+        input, out = input, offsets
+        for s, o in input:
+            assemble(s, o, out)
         return
-    s = node_of(src, "pypto.assemble source")
-    d = stored_target(dst, "pypto.assemble")
+    s = node_of(input, "pypto.assemble source")
+    d = stored_target(out, "pypto.assemble")
     _check_window(offsets, s.shape, d.shape, "pypto.assemble")
-    _store(_slice_leaf(d, offsets, s.shape), src, "pypto.assemble")
+    _store(_slice_leaf(d, offsets, s.shape), input, "pypto.assemble")
 
 
 def _check_window(offsets: Sequence[Any], sizes: Sequence[Any], shape: Sequence[Any], what: str) -> None:
@@ -302,18 +322,18 @@ def _check_window(offsets: Sequence[Any], sizes: Sequence[Any], shape: Sequence[
                                   f"leaves dst of shape {format_dims(shape)}")
 
 
-def reshape(x, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False) -> Tensor:
-    """The elements of ``x`` in logical row-major order seen with another shape (torch semantics):
+def reshape(input, shape: Sequence[Any], *, valid_shape=None, inplace: bool = False) -> Tensor:
+    """The elements of ``input`` in logical row-major order seen with another shape (torch semantics):
     zero-copy on a whole stored tensor, a copy of a transposed / permuted / sliced one.  ``inplace`` is
     accepted (contiguous tensors are never copied anyway)."""
-    n = node_of(x)
+    n = node_of(input)
     shape = _infer_dim(list(shape), n.shape)
     if valid_shape is not None and not (len(valid_shape) == len(shape) and
                                         all(same_dim(v, d) for v, d in zip(valid_shape, shape))):
-        return _reshape_valid(x, n, shape, list(valid_shape))
+        return _reshape_valid(input, n, shape, list(valid_shape))
     reported = reported_shape(n)
     if len(shape) == n.ndim and all(same_dim(a, b) for a, b in zip(shape, reported)):
-        return x if isinstance(x, Tensor) else out(n)
+        return input if isinstance(input, Tensor) else out(n)
     have, want = numel(n.shape), numel(shape)
     if is_static(have) and is_static(want) and have != want:
         region = "" if reported is n.shape else f" (the valid region of a view of shape {format_dims(reported)})"
@@ -382,12 +402,12 @@ def _only_full_valid_shape(valid_shape, shape: Sequence[Any], what: str) -> None
                                   f"{format_dims(shape)}: take a pypto.view(..., valid_shape=) of the result instead")
 
 
-def unsqueeze(x, dim: int) -> Tensor:
-    n = node_of(x)
+def unsqueeze(input, dim: int) -> Tensor:
+    n = node_of(input)
     d = norm_dim(dim, n.ndim + 1)
     shape = list(n.shape)
     shape.insert(d, 1)
-    return reshape(x, shape)
+    return reshape(input, shape)
 
 
 def squeeze(x, dim: Optional[int] = None) -> Tensor:
@@ -396,35 +416,35 @@ def squeeze(x, dim: Optional[int] = None) -> Tensor:
     return reshape(x, [d for i, d in enumerate(n.shape) if i not in dims])
 
 
-def permute(x, dims: Sequence[int]) -> Tensor:
-    n = node_of(x)
-    dims = [norm_dim(d, n.ndim) for d in dims]
-    if sorted(dims) != list(range(n.ndim)):
-        raise KernelTypeError(f"pypto.permute: {dims} is not a permutation of {n.ndim} dims")
-    leaf = _leaf(x)
+def permute(input, perm: Sequence[int]) -> Tensor:
+    n = node_of(input)
+    perm = [norm_dim(d, n.ndim) for d in perm]
+    if sorted(perm) != list(range(n.ndim)):
+        raise KernelTypeError(f"pypto.permute: {perm} is not a permutation of {n.ndim} dims")
+    leaf = _leaf(input)
     a = leaf.attrs
-    moved = gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in dims], [leaf.shape[d] for d in dims])
+    moved = gm_leaf(a["buf"], a["offsets"], [a["axes"][d] for d in perm], [leaf.shape[d] for d in perm])
     if "view_shape" in a:  # a clipped view stays clipped, on its permuted axes
-        moved.attrs["view_shape"] = tuple(a["view_shape"][d] for d in dims)
+        moved.attrs["view_shape"] = tuple(a["view_shape"][d] for d in perm)
     return out(moved)
 
 
-def transpose(x, dim0: int = -2, dim1: int = -1) -> Tensor:
-    n = node_of(x)
+def transpose(input, dim0: int = -2, dim1: int = -1) -> Tensor:
+    n = node_of(input)
     d0, d1 = norm_dim(dim0, n.ndim), norm_dim(dim1, n.ndim)
     order = list(range(n.ndim))
     order[d0], order[d1] = order[d1], order[d0]
-    return permute(x, order)
+    return permute(input, order)
 
 
-def clone(x) -> Tensor:
-    """A copy of ``x`` in a new workspace buffer (later writes to ``x`` do not change it)."""
-    return out(copy(node_of(x)))
+def clone(input) -> Tensor:
+    """A copy of ``input`` in a new workspace buffer (later writes to ``input`` do not change it)."""
+    return out(copy(node_of(input)))
 
 
-def expand_clone(x, shape: Sequence[Any], *, valid_shape=None) -> Tensor:
+def expand_clone(input, shape: Sequence[Any], *, valid_shape=None) -> Tensor:
     """Broadcast size-1 dims to ``shape``."""
-    n = node_of(x)
+    n = node_of(input)
     from .core import broadcast_shape
 
     full_shape = broadcast_shape(n.shape, shape, "pypto.expand_clone")
@@ -463,59 +483,58 @@ def atomic_add(src, offsets: Sequence[Any], dst) -> None:
     setitem(dst, key, getitem(dst, key) + src)
 
 
-def _pad_amounts(padding: Sequence[int], ndim: int) -> List[tuple]:
-    """``(before, after)`` per dim from torch's ``(last_before, last_after, prev_before, ...)``."""
-    if len(padding) % 2 or len(padding) > 2 * ndim:
-        raise KernelTypeError(f"pypto.pad: padding needs an even number of entries, at most {2 * ndim}, got "
-                              f"{len(padding)}")
-    if any(isinstance(p, bool) or not isinstance(p, int) for p in padding):
-        raise KernelTypeError(f"pypto.pad: padding entries must be ints, got {list(padding)}")
+def _pad_amounts(pad: Sequence[int], ndim: int) -> List[tuple]:
+    """``(before, after)`` per dim from torch's ``(last_before, last_after[, prev_before, prev_after])``.
+    As the official page states: 2 or 4 non-negative ints (``ValueError`` otherwise; ``TypeError``
+    for entries that are not ints)."""
+    if not isinstance(pad, (list, tuple)) or any(isinstance(p, bool) or not isinstance(p, int) for p in pad):
+        raise KernelTypeError(f"pypto.pad: pad must be a sequence of ints, got {pad!r}")
+    if len(pad) not in (2, 4) or len(pad) > 2 * ndim:
+        raise KernelValueError(f"pypto.pad: pad takes 2 entries (the last dim) or 4 (the last two dims) of a tensor "
+                               f"with at least as many dims, got {len(pad)} for {ndim} dims")
+    if any(p < 0 for p in pad):
+        raise KernelValueError(f"pypto.pad: negative padding is not supported, got {list(pad)}")
     amounts = [(0, 0)] * ndim
-    for i in range(len(padding) // 2):
-        amounts[ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+    for i in range(len(pad) // 2):
+        amounts[ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     return amounts
 
 
-def pad(x, padding: Sequence[int], mode: str = "constant", value=0) -> Tensor:
-    """A new tensor: ``x`` with ``padding[2i]`` / ``padding[2i+1]`` elements of ``value`` before / after
-    dim ``-1-i`` (torch order; negative amounts crop).  Only ``mode="constant"``."""
+def pad(input, pad: Sequence[int], mode: str = "constant", value=0) -> Tensor:
+    """A new tensor: ``input`` with ``pad[2i]`` / ``pad[2i+1]`` elements of ``value`` before / after
+    dim ``-1-i`` (torch order).  Only ``mode="constant"``."""
     if mode != "constant":
         raise NotImplementedError(f"pypto.pad(mode={mode!r}): only mode='constant'")
-    n = node_of(x)
+    n = node_of(input)
     if not n.dtype.is_float() and isinstance(value, float):
-        raise KernelValueError(f"pypto.pad: a {n.dtype.name} tensor takes an int padding value, got {value!r}")
-    amounts = _pad_amounts(padding, n.ndim)
-    shape, starts, sizes, dst_starts = [], [], [], []
-    for size, (lo, hi) in zip(n.shape, amounts):
-        total = size + lo + hi if lo or hi else size
-        if is_static(total) and total <= 0:
-            raise KernelTypeError(f"pypto.pad: padding {list(padding)} leaves no elements of dim size {size}")
-        shape.append(total)
-        starts.append(max(-lo, 0))
-        dst_starts.append(max(lo, 0))
-        sizes.append(size + min(lo, 0) + min(hi, 0) if lo < 0 or hi < 0 else size)
-    if any(is_static(s) and s <= 0 for s in sizes):
-        raise KernelTypeError(f"pypto.pad: padding {list(padding)} crops away every element")
-    inner = n if not any(starts) and all(same_dim(a, b) for a, b in zip(sizes, n.shape)) else _slice_leaf(
-        _leaf(x), starts, sizes)
-    return _filled_with(shape, n.dtype, value, inner, dst_starts)
+        raise KernelValueError(f"pypto.pad: a {n.dtype.name} tensor takes an int pad value, got {value!r}")
+    return pad_axes(input, _pad_amounts(pad, n.ndim), value)
 
 
-def fillpad(x, mode: str = "constant", value=0) -> Tensor:
+def pad_axes(input, amounts: Sequence[tuple], value=0) -> Tensor:
+    """``input`` with ``amounts[i] = (before, after)`` elements of ``value`` on its last ``len(amounts)``
+    axes (non-negative; any number of axes: ``pypto.pad``'s checked form and conv's 3-D padding)."""
+    n = node_of(input)
+    amounts = [(0, 0)] * (n.ndim - len(amounts)) + list(amounts)
+    shape = [size + lo + hi if lo or hi else size for size, (lo, hi) in zip(n.shape, amounts)]
+    return _filled_with(shape, n.dtype, value, n, [lo for lo, _ in amounts])
+
+
+def fillpad(input, mode: str = "constant", value=0) -> Tensor:
     """``pypto.fillpad(input, mode="constant", value=0)``: a tensor of ``input``'s shape holding its
     valid region and ``value`` everywhere beyond it (the padding of a view with a ``valid_shape``, or
     of one clipped at its tensor's end).  ``value`` is converted to the dtype; the official example's
     ``"-inf"`` string is accepted.  Only ``mode="constant"``, as officially."""
     if mode != "constant":
         raise NotImplementedError(f"pypto.fillpad(mode={mode!r}): only mode='constant'")
-    if not isinstance(x, Tensor):
-        raise TypeError(f"pypto.fillpad: input must be a pypto.Tensor, got {type(x).__name__}")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"pypto.fillpad: input must be a pypto.Tensor, got {type(input).__name__}")
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
             raise KernelTypeError(f"pypto.fillpad: value {value!r} is not a number") from None
-    n = node_of(x)
+    n = node_of(input)
     if not n.dtype.is_float() and isinstance(value, float) and not math.isfinite(value):
         raise KernelValueError(f"pypto.fillpad: {value!r} has no {n.dtype.name} value")
     return _filled_with(reported_shape(n), n.dtype, value, n, [0] * n.ndim)
@@ -532,24 +551,24 @@ def _filled_with(shape, dtype: DataType, value, inner: Node, dst_starts) -> Tens
     return out(full_leaf(buf))
 
 
-def interleave(x, other) -> Tuple[Tensor, Tensor]:
+def interleave(input, other) -> Tuple[Tensor, Tensor]:
     """``pypto.interleave(input, other)``: the stream ``input[0], other[0], input[1], other[1], ...``
     along the last dim, split at its middle into two tensors of ``input``'s shape."""
-    xn, on = node_of(x), node_of(other)
+    xn, on = node_of(input), node_of(other)
     _same_operands(xn, on, "pypto.interleave")
     n = _static(xn.shape[-1], "pypto.interleave")
-    stream = reshape(concat([unsqueeze(x, -1), unsqueeze(other, -1)], -1), list(xn.shape[:-1]) + [2 * n])
+    stream = reshape(concat([unsqueeze(input, -1), unsqueeze(other, -1)], -1), list(xn.shape[:-1]) + [2 * n])
     return stream[..., :n], stream[..., n:]
 
 
-def deinterleave(x, other=None) -> Tuple[Tensor, Tensor]:
+def deinterleave(input, other=None) -> Tuple[Tensor, Tensor]:
     """``pypto.deinterleave(input, other=None)``: the elements at the even and at the odd positions of
     the last dim of ``input`` (or of ``input`` followed by ``other``): the inverse of
     :func:`interleave`."""
-    xn = node_of(x)
+    xn = node_of(input)
     if other is not None:
         _same_operands(xn, node_of(other), "pypto.deinterleave")
-    stream = x if other is None else concat([x, other], -1)
+    stream = input if other is None else concat([input, other], -1)
     total = _static(node_of(stream).shape[-1], "pypto.deinterleave")
     if total % 2:
         raise KernelTypeError(f"pypto.deinterleave: the interleaved last dim must be even, got {total}")
@@ -557,12 +576,12 @@ def deinterleave(x, other=None) -> Tuple[Tensor, Tensor]:
     return pairs[..., 0], pairs[..., 1]
 
 
-def gathermask(x, pattern_mode: int) -> Tensor:
+def gathermask(input, pattern_mode: int) -> Tensor:
     """``pypto.gathermask(self, pattern_mode)``: the last dim's elements kept by a built-in pattern:
     1/2 the first/second of every 2, 3..6 the first..fourth of every 4, 7 all of them."""
-    n = node_of(x)
+    n = node_of(input)
     if pattern_mode == 7:
-        return clone(x)
+        return clone(input)
     if isinstance(pattern_mode, bool) or pattern_mode not in GATHER_PATTERNS:
         raise KernelValueError(f"pypto.gathermask: pattern_mode must be an int in 1..7, got {pattern_mode!r}")
     group, kept = GATHER_PATTERNS[pattern_mode]  # the tile op's table (group, kept column)
@@ -570,24 +589,24 @@ def gathermask(x, pattern_mode: int) -> Tensor:
     if last % group:
         raise KernelTypeError(f"pypto.gathermask: pattern_mode {pattern_mode} needs a last dim divisible by {group}, "
                               f"got {last}")
-    return reshape(x, list(n.shape[:-1]) + [last // group, group])[..., kept]
+    return reshape(input, list(n.shape[:-1]) + [last // group, group])[..., kept]
 
 
-def pack(x) -> Tensor:
-    """``pypto.pack(self)``: ``x`` flattened to 1-D with its bytes seen as UINT8 (little-endian, as the
+def pack(input) -> Tensor:
+    """``pypto.pack(self)``: ``input`` flattened to 1-D with its bytes seen as UINT8 (little-endian, as the
     official example: INT32 0x03040506 packs to 6 5 4 3); zero-copy on a whole stored tensor."""
-    n = node_of(x)
-    return view(reshape(x, [numel(n.shape)]), dtype=dt.DT_UINT8)
+    n = node_of(input)
+    return view(reshape(input, [numel(n.shape)]), dtype=dt.DT_UINT8)
 
 
-def unpack(x, dstDataType: DataType) -> Tensor:  # noqa: N803 - the official keyword
+def unpack(input, dstDataType: DataType) -> Tensor:  # noqa: N803 - the official keyword
     """``pypto.unpack(self, dstDataType)``: a 1-D UINT8 tensor's bytes seen as ``dstDataType`` (the
     inverse of :func:`pack`); the byte count must divide by the element size."""
-    n = node_of(x)
+    n = node_of(input)
     if n.dtype != dt.DT_UINT8 or n.ndim != 1:
         raise KernelTypeError(f"pypto.unpack: the input must be a 1-D DT_UINT8 tensor, got {format_dims(n.shape)} "
                               f"{n.dtype.name}")
-    return view(x, dtype=dstDataType)
+    return view(input, dtype=dstDataType)
 
 
 def _same_operands(a: Node, b: Node, what: str) -> None:

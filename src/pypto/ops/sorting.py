@@ -38,9 +38,9 @@ def _argsort_node(x, dim: Optional[int], k: Optional[int], descending: bool, wha
     return Node("argsort", (xn,), tuple(shape), dt.DT_INT64, {"dim": d, "k": k, "descending": bool(descending)})
 
 
-def argsort(x, dim: Optional[int] = None, descending: bool = False) -> Tensor:
-    """INT64 indices that sort ``x`` along ``dim`` (default: the last), stably."""
-    return out(materialize(_argsort_node(x, dim, None, descending, "pypto.argsort")))
+def argsort(input, dim: Optional[int] = None, descending: bool = False) -> Tensor:
+    """INT64 indices that sort ``input`` along ``dim`` (default: the last), stably."""
+    return out(materialize(_argsort_node(input, dim, None, descending, "pypto.argsort")))
 
 
 class TopK(NamedTuple):
@@ -58,13 +58,13 @@ class TopKAlgo(IntEnum):
     RADIX_SELECT = 1
 
 
-def topk(x, k: int, dim: Optional[int] = None, largest: bool = True, algo: TopKAlgo = TopKAlgo.MERGE_SORT) -> TopK:
+def topk(input, k: int, dim: Optional[int] = None, largest: bool = True, algo: TopKAlgo = TopKAlgo.MERGE_SORT) -> TopK:
     """``(values, indices)`` of the ``k`` largest (smallest) elements along ``dim`` (default: the
     last), sorted; ties: the lower index first.  ``indices`` are INT64.  With a DYNAMIC ``dim``, a
     ``k`` above the runtime size raises ``KernelRuntimeError``."""
     if algo not in tuple(TopKAlgo):
         raise KernelTypeError(f"pypto.topk: algo must be a pypto.TopKAlgo, got {algo!r}")
-    xs = out(materialize(node_of(x)))
+    xs = out(materialize(node_of(input)))
     indices = out(materialize(_argsort_node(xs, dim, k, largest, "pypto.topk")))
     d = norm_dim(-1 if dim is None else dim, node_of(xs).ndim)
     return TopK(gather(xs, d, indices), indices)

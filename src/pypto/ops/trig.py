@@ -100,30 +100,30 @@ def _quadrant_select(q, s: Tensor, c: Tensor) -> Tensor:
     return where(ne(bitwise_and(q, 2), 0), neg(base), base)
 
 
-def sin(x) -> Tensor:
+def sin(input) -> Tensor:
     """``sin(r + k pi/2)`` (reduction and range in the module docstring)."""
-    xf = _f32(x)
+    xf = _f32(input)
     k, r = _reduce_pio2(xf)
     s, c = _sin_cos_r(r)
-    return _back(_in_domain(xf, _quadrant_select(k, s, c)), x)
+    return _back(_in_domain(xf, _quadrant_select(k, s, c)), input)
 
 
-def cos(x) -> Tensor:
+def cos(input) -> Tensor:
     """``sin(r + (k + 1) pi/2)``."""
-    xf = _f32(x)
+    xf = _f32(input)
     k, r = _reduce_pio2(xf)
     s, c = _sin_cos_r(r)
-    return _back(_in_domain(xf, _quadrant_select(add(k, 1), s, c)), x)
+    return _back(_in_domain(xf, _quadrant_select(add(k, 1), s, c)), input)
 
 
-def tan(x) -> Tensor:
+def tan(input) -> Tensor:
     """``s / c`` in even quadrants, ``-c / s`` in odd ones."""
-    xf = _f32(x)
+    xf = _f32(input)
     k, r = _reduce_pio2(xf)
     s, c = _sin_cos_r(r)
     odd = ne(bitwise_and(k, 1), 0)
     t = div(where(odd, neg(c), s), where(odd, s, c))
-    return _back(_in_domain(xf, t), x)
+    return _back(_in_domain(xf, t), input)
 
 
 # ---------------------------------------------------------------------------------- inverse trig
@@ -142,11 +142,11 @@ def _atan_pos(t: Tensor) -> Tensor:
     return where(big, sub(_HALF_PI, a), a)
 
 
-def atan(x) -> Tensor:
+def atan(input) -> Tensor:
     """``sign(x) atan(|x|)``; +-inf -> +-pi/2."""
-    xf = _f32(x)
+    xf = _f32(input)
     a = _atan_pos(abs(xf))
-    return _back(where(lt(xf, 0), neg(a), a), x)
+    return _back(where(lt(xf, 0), neg(a), a), input)
 
 
 def _signbit_f(xf: Tensor) -> Tensor:
@@ -197,76 +197,76 @@ def _one_minus_sq(xf: Tensor) -> Tensor:
     return mul(sub(1.0, xf), add(xf, 1.0))
 
 
-def asin(x) -> Tensor:
+def asin(input) -> Tensor:
     """``atan(x / sqrt(1 - x^2))``; |x| > 1 -> NaN."""
-    xf = _f32(x)
+    xf = _f32(input)
     t = div(abs(xf), sqrt(_one_minus_sq(xf)))
     a = _atan_pos(t)
-    return _back(where(lt(xf, 0), neg(a), a), x)
+    return _back(where(lt(xf, 0), neg(a), a), input)
 
 
-def acos(x) -> Tensor:
+def acos(input) -> Tensor:
     """``atan2(sqrt(1 - x^2), x)``; |x| > 1 -> NaN."""
-    xf = _f32(x)
-    return _back(_atan2_f(sqrt(_one_minus_sq(xf)), xf), x)
+    xf = _f32(input)
+    return _back(_atan2_f(sqrt(_one_minus_sq(xf)), xf), input)
 
 
 # ---------------------------------------------------------------------------------- inverse hyperbolic
-def asinh(x) -> Tensor:
+def asinh(input) -> Tensor:
     """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log|x| + ln 2`` for large |x|."""
-    xf = _f32(x)
+    xf = _f32(input)
     a = abs(xf)
     a2 = mul(a, a)
     small = log1p_f32(add(a, div(a2, add(sqrt(add(a2, 1.0)), 1.0))))
     r = where(gt(a, _LOG_ONLY), add(log(a), _LN2), small)
-    return _back(where(lt(xf, 0), neg(r), r), x)
+    return _back(where(lt(xf, 0), neg(r), r), input)
 
 
-def acosh(x) -> Tensor:
+def acosh(input) -> Tensor:
     """``log1p((x - 1) + sqrt((x - 1)(x + 1)))``; ``log x + ln 2`` for large x; x < 1 -> NaN."""
-    xf = _f32(x)
+    xf = _f32(input)
     d = sub(xf, 1.0)
     small = log1p_f32(add(d, sqrt(mul(d, add(xf, 1.0)))))
     r = where(gt(xf, _LOG_ONLY), add(log(xf), _LN2), small)
-    return _back(where(lt(xf, 1.0), float("nan"), r), x)
+    return _back(where(lt(xf, 1.0), float("nan"), r), input)
 
 
-def atanh(x) -> Tensor:
+def atanh(input) -> Tensor:
     """``sign(x) / 2 * log1p(2|x| / (1 - |x|))``; +-1 -> +-inf, |x| > 1 -> NaN."""
-    xf = _f32(x)
+    xf = _f32(input)
     a = abs(xf)
     r = mul(log1p_f32(div(add(a, a), sub(1.0, a))), 0.5)
-    return _back(where(lt(xf, 0), neg(r), r), x)
+    return _back(where(lt(xf, 0), neg(r), r), input)
 
 
 # ---------------------------------------------------------------------------------- cbrt, sign bits
-def cbrt(x) -> Tensor:
+def cbrt(input) -> Tensor:
     """``exp(log|x| / 3)`` plus one Newton step ``y - (y - |x| / y^2) / 3``; 0, inf, NaN pass through."""
-    xf = _f32(x)
+    xf = _f32(input)
     a = abs(xf)
     y = exp(mul(log(a), 1.0 / 3.0))
     y = sub(y, mul(sub(y, div(a, mul(y, y))), 1.0 / 3.0))
     y = where(logical_and(gt(a, 0), lt(a, float("inf"))), y, a)
-    return _back(where(lt(xf, 0), neg(y), y), x)
+    return _back(where(lt(xf, 0), neg(y), y), input)
 
 
-def signbit(x) -> Tensor:
+def signbit(input) -> Tensor:
     """BOOL: the sign bit (``-0.0`` -> True; NaN -> False: its sign is not observable without a bit view)."""
-    n = node_of(x)
+    n = node_of(input)
     if n.dtype.is_float():
-        return _signbit_f(x)
+        return _signbit_f(input)
     if n.dtype == dt.DT_BOOL:
-        return lt(cast(x, dt.DT_INT32), 0)
-    return lt(x, 0)
+        return lt(cast(input, dt.DT_INT32), 0)
+    return lt(input, 0)
 
 
-def copysign(a, b) -> Tensor:
-    """``|a|`` with the sign bit of ``b`` (floats; integer operands give FP32, like torch)."""
-    d = _float_result(a, b)
-    mag = abs(_as(a, b, d))
-    if is_scalar(b):
-        return neg(mag) if math.copysign(1.0, float(b)) < 0 else mag
-    return where(_signbit_f(_as(b, a, d)), neg(mag), mag)
+def copysign(input, other) -> Tensor:
+    """``|a|`` with the sign bit of ``other`` (floats; integer operands give FP32, like torch)."""
+    d = _float_result(input, other)
+    mag = abs(_as(input, other, d))
+    if is_scalar(other):
+        return neg(mag) if math.copysign(1.0, float(other)) < 0 else mag
+    return where(_signbit_f(_as(other, input, d)), neg(mag), mag)
 
 
 __all__ = ["sin", "cos", "tan", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh", "cbrt", "signbit",

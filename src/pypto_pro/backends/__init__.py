@@ -36,8 +36,10 @@ class Backend(Protocol):
       an unsupported op.  ``relaunch=True``: for a frozen relauncher, which skips the launch's own
       wrapping; ``NotImplementedError`` for a kernel that needs it (cpu: communicating kernels);
     * ``launch(prepared, tensors, scalars, block_dim)``: one launch of a prepared kernel;
-    * ``frozen_launcher(kernel_name, prepared, specs) -> (args, block_dim) -> None``: a relauncher for
-      exactly one argument signature, skipping argument binding;
+    * ``frozen_launcher(kernel_name, prepared, specs) -> (args, block_dim) -> bool``: a relauncher for
+      exactly one argument signature, skipping argument binding; False (nothing done) for a negative
+      view or a tensor the kernel writes whose elements share memory (``expand``), which the checked
+      launch then reports;
     * ``frozen_call(prepared, tensors, scalars, block_dim, feeds) -> (args) -> bool``: a repeater of one
       checked launch (``tensors``/``scalars`` as for ``launch``) for later calls whose arguments have the
       same types, shapes and strides: only the data pointers change, as :class:`Feeds` says where each

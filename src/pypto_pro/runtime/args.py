@@ -16,7 +16,9 @@ from ..errors import KernelLaunchError, KernelLaunchValueError
 from ..ir import nodes as ir
 from ..ir.nodes import ScalarParam, Var
 from ..ir.types import Layout
+from .fastpath import torch_tensor_type
 from .gm_format import FRACTAL_NZ, format_name, is_nz, mismatch_hint, npu_format_of, nz_shape_problem
+from .tensor_checks import overlap_message, overlapping, torch_problem
 
 _TORCH_VIEW = {  # torch dtypes numpy cannot hold directly: reinterpret through an int view
     "torch.bfloat16": ("int16", ml_dtypes.bfloat16),
@@ -29,6 +31,11 @@ _TORCH_VIEW["torch.float4_e2m1fn_x2"] = ("uint8", np.uint8)  # two packed FP4 E2
 
 
 def is_torch_tensor(value) -> bool:
+    """A torch tensor, of torch.Tensor or a subclass (nn.Parameter, a user's ``__torch_function__`` class),
+    or another torch type that acts as one (without importing torch)."""
+    tt = torch_tensor_type()
+    if tt is not None and isinstance(value, tt):
+        return True
     return type(value).__module__.startswith("torch") and hasattr(value, "detach") and hasattr(value, "device")
 
 
@@ -37,6 +44,9 @@ def as_numpy(value, what: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     if is_torch_tensor(value):
+        problem = torch_problem(value)
+        if problem is not None:
+            raise KernelLaunchError(f"{what}: {problem}")
         if not value.is_cpu:  # is_cpu, not device: the stand-in's NZ tensors report their NPU (npu/formats.py)
             raise KernelLaunchError(f"{what}: tensor is on device '{value.device}'; this build runs kernels on the "
                                     f"CPU — pass CPU tensors (tensor.cpu())")
@@ -49,7 +59,12 @@ def as_numpy(value, what: str) -> np.ndarray:
             return t.view(getattr(torch, int_dtype)).numpy().view(np_dtype)
         try:
             return t.numpy()
-        except (TypeError, RuntimeError) as e:
+        except TypeError as e:  # numpy has no such dtype (float8_e4m3fnuz, ...)
+            name = str(t.dtype).replace("torch.", "")
+            raise KernelLaunchError(f"{what}: torch dtype {name} has no PyPTO dtype ({e}); convert it to the "
+                                    f"parameter's dtype with t.to(...), or pass its bytes (t.view(torch.uint8)) to "
+                                    f"a UINT8 or 8-bit float parameter") from None
+        except RuntimeError as e:
             raise KernelLaunchError(f"{what}: cannot share memory with this torch tensor ({e})") from None
     raise KernelLaunchError(f"{what}: expected a torch tensor or numpy array, got {type(value).__name__}")
 
@@ -316,11 +331,20 @@ def written_params(kernel: ir.KernelIR) -> FrozenSet[int]:
 
 
 def check_writeable(kernel: ir.KernelIR, tensors: Dict[int, np.ndarray]) -> None:
-    """Reject a read-only array (``np.broadcast_to`` views, ``setflags(write=False)``) bound to a
-    parameter the kernel writes, before anything runs (docs/contract.md "Errors"); read-only inputs are fine."""
+    """Reject a read-only array (``np.broadcast_to`` views, ``setflags(write=False)``) or one whose elements
+    share memory (``expand``) bound to a parameter the kernel writes, before anything runs (docs/contract.md
+    "Errors"); such inputs are fine."""
     written = written_params(kernel)
     for p in kernel.tensor_params:
-        if p.index in written and not tensors[p.index].flags.writeable:
+        if p.index not in written:
+            continue
+        arr = tensors[p.index]
+        if not arr.flags.writeable:
             raise KernelLaunchError(f"argument '{p.name}': the kernel writes this tensor, but the array is "
                                     f"read-only (numpy writeable=False); pass a writeable array, e.g. a copy",
                                     kernel=kernel.name)
+        if not arr.flags.c_contiguous:
+            strides = [st // arr.itemsize for st in arr.strides]
+            if overlapping(arr.shape, strides):
+                raise KernelLaunchError(f"argument '{p.name}': {overlap_message(arr.shape, strides)}",
+                                        kernel=kernel.name)

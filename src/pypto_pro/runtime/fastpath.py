@@ -46,14 +46,17 @@ def arg_key(args: Sequence[Any]) -> Optional[Tuple]:
     tt = _TORCH_TENSOR or torch_tensor_type()
     key = []
     append = key.append
-    for a in args:
-        t = type(a)
-        if t is tt:
-            append((a.dtype, a.shape, a.is_cpu))  # is_cpu: cheaper than .device, enough to tell
-        elif t is np.ndarray:  # writeable: a read-only array takes the checked path (args.check_writeable)
-            append((a.dtype, a.shape, a.flags.writeable))
-        elif t is int or t is float or t is bool:
-            append(t)
-        else:
-            return None
+    try:
+        for a in args:
+            t = type(a)
+            if t is tt:
+                append((a.dtype, a.shape, a.is_cpu))  # is_cpu: cheaper than .device, enough to tell
+            elif t is np.ndarray:  # writeable: a read-only array takes the checked path (args.check_writeable)
+                append((a.dtype, a.shape, a.flags.writeable))
+            elif t is int or t is float or t is bool:
+                append(t)
+            else:
+                return None
+    except RuntimeError:  # a tensor without sizes (nested): the checked path says what is wrong
+        return None
     return tuple(key)

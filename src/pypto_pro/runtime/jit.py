@@ -369,9 +369,13 @@ class JitKernel:
                 native = self._retry_native(fast, args, key[0])
             if native is not None and self._slot is not None:
                 self._slot.set(native)
-            fast.run(args, block_dim)
-            self.last_report = None
-            return
+            try:
+                done = fast.run(args, block_dim)
+            except RuntimeError:  # torch refused a tensor (a sparse one has no data pointer): checked below
+                done = False
+            if done:
+                self.last_report = None
+                return
         specs = self.signature()
         tensors, scalars, static_key = bind_arguments(self.name, specs, args)
         shapes = {p.name: list(tensors[p.index].shape) for p in specs if p.tensor is not None}

@@ -4,7 +4,9 @@
 Python scalars) then runs without Python code: the C ``Bound`` checks the launch environment, every
 tensor's type, dtype, shape and device and every scalar's type, fills the argument array and calls the
 compiled kernel.  Everything else takes the Python launcher, which does every check with its usual
-messages (:mod:`pypto_pro.runtime.fastpath`).
+messages (:mod:`pypto_pro.runtime.fastpath`): so does a tensor torch gives no sizes or data pointer
+for (nested, sparse), a negative or conjugate view (through the data-pointer accessor of
+:mod:`.torchaccess`, once built) and a tensor the kernel writes whose elements share memory (``expand``).
 
 The extension is one module for all kernels, built once per Python and toolchain in the per-user cache
 (like the runtime library: ``make venv`` builds it), else on a background thread the first time a
@@ -27,8 +29,9 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from ... import __version__
 from ...log import logger
 from ...runtime import cache
-from ...runtime.args import ParamSpec, check_scalar
+from ...runtime.args import ParamSpec, check_scalar, written_params
 from ...runtime.fastpath import _LAUNCH_ENV, _RAW_ENV, torch_tensor_type
+from . import torchaccess
 from .toolchain import Toolchain, compile_shared, find_toolchain
 
 SOURCE = Path(__file__).parent / "runtime" / "pto_launch.cpp"
@@ -127,7 +130,9 @@ _torch_hooked = False
 def _hook_torch(mod: ModuleType) -> None:
     """Hand the extension torch's C accessor of a tensor's data pointer, the one torch.compile's C++
     launchers call (``torch._C._dynamo.guards._torchinductor_pyobject_tensor_data_ptr``, an address):
-    about 0.1 us less per tensor than ``data_ptr()``.  Where torch lacks it, launches call ``data_ptr()``."""
+    about 0.1 us less per tensor than ``data_ptr()``.  Where torch lacks it, launches call ``data_ptr()``.
+    Once :mod:`.torchaccess` has its accessor (loaded from the cache, or built in the background), that
+    one replaces both: as fast, and it refuses negative and conjugate views."""
     global _torch_hooked
     _torch_hooked = True
     try:
@@ -137,6 +142,7 @@ def _hook_torch(mod: ModuleType) -> None:
     except Exception:  # noqa: BLE001 - an optimisation only
         addr = 0
     mod.set_data_ptr(addr if type(addr) is int and addr > 0 else 0)
+    torchaccess.when_ready(mod.set_plain_data_ptr)
 
 
 def frozen(kernel_name: str, compiled, specs: Sequence[ParamSpec], args: Sequence[Any], env: tuple):
@@ -150,12 +156,13 @@ def frozen(kernel_name: str, compiled, specs: Sequence[ParamSpec], args: Sequenc
         _hook_torch(mod)
     tensors, scalars = [], []
     gen = compiled.gen
+    written = written_params(compiled.kernel)
     for p in specs:
         a = args[p.index]
         if p.tensor is not None:
             if tt is None or type(a) is not tt:
                 return None
-            tensors.append((p.index, gen.tensor_slots[p.index], a.dtype, tuple(a.shape)))
+            tensors.append((p.index, gen.tensor_slots[p.index], a.dtype, tuple(a.shape), p.index in written))
         elif p.tiling is None and p.pointer is None:
             slot, kind = gen.scalar_slots[p.index]
             scalars.append((p.index, slot, kind == "f", type(a), p))

@@ -325,8 +325,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     from ..sim.fast.replaylib import build_replay  # the simulator's fast path links it (same toolchain)
     from .clauncher import build_extension  # the C launcher (once per Python and toolchain)
 
+    from .torchaccess import build as build_torch_access  # its torch data-pointer accessor (once per torch)
+
     launcher = build_extension(tc)
-    for path in prebuild(tc) + [build_replay(tc)] + ([launcher] if launcher is not None else []):
+    extra = [p for p in (launcher, build_torch_access(tc) if launcher is not None else None) if p is not None]
+    for path in prebuild(tc) + [build_replay(tc)] + extra:
         if not quiet:
             print(f"pypto_pro: prebuilt {path}")
     return 0

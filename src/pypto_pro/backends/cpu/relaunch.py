@@ -15,8 +15,9 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from ...runtime.args import ParamSpec, check_scalar, element_strides
+from ...runtime.args import ParamSpec, check_scalar, element_strides, written_params
 from ...runtime.fastpath import torch_tensor_type
+from ...runtime.tensor_checks import overlapping
 
 
 def _private_buffers(compiled) -> Tuple[Any, Any, Any, Any]:
@@ -34,13 +35,16 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
     The key fixes every tensor's type, dtype and shape, so the launcher owns a private argument
     buffer with the shapes (and contiguous strides) written once; per call it writes the data
     pointers, the strides of non-contiguous tensors and the scalars.  Other threads use the
-    compiled kernel's per-thread buffers and write everything."""
+    compiled kernel's per-thread buffers and write everything.  It returns False (nothing done) for a
+    negative view or a written tensor whose elements share memory; a torch error (a sparse tensor has no data pointer)
+    propagates: either way the caller takes the checked launch, which says what is wrong."""
     gen = compiled.gen
     tensors = []
     scalars = []
+    written = written_params(compiled.kernel)
     for p in specs:
         if p.tensor is not None:
-            tensors.append((p.index, gen.tensor_slots[p.index], f"argument '{p.name}'"))
+            tensors.append((p.index, gen.tensor_slots[p.index], f"argument '{p.name}'", p.index in written))
         else:
             slot, kind = gen.scalar_slots[p.index]
             scalars.append((p.index, slot, kind, p))
@@ -60,8 +64,19 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             else:
                 buf[slot] = int(v)
 
+    def refused(a, out: bool) -> bool:
+        """Whether ``a`` is a negative view, or a tensor the kernel writes whose elements share memory
+        (``expand``): the checked launch refuses both."""
+        if type(a) is tt and a.is_neg():
+            return True
+        if not out:
+            return False
+        if type(a) is tt:
+            return not a.is_contiguous() and overlapping(a.shape, a.stride())
+        return not a.flags.c_contiguous and overlapping(a.shape, [s // a.itemsize for s in a.strides])
+
     def write_all(buf, dbl, args) -> None:
-        for i, slot, what in tensors:
+        for i, slot, what, _ in tensors:
             a = args[i]
             if type(a) is tt:
                 shape, strides, ptr = a.shape, a.stride(), a.data_ptr()
@@ -71,20 +86,24 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             buf[slot:slot + 1 + 2 * nd] = [ptr, *shape, *strides]
         write_scalars(buf, dbl, args)
 
-    def launch(args, block_dim: int) -> None:
+    def launch(args, block_dim: int) -> bool:
         if get_ident() != owner or not state["shapes"]:
+            if any(refused(args[i], out) for i, _, _, out in tensors):
+                return False
             if get_ident() != owner:
                 buf, dbl, err = compiled.buffers()
                 write_all(buf, dbl, args)
                 compiled.call(buf, err, block_dim)
-                return
+                return True
             write_all(own, own_dbl, args)  # first call on the owning thread: shapes and strides
             state["shapes"] = True
-            for i, slot, _ in tensors:
+            for i, slot, _, _ in tensors:
                 contiguous[slot] = False
-        for i, slot, what in tensors:
+        for i, slot, what, out in tensors:
             a = args[i]
             if type(a) is tt:
+                if a.is_neg():  # its memory holds the negated values: the checked launch refuses it
+                    return False
                 own[slot] = a.data_ptr()
                 if a.is_contiguous():
                     if contiguous[slot]:
@@ -92,9 +111,13 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
                     contiguous[slot] = True
                 else:
                     contiguous[slot] = False
+                    if out and overlapping(a.shape, a.stride()):
+                        return False
                 nd = a.dim()
                 own[slot + 1 + nd:slot + 1 + 2 * nd] = a.stride()
             else:
+                if refused(a, out):
+                    return False
                 own[slot] = a.ctypes.data
                 nd = a.ndim
                 own[slot + 1 + nd:slot + 1 + 2 * nd] = element_strides(a, what, kernel_name)
@@ -104,6 +127,7 @@ def frozen_launcher(kernel_name: str, compiled, specs: Sequence[ParamSpec]) -> C
             compiled.call(own, own_err, block_dim)
         elif fn(own, block_dim, own_ref) != 0:
             compiled.raise_error(own_err)
+        return True
 
     return launch
 
@@ -139,12 +163,18 @@ def frozen_call(compiled, tensors: Dict[int, np.ndarray], scalars: Dict[int, Any
     logged = compiled.log_sink is not None
 
     def launch(args: Sequence[Any]) -> bool:
-        """Run the kernel; False (nothing done) when called from another thread than the freezer."""
+        """Run the kernel; False (nothing done) when called from another thread than the freezer or with
+        a negative view (the full path reports it)."""
         if get_ident() != owner:
             return False
         for slot, pos in user_slots:
             a = args[pos]
-            own[slot] = a.data_ptr() if type(a) is tt else a.ctypes.data
+            if type(a) is tt:
+                if a.is_neg():  # a negative view's memory holds the negated values: the full path refuses it
+                    return False
+                own[slot] = a.data_ptr()
+            else:
+                own[slot] = a.ctypes.data
         keep = None  # the fresh zeroed workspaces, alive until the call returns
         if temps:
             keep = {ws: np.zeros(shape, dtype) for ws, (shape, dtype) in temps.items()}

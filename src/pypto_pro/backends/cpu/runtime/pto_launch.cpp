@@ -6,13 +6,14 @@
 // signature (a Frozen: the launch environment, every tensor's exact type, dtype, shape and device,
 // every scalar's exact type), writes the kernel's int64 argument array on the stack (data pointers,
 // shapes, strides, scalars) and calls the compiled `call_kernel` with the GIL released, as ctypes did.
-// Anything else -- keywords, another signature, a non-torch tensor, a scalar that does not convert --
-// goes to the Python launcher (`fallback`), which performs every check with its usual messages and
+// Anything else -- keywords, another signature, a non-torch tensor, a scalar that does not convert, a
+// tensor torch cannot give a data pointer or sizes for (sparse, nested), a written tensor whose
+// elements share memory -- goes to the Python launcher (`fallback`), which performs every check with its usual messages and
 // may freeze a new signature.  Scalars are still checked by the Python `check_scalar` (same
 // messages); a failing kernel reports through the compiled kernel's `raise_error`.
 //
 // Per launch the checks read each tensor's dtype, shape, is_cpu and is_contiguous() and its data
-// pointer.  The getset attributes are read through their descriptors resolved once on torch.Tensor
+// pointer (through pto_torch.cpp where it is built, which also refuses negative and conjugate views).  The getset attributes are read through their descriptors resolved once on torch.Tensor
 // (valid while the type's version tag is unchanged, as CPython's own attribute caches do), the data
 // pointer through torch's C accessor for compiled launchers where torch has it (see `setup`).
 // `Subscript` is `JitKernel.__getitem__` for the cached `kernel[None, n]` (a dict lookup in C).
@@ -41,6 +42,7 @@ struct TensorArg {
   int64_t shape[kMaxNd];
   int64_t strides[kMaxNd];  // contiguous strides of shape
   PyObject* dtype;          // owned
+  bool written;             // the kernel writes it: its elements must not share memory
 };
 
 struct ScalarArg {
@@ -59,6 +61,11 @@ PyObject* g_names = nullptr;  // tuple of the launch environment's variable name
 // what torch.compile's own C++ launchers call), or nullptr: call `data_ptr()`
 using DataPtrFn = void* (*)(PyObject*);
 DataPtrFn g_data_ptr = nullptr;
+// ours, built against the installed torch (runtime/pto_torch.cpp, backends/cpu/torchaccess.py), or nullptr:
+// 1 with the data pointer of a tensor whose memory holds its values, 0 for a negative or conjugate view
+// or a tensor without storage (the Python path reports it)
+using PlainDataPtrFn = int (*)(PyObject*, int64_t*);
+PlainDataPtrFn g_plain_data_ptr = nullptr;
 PyObject* g_zero = nullptr;  // the int 0
 
 // torch.Tensor's getset descriptors of dtype, shape and is_cpu, resolved on the type once: calling a
@@ -101,6 +108,7 @@ inline PyObject* tensor_attr(PyObject* a, int i, PyObject* name) {
 
 // a.data_ptr() as an integer in *out: 1 done, 0 not available here (use the Python path), -1 error set
 inline int tensor_data_ptr(PyObject* a, int64_t* out) {
+  if (g_plain_data_ptr) return g_plain_data_ptr(a, out);
   if (g_data_ptr) {
     try {
       *out = (int64_t)(intptr_t)g_data_ptr(a);
@@ -157,7 +165,7 @@ void frozen_dealloc(PyObject* o) {
 PyTypeObject FrozenType = {PyVarObject_HEAD_INIT(nullptr, 0) "pto_launch.Frozen"};
 
 // Frozen(fn_address, nargs, nslots, tensors, scalars, tensor_type, env, check_scalar, kernel_name,
-//        on_error, keep): tensors = [(index, slot, dtype, shape tuple)], scalars = [(index, slot,
+//        on_error, keep): tensors = [(index, slot, dtype, shape tuple, written)], scalars = [(index, slot,
 //        is_float, type, spec)]
 PyObject* make_frozen(PyObject*, PyObject* args) {
   unsigned long long addr;
@@ -183,8 +191,11 @@ PyObject* make_frozen(PyObject*, PyObject* args) {
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(tensors); ++i) {
     TensorArg t{};
     PyObject *dtype, *shape;
-    if (!PyArg_ParseTuple(PyList_GET_ITEM(tensors, i), "nLOO!", &t.index, &t.slot, &dtype, &PyTuple_Type, &shape))
+    int written;
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(tensors, i), "nLOO!p", &t.index, &t.slot, &dtype, &PyTuple_Type, &shape,
+                          &written))
       goto fail;
+    t.written = written != 0;
     t.nd = (int)PyTuple_GET_SIZE(shape);
     if (t.nd > kMaxNd) {
       PyErr_SetString(PyExc_ValueError, "too many dimensions for the C launcher");
@@ -287,17 +298,39 @@ bool env_matches(PyObject* frozen_env) {
   return true;
 }
 
-// 1: matched and buf written; 0: not this signature (use the Python path); -1: a Python error is set
+// Whether two elements of a tensor (nd dims, element strides) may share an address: sorted by stride,
+// each dim of more than one element must step past the extent of those below it (tensor_checks.py).
+bool overlapping(int nd, const int64_t* shape, const int64_t* strides) {
+  int64_t size[kMaxNd], step[kMaxNd];
+  int n = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] == 0) return false;
+    if (shape[d] == 1) continue;
+    int k = n++;  // insertion sort by |stride|
+    const int64_t st = strides[d] < 0 ? -strides[d] : strides[d];
+    for (; k > 0 && step[k - 1] > st; --k) size[k] = size[k - 1], step[k] = step[k - 1];
+    size[k] = shape[d], step[k] = st;
+  }
+  int64_t extent = 1;
+  for (int k = 0; k < n; ++k) {
+    if (step[k] < extent) return true;
+    extent += step[k] * (size[k] - 1);
+  }
+  return false;
+}
+
+// 1: matched and buf written; 0: not this signature, or a tensor torch cannot describe here (the Python
+// path checks it and says what is wrong); -1: a Python error is set
 int fill(Frozen* f, PyObject* const* args, int64_t* buf) {
   for (auto& t : *f->tensors) {
     PyObject* a = args[t.index];
     if ((PyObject*)Py_TYPE(a) != f->tensor_type) return 0;
     PyObject* dtype = tensor_attr(a, kDtype, s_dtype);
-    if (!dtype) return -1;
+    if (!dtype) return PyErr_Clear(), 0;
     Py_DECREF(dtype);  // dtypes are long-lived singletons; identity is the frozen key's equality
     if (dtype != t.dtype) return 0;
     PyObject* shape = tensor_attr(a, kShape, s_shape);
-    if (!shape) return -1;
+    if (!shape) return PyErr_Clear(), 0;  // e.g. a nested tensor has no sizes
     bool same = PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == t.nd;
     for (int d = 0; same && d < t.nd; ++d) {
       PyObject* n = PyTuple_GET_ITEM(shape, d);
@@ -309,27 +342,29 @@ int fill(Frozen* f, PyObject* const* args, int64_t* buf) {
       return 0;
     }
     PyObject* cpu = tensor_attr(a, kIsCpu, s_is_cpu);
-    if (!cpu) return -1;
+    if (!cpu) return PyErr_Clear(), 0;
     Py_DECREF(cpu);
     if (cpu != Py_True) return 0;
     const int got = tensor_data_ptr(a, &buf[t.slot]);
-    if (got <= 0) return got;
+    if (got <= 0) return PyErr_Clear(), 0;  // e.g. a sparse tensor has no data pointer
     std::memcpy(buf + t.slot + 1, t.shape, sizeof(int64_t) * t.nd);
     PyObject* contig = PyObject_CallMethodNoArgs(a, s_is_contiguous);
-    if (!contig) return -1;
+    if (!contig) return PyErr_Clear(), 0;
     Py_DECREF(contig);
     if (contig == Py_True) {
       std::memcpy(buf + t.slot + 1 + t.nd, t.strides, sizeof(int64_t) * t.nd);
     } else {
       PyObject* st = PyObject_CallMethodNoArgs(a, s_stride);
-      if (!st) return -1;
+      if (!st) return PyErr_Clear(), 0;
       if (!PyTuple_Check(st) || PyTuple_GET_SIZE(st) != t.nd) {
         Py_DECREF(st);
         return 0;
       }
-      for (int d = 0; d < t.nd; ++d) buf[t.slot + 1 + t.nd + d] = PyLong_AsLongLong(PyTuple_GET_ITEM(st, d));
+      int64_t* strides = buf + t.slot + 1 + t.nd;
+      for (int d = 0; d < t.nd; ++d) strides[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(st, d));
       Py_DECREF(st);
       if (PyErr_Occurred()) return -1;
+      if (t.written && overlapping(t.nd, t.shape, strides)) return 0;  // e.g. expand(): the checked path refuses it
     }
   }
   for (auto& s : *f->scalars) {
@@ -510,6 +545,14 @@ PyObject* make_subscript(PyObject*, PyObject* args) {
   return (PyObject*)s;
 }
 
+// set_plain_data_ptr(address): pto_torch.cpp's `int (PyObject*, int64_t*)` accessor (0: none)
+PyObject* set_plain_data_ptr(PyObject*, PyObject* arg) {
+  const unsigned long long addr = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred()) return nullptr;
+  g_plain_data_ptr = (PlainDataPtrFn)(uintptr_t)addr;
+  Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"Frozen", make_frozen, METH_VARARGS, "a frozen launch signature"},
     {"Slot", make_slot, METH_NOARGS, "a kernel's latest frozen signature"},
@@ -517,6 +560,7 @@ PyMethodDef methods[] = {
     {"Subscript", make_subscript, METH_VARARGS, "JitKernel.__getitem__ with the cached kernel[None, n] in C"},
     {"setup", setup, METH_VARARGS, "the launch environment"},
     {"set_data_ptr", set_data_ptr, METH_O, "torch's C accessor of a tensor's data pointer (0: none)"},
+    {"set_plain_data_ptr", set_plain_data_ptr, METH_O, "the accessor that refuses negative views (0: none)"},
     {}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "pto_launch", "PyPTO cpu launch fast path", -1, methods};

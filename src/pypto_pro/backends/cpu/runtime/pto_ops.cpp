@@ -3,5 +3,8 @@
 // include that header call them instead of compiling them.  Its pto_rt_* references resolve against the
 // runtime library, loaded (RTLD_GLOBAL) before it.
 #define PTO_OPS_INSTANTIATE 1
+// the AVX2 paths (exp, row max / min), as a kernel with such ops compiles them; the same bits as the scalar
+// paths, so kernels without PTO_SIMD_MATH may call these too
+#define PTO_SIMD_MATH 1
 #include "pto/pto.h"
 #include "pto/prebuilt_ops.h"

@@ -124,7 +124,8 @@ template <class Op, class T> void binary_tiles(Core& C, const Tile<T>& d, const 
 template <class Op, class T> inline void binary(Core& C, const Tile<T>& d, const Tile<T>& a, const Tile<T>& b) {
   binary_tiles<Op>(C, d, a, b);
 }
-template <class Op, class T, class S> inline void binary(Core& C, const Tile<T>& d, const Tile<T>& a, S s) {
+// Tile op scalar.  Not `inline`, as binary_tiles: pto/prebuilt_ops.h declares instantiations the ops library holds.
+template <class Op, class T, class S> void binary(Core& C, const Tile<T>& d, const Tile<T>& a, S s) {
   int vr, vc;
   window(C, d, vr, vc, a);
   const ct<T> y = scal<T>(s);
@@ -235,7 +236,8 @@ struct UNot { template <class T> static ct<T> f(ct<T> x) { return (ct<T>)~x; } }
 template <class Op, class = void> struct has_row : std::false_type {};
 template <class Op> struct has_row<Op, decltype((void)&Op::row)> : std::true_type {};
 
-template <class Op, class T> inline void unary(Core& C, const Tile<T>& d, const Tile<T>& s) {
+// Not `inline`, as binary_tiles: pto/prebuilt_ops.h declares instantiations the ops library holds.
+template <class Op, class T> void unary(Core& C, const Tile<T>& d, const Tile<T>& s) {
   int vr, vc;
   window(C, d, vr, vc, s);
   if constexpr (std::is_same<T, float>::value && has_row<Op>::value) {
@@ -260,13 +262,15 @@ PTO_UNARY(not_, UNot)
 #undef PTO_UNARY
 
 // dst's valid window = scalar (Vec or Mat tiles).
-template <class T, class S> inline void expands(Core& C, const Tile<T>& d, S s) {
+// Not `inline`, as binary_tiles: pto/prebuilt_ops.h declares instantiations the ops library holds.
+template <class T, class S> void expands(Core& C, const Tile<T>& d, S s) {
   const T v = st<T>(scal<T>(s));
   ew(C, d, d.vr, d.vc, [v]() { return v; });
 }
 
 // ---------------------------------------------------------------- cast
-template <class TD, class TS> inline void cast(Core& C, const Tile<TD>& d, const Tile<TS>& s, int mode) {
+// Not `inline`, as binary_tiles: pto/prebuilt_ops.h declares instantiations the ops library holds.
+template <class TD, class TS> void cast(Core& C, const Tile<TD>& d, const Tile<TS>& s, int mode) {
   int vr, vc;
   window(C, d, vr, vc, s);
   ew(C, d, vr, vc, [mode](TS x) { return convert<TD, TS>(x, mode); }, s);
@@ -431,7 +435,8 @@ template <int K> inline bool row_minmax_fast(const float* p, int vc, float& out)
 }
 
 // Row reduction (dim=0): dst[r, 0] over src's valid rows; column reduction (dim=1): dst[0, c].
-template <int K, class TD, class T> inline void reduce(Core& C, const Tile<TD>& d, const Tile<T>& src, int dim) {
+// Not `inline`, as binary_tiles: pto/prebuilt_ops.h declares instantiations the ops library holds.
+template <int K, class TD, class T> void reduce(Core& C, const Tile<TD>& d, const Tile<T>& src, int dim) {
   const int vr = src.vr, vc = src.vc;
   if (vr <= 0 || vc <= 0) fail(C, "reduction over an empty valid window of %s", src.name);
   const Snapshot<T> snap(src, vr, vc, overlaps(d, src));  // results written early must not feed later rows
@@ -477,7 +482,8 @@ template <class T> inline Tile<T> row_of(const Tile<T>& t, int r) {
   return x;
 }
 
-template <class Op, class T> inline void expand(Core& C, const Tile<T>& d, const Tile<T>& src, const Tile<T>& v, int dim) {
+// Not `inline`, as binary_tiles: pto/prebuilt_ops.h declares instantiations the ops library holds.
+template <class Op, class T> void expand(Core& C, const Tile<T>& d, const Tile<T>& src, const Tile<T>& v, int dim) {
   int vr, vc;
   window(C, d, vr, vc, src);
   if (dim == 0 ? v.rows < vr : v.cols < vc) fail(C, "broadcast operand %s is too small for a %dx%d window", v.name, vr, vc);
