@@ -143,15 +143,16 @@ def op_params(opdef: OpDef, stub: Stub, drop: Sequence[str] = ()) -> str:
         if p.name in drop:
             continue
         ann = KIND_TYPES.get(p.kind, "Any")
+        name = opdef.keywords.get(p.name, p.name)
         if p.var:
-            parts.append(f"*{p.name}: {ann}")
+            parts.append(f"*{name}: {ann}")
             kw_started = True
             continue
         if p.kw_only and not kw_started:
             parts.append("*")
             kw_started = True
         default = "" if p.default is REQUIRED else f" = {literal(p.default, stub.public_names)}"
-        parts.append(f"{p.name}: {ann}{default}")
+        parts.append(f"{name}: {ann}{default}")
     return ", ".join(parts)
 
 
@@ -287,7 +288,7 @@ def signature_text(opdef: OpDef) -> str:
             parts.append("*")
             star = True
         role = f"{p.role} " if p.role else ""
-        text = f"{'*' if p.var else ''}{p.name}: {role}{p.kind}"
+        text = f"{'*' if p.var else ''}{opdef.keywords.get(p.name, p.name)}: {role}{p.kind}"
         if p.default is not REQUIRED:
             text += f" = {p.default.name if isinstance(p.default, enum.Enum) else repr(p.default)}"
         parts.append(text)
@@ -295,7 +296,8 @@ def signature_text(opdef: OpDef) -> str:
 
 
 #: OpDef fields that are not traits (shown elsewhere, or internal bookkeeping)
-NOT_TRAITS = {"name", "params", "pipe", "check", "run", "doc", "aliases", "internal", "extras", "signature"}
+NOT_TRAITS = {"name", "params", "pipe", "check", "run", "doc", "aliases", "internal", "extras", "signature",
+              "keywords", "public_signature"}
 
 
 def op_traits(opdef: OpDef) -> List[Tuple[str, str]]:

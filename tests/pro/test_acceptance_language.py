@@ -310,7 +310,7 @@ SIGNATURES = {
     "positional_addr": (positional_addr, "pl.make_tile: takes 1 positional argument, got 2; addr, size are "
                                          "keyword-only; expected pl.make_tile(tile_type, *, addr, size=None)"),
     "missing_operand": (missing_operand, "pl.add: missing a required argument: 'rhs'; expected "
-                                         "pl.add(dst, lhs, rhs)"),
+                                         "pl.add(out, lhs, rhs)"),
     "extra_argument": (extra_argument, "pl.get_block_idx: takes 0 positional arguments, got 1; expected "
                                        "pl.get_block_idx()"),
     "no_addrs": (group_without_addrs, "pl.make_tile_group: missing a required argument: 'addrs'; expected "

@@ -174,7 +174,7 @@ def test_mull_squeeze_unsqueeze_reductions_mask_logic(backend):
 def _transfers(ta, tb, tk, o, s):
     every = vf.create_mask()
     x = vf.load_align(ta, 0)
-    rev = vf.arange(63, index_order=pl.IndexOrder.DECREASE_ORDER, dtype=pl.DT_UINT32)
+    rev = vf.arange(0, index_order=pl.IndexOrder.DECREASE_ORDER, dtype=pl.DT_UINT32)  # 63 .. 0
     vf.store_align(o, vf.gather(ta, rev, every))                      # row 0: a reversed
     vf.scatter(o + 64, vf.load_align(tb, 0), rev, every)             # row 1: b reversed
     vf.store_align(o + 128, vf.load_align(ta, 0, dtype=pl.DT_UINT32), every, dist=pl.StoreDist.PACK)  # low halves

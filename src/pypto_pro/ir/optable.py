@@ -119,22 +119,45 @@ class OpDef:
     #: "divide", "reciprocal", "reduce", "permute", "sort", "random", "histogram", "descriptor" (no data
     #: work), "debug_io" (host output), "cache" (cache maintenance).  Each backend maps classes to numbers.
     cost: str = ""
+    #: the keyword names users write where they differ from the parameter names the backends read
+    #: ({parameter name: public keyword}): the official API's spellings (``out``, ``dst_tile``, ...).
+    keywords: Dict[str, str] = field(default_factory=dict)
     signature: inspect.Signature = field(init=False, repr=False)
+    #: the signature users call (``pl.<op>``): ``signature`` with the public keyword names.
+    public_signature: inspect.Signature = field(init=False, repr=False)
 
     def __post_init__(self):
         for trait, value, allowed in (("sync", self.sync, SYNC_KINDS), ("cost", self.cost, COST_CLASSES),
                                       ("reduction", self.reduction, REDUCTIONS)):
             if value not in allowed:
                 raise ValueError(f"op {self.name}: {trait}={value!r} is not one of {allowed}")
+        self.signature = self._signature({})
+        self.param_map = {p.name: p for p in self.params}
+        self.set_keywords(self.keywords)
+
+    def _signature(self, names: Dict[str, str]) -> inspect.Signature:
         parameters = []
         for p in self.params:
+            name = names.get(p.name, p.name)
             if p.var:
-                parameters.append(inspect.Parameter(p.name, inspect.Parameter.VAR_POSITIONAL))
+                parameters.append(inspect.Parameter(name, inspect.Parameter.VAR_POSITIONAL))
                 continue
             kind = inspect.Parameter.KEYWORD_ONLY if p.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
-            parameters.append(inspect.Parameter(p.name, kind, default=p.default))
-        self.signature = inspect.Signature(parameters)
-        self.param_map = {p.name: p for p in self.params}
+            parameters.append(inspect.Parameter(name, kind, default=p.default))
+        return inspect.Signature(parameters)
+
+    def set_keywords(self, keywords: Dict[str, str]) -> None:
+        """Set the public keyword names ({parameter name: keyword}) of ``pl.<op>``."""
+        unknown = set(keywords) - set(self.param_map)
+        if unknown:
+            raise ValueError(f"op {self.name}: keywords for unknown parameters {sorted(unknown)}")
+        self.keywords = dict(keywords)
+        self.public_signature = self._signature(self.keywords)
+        self._from_public = {public: name for name, public in self.keywords.items()}
+
+    def from_public(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
+        """Arguments bound to ``public_signature``, keyed by parameter name."""
+        return {self._from_public.get(k, k): v for k, v in arguments.items()}
 
     def bind(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """Bind call arguments to parameter names (defaults applied); raises ``TypeError``."""

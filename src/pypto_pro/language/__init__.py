@@ -19,10 +19,10 @@ from ..ir.types import (AccPhase, AccToVecMode, AtomicType, CacheLine, CrossCore
                         QuantMode, SyncCoreType, TilePad, TileType)
 from . import pipeline  # noqa: F401  (pl.pipeline.stage, pl.pipeline.PipelineConfig)
 from .annotations import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile  # noqa: F401
-from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_subblock_idx,  # noqa: F401
-                         get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group, make_tuple, max,
-                         min, range, section_cube, section_vector, set_stride, ssbuf_load, ssbuf_store, struct,
-                         struct_array)
+from .intrinsics import (addptr, const, constexpr, function, get_block_idx, get_block_num, get_spr,  # noqa: F401
+                         get_subblock_idx, get_subblock_num, inline, make_ptr, make_tensor, make_tile, make_tile_group,
+                         make_tuple, max, min, range, section_cube, section_vector, set_stride, ssbuf_load,
+                         ssbuf_store, struct, struct_array)
 from .intrinsics import NOT_IMPLEMENTED_STUBS
 from .spellings import build_spellings
 from .vf import ENUMS as _VF_ENUMS

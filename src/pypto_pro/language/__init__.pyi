@@ -46,6 +46,7 @@ from pypto_pro.language.intrinsics import const as const
 from pypto_pro.language.intrinsics import constexpr as constexpr
 from pypto_pro.language.intrinsics import get_block_idx as get_block_idx
 from pypto_pro.language.intrinsics import get_block_num as get_block_num
+from pypto_pro.language.intrinsics import get_spr as get_spr
 from pypto_pro.language.intrinsics import get_subblock_idx as get_subblock_idx
 from pypto_pro.language.intrinsics import get_subblock_num as get_subblock_num
 from pypto_pro.language.intrinsics import inline as function
@@ -136,8 +137,8 @@ class Vf:
         """vf.add(src0, src1, preg, mode=None): lane-wise add, masked."""
 
     @staticmethod
-    def addc(*args: Any, **kwargs: Any) -> Any:
-        """vf.addc: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."""
+    def addc(src0: Any, src1: Any, carry_src: Any, preg: Any = None, mode: Any = None) -> Any:
+        """vf.addc(src0, src1, carry_src, preg) -> (carry, dst): 32-bit integer lanes, dst = src0 + src1 + carry_src; the carry mask is set where the sum carries out."""
 
     @staticmethod
     def adds(src: Any, scalar: Any, preg: Any = None, mode: Any = None, dtype: Any = None) -> Any:
@@ -149,7 +150,9 @@ class Vf:
 
     @staticmethod
     def arange(start: Any, index_order: Any = None, dtype: Any = None) -> Any:
-        """dst[i] = start + i (DECREASE_ORDER: start - i)."""
+        """dst[i] = start + i; DECREASE_ORDER: the same values from the last lane down, dst[i] = start + (n-1-i)
+        for n lanes of ``dtype``.
+        """
 
     @staticmethod
     def astype(src: Any, preg: Any = None, dtype: Any = None, layout: Any = None, round_mode: Any = None, saturate: Any = None) -> Any:
@@ -162,8 +165,8 @@ class Vf:
         """dst = scalar * src + dst (dst: the register the result is assigned to; mul then add, two roundings)."""
 
     @staticmethod
-    def bit_cast(*args: Any, **kwargs: Any) -> Any:
-        """vf.bit_cast: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."""
+    def bit_cast(src: Any, dtype: Any = None) -> Any:
+        """The bits of register ``src`` as lanes of ``dtype`` (same width; no value conversion): a copy."""
 
     @staticmethod
     def clear_spr() -> Any:
@@ -194,8 +197,10 @@ class Vf:
         """vf.exp(src, preg, mode=None): lane-wise exp, masked (precision hints are ignored)."""
 
     @staticmethod
-    def exp_sub(src0: Any, src1: Any, preg: Any = None, layout: Any = None) -> Any:
-        """exp(src0 - src1) lane-wise, masked (fp32 operands)."""
+    def exp_sub(src0: Any, src1: Any, preg: Any = None, layout: Any = None, dtype: Any = None) -> Any:
+        """exp(src0 - src1) lane-wise in FP32, masked.  FP16 operands: FP32 lane i takes FP16 lanes 2i + layout
+        (CastLayout ZERO/ONE) of both, selected by ``preg``'s bits of those FP16 lanes; the result is FP32.
+        """
 
     @staticmethod
     def full(src: Any, preg: Any = None, dtype: Any = None, mode: Any = None, pos: Any = None) -> Any:
@@ -213,9 +218,11 @@ class Vf:
 
     @staticmethod
     def get_mask_spr(width: Any = None) -> Any:
-        """The vector mask special register as a mask.  Decision: it holds the result of the latest (in
-        program text) VF compare at the same element width, else every lane (its reset state);
-        ``pl.set_vec_mask`` is not tracked (tile ops overwrite it).
+        """The vector mask special register as a mask of 32-bit (B32) or 16-bit (B16) lanes.  Decision: it
+        holds what the latest (in program text, among the statements enclosing the call) of these wrote:
+        ``pl.set_vec_mask`` / ``pl.reset_mask`` (norm mode: lane i is bit i of {high, low}; count mode after
+        ``pl.set_mask_count``: the first ``low`` lanes) or a VF compare at the same lane width; else every
+        lane (its reset state).
         """
 
     @staticmethod
@@ -448,8 +455,8 @@ class Vf:
         """vf.sub(src0, src1, preg, mode=None): lane-wise sub, masked."""
 
     @staticmethod
-    def subc(*args: Any, **kwargs: Any) -> Any:
-        """vf.subc: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."""
+    def subc(src0: Any, src1: Any, borrow_src: Any, preg: Any = None, mode: Any = None) -> Any:
+        """vf.subc(src0, src1, borrow_src, preg) -> (carry, dst): 32-bit integer lanes, dst = src0 + ~src1 + borrow_src (src0 - src1 when borrow_src is set); the borrow mask is set where that sum has no carry out."""
 
     @staticmethod
     def subs(src: Any, scalar: Any, preg: Any = None, mode: Any = None, dtype: Any = None) -> Any:
@@ -486,42 +493,42 @@ class Vf:
 ZN: Layout
 ZZ: Layout
 
-def abs(dst: Tile, src: Tile) -> None:
+def abs(out: Tile, src: Tile) -> None:
     """pl.abs(dst, src): element-wise abs over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def add(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def add(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.add(dst, lhs, rhs): dst = lhs add rhs over dst's valid window (rhs: tile or scalar).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def add_relu(dst: Tile, lhs: Tile, rhs: Tile) -> None:
+def add_relu(out: Tile, lhs: Tile, rhs: Tile) -> None:
     """pl.add_relu(dst, lhs, rhs): dst = relu(lhs + rhs); lhs is overwritten (scratch).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def add_relu_cast(dst: Tile, lhs: Tile, rhs: Tile, *, target_type: Any, mode: Any = RoundMode.CAST_ROUND) -> None:
+def add_relu_cast(out: Tile, lhs: Tile, rhs: Tile, *, target_type: Any, mode: Any = RoundMode.CAST_ROUND) -> None:
     """pl.add_relu_cast(dst, lhs, rhs, *, target_type, mode): dst = cast(relu(lhs+rhs)); lhs is overwritten.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def addc(dst: Tile, a: Tile, b: Tile, c: Tile) -> None:
+def addc(out: Tile, a: Tile, b: Tile, c: Tile) -> None:
     """pl.addc(dst, a, b, c): dst = a + b + c.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def adds(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def adds(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.adds: pl.add with a scalar right-hand side.
 
     pl.add(dst, lhs, rhs): dst = lhs add rhs over dst's valid window (rhs: tile or scalar).
@@ -530,14 +537,14 @@ def adds(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """
 
 
-def and_(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def and_(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.and_(dst, lhs, rhs): dst = lhs and_ rhs over dst's valid window (rhs: tile or scalar).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def ands(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def ands(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.ands: pl.and_ with a scalar right-hand side.
 
     pl.and_(dst, lhs, rhs): dst = lhs and_ rhs over dst's valid window (rhs: tile or scalar).
@@ -546,28 +553,28 @@ def ands(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """
 
 
-def argmax(dst: Tile, src: Tile, tmp: Tile, *, dim: Any = 0) -> None:
+def argmax(out: Tile, src: Tile, tmp: Tile, *, dim: Any = 0) -> None:
     """pl.argmax(dst, src, tmp, *, dim=0): argmax reduction; dim=0 reduces each row into dst [R,1] (DN), any other dim each column into dst [1,C].
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def argmin(dst: Tile, src: Tile, tmp: Tile, *, dim: Any = 0) -> None:
+def argmin(out: Tile, src: Tile, tmp: Tile, *, dim: Any = 0) -> None:
     """pl.argmin(dst, src, tmp, *, dim=0): argmin reduction; dim=0 reduces each row into dst [R,1] (DN), any other dim each column into dst [1,C].
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def axpy(dst: Tile, src: Tile, alpha: _Number) -> None:
+def axpy(out: Tile, src: Tile, alpha: _Number) -> None:
     """pl.axpy(dst, src, alpha): dst = alpha*src + dst (FP16/FP32; FP16 src into FP32 dst allowed).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def cast(dst: Tile, src: Tile, *, mode: Any = RoundMode.CAST_ROUND) -> None:
+def cast(out: Tile, src: Tile, *, mode: Any = RoundMode.CAST_ROUND) -> None:
     """pl.cast(dst, src, *, mode=pl.RoundMode.CAST_ROUND): convert src to dst's dtype with a rounding mode.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
@@ -588,7 +595,7 @@ def col_argmin(dst: Tile, src: Tile, tmp: Tile = None) -> None:
     """
 
 
-def col_expand_div(dst: Tile, src: Tile, v: Tile) -> None:
+def col_expand_div(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.col_expand_div: pl.expand_div with dim=1.
 
     pl.expand_div(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -597,7 +604,7 @@ def col_expand_div(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def col_expand_max(dst: Tile, src: Tile, v: Tile) -> None:
+def col_expand_max(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.col_expand_max: pl.expand_max with dim=1.
 
     pl.expand_max(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -606,7 +613,7 @@ def col_expand_max(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def col_expand_min(dst: Tile, src: Tile, v: Tile) -> None:
+def col_expand_min(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.col_expand_min: pl.expand_min with dim=1.
 
     pl.expand_min(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -615,7 +622,7 @@ def col_expand_min(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def col_expand_mul(dst: Tile, src: Tile, v: Tile) -> None:
+def col_expand_mul(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.col_expand_mul: pl.expand_mul with dim=1.
 
     pl.expand_mul(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -624,7 +631,7 @@ def col_expand_mul(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def col_expand_sub(dst: Tile, src: Tile, v: Tile) -> None:
+def col_expand_sub(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.col_expand_sub: pl.expand_sub with dim=1.
 
     pl.expand_sub(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -661,14 +668,14 @@ def dequant(out: Tile, src: Tile, scale: Tile, offset: Tile) -> None:
     """
 
 
-def div(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def div(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.div(dst, lhs, rhs): dst = lhs div rhs over dst's valid window (rhs: tile or scalar).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def divs(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def divs(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.divs: pl.div with a scalar right-hand side.
 
     pl.div(dst, lhs, rhs): dst = lhs div rhs over dst's valid window (rhs: tile or scalar).
@@ -685,70 +692,70 @@ def dump_data(data: Tile | Tensor, offsets: Any = None, shapes: Any = None, *, w
     """
 
 
-def eq(mask: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def eq(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.eq(mask, lhs, rhs): mask = lhs eq rhs, bit-packed into a UINT8 tile declared with lhs's shape (LSB first, ceil(C/8) bytes per row); only pl.select reads it.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def exp(dst: Tile, src: Tile) -> None:
+def exp(out: Tile, src: Tile) -> None:
     """pl.exp(dst, src): element-wise exp over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def expand_div(dst: Tile, src: Tile, v: Tile, *, dim: Any = 0) -> None:
+def expand_div(out: Tile, src: Tile, scalar: Tile, *, dim: Any = 0) -> None:
     """pl.expand_div(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def expand_max(dst: Tile, src: Tile, v: Tile, *, dim: Any = 0) -> None:
+def expand_max(out: Tile, src: Tile, scalar: Tile, *, dim: Any = 0) -> None:
     """pl.expand_max(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def expand_min(dst: Tile, src: Tile, v: Tile, *, dim: Any = 0) -> None:
+def expand_min(out: Tile, src: Tile, scalar: Tile, *, dim: Any = 0) -> None:
     """pl.expand_min(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def expand_mul(dst: Tile, src: Tile, v: Tile, *, dim: Any = 0) -> None:
+def expand_mul(out: Tile, src: Tile, scalar: Tile, *, dim: Any = 0) -> None:
     """pl.expand_mul(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def expand_sub(dst: Tile, src: Tile, v: Tile, *, dim: Any = 0) -> None:
+def expand_sub(out: Tile, src: Tile, scalar: Tile, *, dim: Any = 0) -> None:
     """pl.expand_sub(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def expands(dst: Tile, scalar: _Number) -> None:
+def expands(out: Tile, scalar: _Number) -> None:
     """pl.expands(dst, scalar): fill dst's valid window with a scalar (Vec or Mat tiles).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def fill_index(dst: Tile, start: _Number = 0) -> None:
+def fill_index(out: Tile, start: _Number = 0) -> None:
     """pl.fill_index(dst, start): dst[j] = start + j over the row-major linear index of dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def fillpad(dst: Tile, src: Tile, *, mode: Any = 0) -> None:
+def fillpad(out: Tile, src: Tile, *, mode: Any = 0) -> None:
     """pl.fillpad(dst, src, *, mode=pl.FillPadMode.NORMAL): dst = src inside src's valid window, dst's pad value
     (zero / dtype max / dtype min; +-inf for floats) elsewhere; dst becomes fully valid.
 
@@ -756,21 +763,21 @@ def fillpad(dst: Tile, src: Tile, *, mode: Any = 0) -> None:
     """
 
 
-def fused_mul_add(dst: Tile, lhs: Tile, rhs: Tile) -> None:
+def fused_mul_add(out: Tile, lhs: Tile, rhs: Tile) -> None:
     """pl.fused_mul_add(dst, lhs, rhs): dst = lhs*dst + rhs.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def fused_mul_add_relu(dst: Tile, a: Tile, b: Tile) -> None:
+def fused_mul_add_relu(out: Tile, a: Tile, b: Tile) -> None:
     """pl.fused_mul_add_relu(dst, a, b): dst = relu(dst*a + b).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def gather(dst: Tile, src: Tile, idx: Tile, tmp: Tile, scratch: Tile = None, *, cmp_mode: Any = 0, offset: _Number = 0) -> None:
+def gather(out: Tile, src: Tile, idx: Tile, tmp: Tile, scratch: Tile = None, *, cmp_mode: Any = 0, offset: _Number = 0) -> None:
     """pl.gather(dst, src, idx, tmp, *, cmp_mode=0, offset=0): dst[r, c] = src_flat[idx[r, c] + offset]
     (src's physical elements, row-major) over dst's valid window; tmp is scratch.
     pl.gather(dst, src, k_value, cdst, tmp, *, cmp_mode, offset=0): per row r, the flat indices
@@ -789,7 +796,7 @@ def gatherb(out: Tile, src: Tile, offsets: Tile) -> None:
     """
 
 
-def gathermask(dst: Tile, src: Tile, *, pattern_mode: Any) -> None:
+def gathermask(out: Tile, src: Tile, *, pattern_mode: Any) -> None:
     """pl.gathermask(dst, src, *, pattern_mode): dst[:, j] = src[:, j*g + k] over dst's valid window,
     (g, k) = (2, 0) (2, 1) (4, 0) (4, 1) (4, 2) (4, 3) (1, 0) for pattern_mode 1..7.
 
@@ -797,21 +804,21 @@ def gathermask(dst: Tile, src: Tile, *, pattern_mode: Any) -> None:
     """
 
 
-def ge(mask: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def ge(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.ge(mask, lhs, rhs): mask = lhs ge rhs, bit-packed into a UINT8 tile declared with lhs's shape (LSB first, ceil(C/8) bytes per row); only pl.select reads it.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def getval(src: Tile | Tensor, index: Any) -> Any:
+def getval(container: Tile | Tensor, offset: Any) -> Any:
     """pl.getval(src, index) / src[i, j]: read one element of a Vec tile or GM tensor (row-major linear index).
 
     Pipe: S. Only valid inside a @pl.jit kernel.
     """
 
 
-def gt(mask: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def gt(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.gt(mask, lhs, rhs): mask = lhs gt rhs, bit-packed into a UINT8 tile declared with lhs's shape (LSB first, ceil(C/8) bytes per row); only pl.select reads it.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
@@ -826,7 +833,7 @@ def histogram(dst: Tile, src: Tile, idx: Tile, *, is_msb: Any) -> None:
     """
 
 
-def insert(dst: Tile, src: Tile, offset: Sequence[_Number]) -> None:
+def insert(dst_tile: Tile, src_tile: Tile, offset: Sequence[_Number]) -> None:
     """pl.insert(dst_mat, src_vec_nz, [row, col]) (MTE3): dst[row+i, col+j] = src[i, j] over src's valid window;
     src must be an NZ Vec tile (convert with pl.move first); a ZN destination receives the transpose.
 
@@ -834,14 +841,14 @@ def insert(dst: Tile, src: Tile, offset: Sequence[_Number]) -> None:
     """
 
 
-def le(mask: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def le(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.le(mask, lhs, rhs): mask = lhs le rhs, bit-packed into a UINT8 tile declared with lhs's shape (LSB first, ceil(C/8) bytes per row); only pl.select reads it.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def load(dst: Tile, src: Tensor, offsets: Sequence[_Number], *, order: Any = None) -> None:
+def load(dst_tile: Tile, src_tensor: Tensor, offsets: Sequence[_Number], *, order: Any = None) -> None:
     """pl.load(dst, tensor, offsets, *, order=None): GM -> Vec/Mat tile (MTE2), element offsets per tensor axis;
     moves dst's valid window; ``order=[a0, a1]`` picks the tensor axes of tile rows/cols (descending = transposed).
 
@@ -849,7 +856,7 @@ def load(dst: Tile, src: Tensor, offsets: Sequence[_Number], *, order: Any = Non
     """
 
 
-def load_tile(dst: Tile, src: Tensor, tile_offsets: Sequence[_Number], *, order: Any = None) -> None:
+def load_tile(dst_tile: Tile, src_tensor: Tensor, tile_offsets: Sequence[_Number], *, order: Any = None) -> None:
     """pl.load_tile(dst, tensor, tile_offsets, *, order=None): like load, with the two order axes' offsets in units
     of the tile's physical shape.
 
@@ -857,21 +864,21 @@ def load_tile(dst: Tile, src: Tensor, tile_offsets: Sequence[_Number], *, order:
     """
 
 
-def log(dst: Tile, src: Tile) -> None:
+def log(out: Tile, src: Tile) -> None:
     """pl.log(dst, src): element-wise log over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def lt(mask: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def lt(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.lt(mask, lhs, rhs): mask = lhs lt rhs, bit-packed into a UINT8 tile declared with lhs's shape (LSB first, ceil(C/8) bytes per row); only pl.select reads it.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def matmul(dst: Tile, lhs: Tile, rhs: Tile, bias: Tile = None, *, phase: Any = None) -> None:
+def matmul(dst_tile: Tile, lhs_tile: Tile, rhs_tile: Tile, bias: Tile = None, *, phase: Any = None) -> None:
     """pl.matmul(dst, lhs, rhs, bias=None, *, phase=None): dst = lhs @ rhs (+ bias [1,N] FP32 Bias tile),
     overwriting dst (Acc); M/K/N from the valid windows.
 
@@ -879,14 +886,14 @@ def matmul(dst: Tile, lhs: Tile, rhs: Tile, bias: Tile = None, *, phase: Any = N
     """
 
 
-def matmul_acc(dst: Tile, acc: Tile, lhs: Tile, rhs: Tile, *, phase: Any = None) -> None:
+def matmul_acc(dst_tile: Tile, acc_tile: Tile, lhs_tile: Tile, rhs_tile: Tile, *, phase: Any = None) -> None:
     """pl.matmul_acc(dst, acc, lhs, rhs, *, phase=None): dst = acc + lhs @ rhs (usually dst is acc).
 
     Pipe: M. Only valid inside a @pl.jit kernel.
     """
 
 
-def matmul_mx(dst: Tile, lhs: Tile, rhs: Tile, scale_a: Tile, scale_b: Tile, *, phase: Any = None) -> None:
+def matmul_mx(dst_tile: Tile, lhs_tile: Tile, rhs_tile: Tile, scale_a: Tile, scale_b: Tile, *, phase: Any = None) -> None:
     """pl.matmul_mx(dst, lhs, rhs, scale_a, scale_b, *, phase=None): dst = (lhs * 2^(scale_a-127)) @
     (rhs * 2^(scale_b-127)) with one E8M0 scale per 32 K-elements (MXFP8 or MXFP4 operands, FP32 Acc).
 
@@ -894,21 +901,21 @@ def matmul_mx(dst: Tile, lhs: Tile, rhs: Tile, scale_a: Tile, scale_b: Tile, *, 
     """
 
 
-def matmul_mx_acc(dst: Tile, acc: Tile, lhs: Tile, rhs: Tile, scale_a: Tile, scale_b: Tile, *, phase: Any = None) -> None:
+def matmul_mx_acc(dst_tile: Tile, acc_tile: Tile, lhs_tile: Tile, rhs_tile: Tile, scale_a: Tile, scale_b: Tile, *, phase: Any = None) -> None:
     """pl.matmul_mx_acc(dst, acc, lhs, rhs, scale_a, scale_b, *, phase=None): dst = acc + the MX product.
 
     Pipe: M. Only valid inside a @pl.jit kernel.
     """
 
 
-def maximum(dst: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
+def maximum(out: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
     """pl.maximum(dst, lhs, rhs): element-wise maximum (rhs tile or scalar); pl.maximum(dst, src, tmp, dim=0|1): row (dim=0 -> [R,1]) or column (dim=1 -> [1,C]) reduction.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def maxs(dst: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
+def maxs(out: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
     """pl.maxs: pl.maximum with a scalar right-hand side.
 
     pl.maximum(dst, lhs, rhs): element-wise maximum (rhs tile or scalar); pl.maximum(dst, src, tmp, dim=0|1): row (dim=0 -> [R,1]) or column (dim=1 -> [1,C]) reduction.
@@ -917,14 +924,14 @@ def maxs(dst: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
     """
 
 
-def minimum(dst: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
+def minimum(out: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
     """pl.minimum(dst, lhs, rhs): element-wise minimum (rhs tile or scalar); pl.minimum(dst, src, tmp, dim=0|1): row (dim=0 -> [R,1]) or column (dim=1 -> [1,C]) reduction.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def mins(dst: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
+def mins(out: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
     """pl.mins: pl.minimum with a scalar right-hand side.
 
     pl.minimum(dst, lhs, rhs): element-wise minimum (rhs tile or scalar); pl.minimum(dst, src, tmp, dim=0|1): row (dim=0 -> [R,1]) or column (dim=1 -> [1,C]) reduction.
@@ -933,7 +940,7 @@ def mins(dst: Tile, lhs: Tile, rhs: Tile | _Number, *, dim: Any = None) -> None:
     """
 
 
-def move(dst: Tile, src: Tile, offset: Sequence[_Number] = None, *, acc_to_vec_mode: Any = None, relu_pre_mode: Any = None, scale: Any = None) -> None:
+def move(dst_tile: Tile, src_tile: Tile, offset: Sequence[_Number] = None, *, acc_to_vec_mode: Any = None, relu_pre_mode: Any = None, scale: Any = None) -> None:
     """pl.move(dst, src, offset=None, *, acc_to_vec_mode=None, relu_pre_mode=None, scale=None): tile -> tile.
     Paths: Mat->Left/Right/Bias (MTE1), Acc->Vec (FIX, fixpipe conversion into the AIV's UB), Vec->Vec (V),
     Vec->Mat (MTE3, into the block's L1), Mat->Scaling (FIX).  Equal shapes copy, swapped shapes transpose;
@@ -959,28 +966,28 @@ def mrgsort2(src0: Tile, src1: Tile, dst: Tile, tmp: Tile, *extra_srcs: Sequence
     """
 
 
-def mul(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def mul(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.mul(dst, lhs, rhs): dst = lhs mul rhs over dst's valid window (rhs: tile or scalar).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def mul_add_dst(dst: Tile, lhs: Tile, rhs: Tile) -> None:
+def mul_add_dst(out: Tile, lhs: Tile, rhs: Tile) -> None:
     """pl.mul_add_dst(dst, lhs, rhs): dst = lhs*rhs + dst, the product rounded to the dtype first (a mul then an add, as the official page's measurements show).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def mul_cast(dst: Tile, lhs: Tile, rhs: Tile, *, target_type: Any, mode: Any = RoundMode.CAST_ROUND) -> None:
+def mul_cast(out: Tile, lhs: Tile, rhs: Tile, *, target_type: Any, mode: Any = RoundMode.CAST_ROUND) -> None:
     """pl.mul_cast(dst, lhs, rhs, *, target_type, mode): dst = cast(lhs*rhs); lhs is overwritten.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def muls(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def muls(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.muls: pl.mul with a scalar right-hand side.
 
     pl.mul(dst, lhs, rhs): dst = lhs mul rhs over dst's valid window (rhs: tile or scalar).
@@ -1007,14 +1014,14 @@ class mutex:
         """
 
 
-def ne(mask: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def ne(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.ne(mask, lhs, rhs): mask = lhs ne rhs, bit-packed into a UINT8 tile declared with lhs's shape (LSB first, ceil(C/8) bytes per row); only pl.select reads it.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def neg(dst: Tile, src: Tile) -> None:
+def neg(out: Tile, src: Tile) -> None:
     """pl.neg(dst, src): element-wise neg over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
@@ -1035,42 +1042,42 @@ def or_(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """
 
 
-def partadd(dst: Tile, s0: Tile, s1: Tile) -> None:
+def partadd(out: Tile, src0: Tile, src1: Tile) -> None:
     """pl.partadd(dst, s0, s1): over dst's valid window, add where both inputs are valid, a copy of the valid one where only one is; dst elements in neither window keep their value.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def partmax(dst: Tile, s0: Tile, s1: Tile) -> None:
+def partmax(out: Tile, src0: Tile, src1: Tile) -> None:
     """pl.partmax(dst, s0, s1): over dst's valid window, max where both inputs are valid, a copy of the valid one where only one is; dst elements in neither window keep their value.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def partmin(dst: Tile, s0: Tile, s1: Tile) -> None:
+def partmin(out: Tile, src0: Tile, src1: Tile) -> None:
     """pl.partmin(dst, s0, s1): over dst's valid window, min where both inputs are valid, a copy of the valid one where only one is; dst elements in neither window keep their value.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def partmul(dst: Tile, s0: Tile, s1: Tile) -> None:
+def partmul(out: Tile, src0: Tile, src1: Tile) -> None:
     """pl.partmul(dst, s0, s1): over dst's valid window, mul where both inputs are valid, a copy of the valid one where only one is; dst elements in neither window keep their value.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def printf(fmt: Any, *args: _Number, loc: Any = False) -> Any:
+def printf(format_str: Any, *args: _Number, loc: Any = False) -> Any:
     """pl.printf(fmt, *args, loc=False): device printf (%d %i %u %x %f %p with flags/width/precision).
 
     Pipe: S. Only valid inside a @pl.jit kernel.
     """
 
 
-def pto_assert(cond: _Number, fmt: Any = None, *args: _Number, loc: Any = False) -> Any:
+def pto_assert(condition: _Number, format_str: Any = None, *args: _Number, loc: Any = False) -> Any:
     """pl.pto_assert(cond, fmt=None, *args, loc=False): on failure print "Assertion failed: <cond source>" and the
     message, then continue (official behaviour); with PYPTO_STRICT_ASSERT=1 raise KernelRuntimeError instead.
 
@@ -1087,14 +1094,14 @@ def quant(out: Tile, src: Tile, scale: Tile, *, mode: Any = QuantMode.SYM, offse
     """
 
 
-def recip(dst: Tile, src: Tile) -> None:
+def recip(out: Tile, src: Tile) -> None:
     """pl.recip(dst, src): element-wise recip over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def relu(dst: Tile, src: Tile) -> None:
+def relu(out: Tile, src: Tile) -> None:
     """pl.relu(dst, src): element-wise relu over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
@@ -1122,7 +1129,7 @@ def row_argmin(dst: Tile, src: Tile, tmp: Tile = None) -> None:
     """
 
 
-def row_expand_div(dst: Tile, src: Tile, v: Tile) -> None:
+def row_expand_div(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.row_expand_div: pl.expand_div with dim=0.
 
     pl.expand_div(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -1131,7 +1138,7 @@ def row_expand_div(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def row_expand_max(dst: Tile, src: Tile, v: Tile) -> None:
+def row_expand_max(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.row_expand_max: pl.expand_max with dim=0.
 
     pl.expand_max(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -1140,7 +1147,7 @@ def row_expand_max(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def row_expand_min(dst: Tile, src: Tile, v: Tile) -> None:
+def row_expand_min(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.row_expand_min: pl.expand_min with dim=0.
 
     pl.expand_min(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -1149,7 +1156,7 @@ def row_expand_min(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def row_expand_mul(dst: Tile, src: Tile, v: Tile) -> None:
+def row_expand_mul(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.row_expand_mul: pl.expand_mul with dim=0.
 
     pl.expand_mul(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -1158,7 +1165,7 @@ def row_expand_mul(dst: Tile, src: Tile, v: Tile) -> None:
     """
 
 
-def row_expand_sub(dst: Tile, src: Tile, v: Tile) -> None:
+def row_expand_sub(out: Tile, src: Tile, scalar: Tile) -> None:
     """pl.row_expand_sub: pl.expand_sub with dim=0.
 
     pl.expand_sub(dst, src, v, *, dim=0): dst[i,j] = src[i,j] op v[i,0] (dim=0, v [R,1]) or src[i,j] op v[0,j] (dim=1, v [1,C]).
@@ -1188,14 +1195,14 @@ def row_sum(dst: Tile, src: Tile, tmp: Tile = None) -> None:
     """
 
 
-def rsqrt(dst: Tile, src: Tile) -> None:
+def rsqrt(out: Tile, src: Tile) -> None:
     """pl.rsqrt(dst, src): element-wise rsqrt over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def scatter(dst: Tile, src: Tile, idx: Tile) -> None:
+def scatter(out: Tile, src: Tile, idx: Tile) -> None:
     """pl.scatter(dst, src, idx): dst_flat[idx[r, c]] = src[r, c] over src's valid window (dst's physical
     elements, row-major); other dst elements keep their values.
 
@@ -1203,7 +1210,7 @@ def scatter(dst: Tile, src: Tile, idx: Tile) -> None:
     """
 
 
-def select(dst: Tile, mask: Tile, lhs: Tile, rhs: Tile | _Number, tmp: Tile = None) -> None:
+def select(out: Tile, mask: Tile, lhs: Tile, rhs: Tile | _Number, tmp: Tile = None) -> None:
     """pl.select(dst, mask, lhs, rhs, tmp): dst = mask ? lhs : rhs (rhs tile or scalar; tmp, a Vec scratch
     tile, is never read).  Decision: tmp may be omitted (the tensor-level lowering emits select without one).
 
@@ -1241,21 +1248,21 @@ def set_vec_mask(mask_high: _Number, mask_low: _Number) -> Any:
     """
 
 
-def setval(dst: Tile | Tensor, index: Any, value: _Number) -> None:
+def setval(container: Tile | Tensor, offset: Any, value: _Number) -> None:
     """pl.setval(dst, index, value) / dst[i, j] = value: write one element of a Vec tile or GM tensor.
 
     Pipe: S. Only valid inside a @pl.jit kernel.
     """
 
 
-def shl(dst: Tile, lhs: Tile, rhs: Tile) -> None:
+def shl(out: Tile, lhs: Tile, rhs: Tile) -> None:
     """pl.shl(dst, lhs, rhs): dst = lhs shl rhs over dst's valid window (rhs: tile).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def shr(dst: Tile, lhs: Tile, rhs: Tile) -> None:
+def shr(out: Tile, lhs: Tile, rhs: Tile) -> None:
     """pl.shr(dst, lhs, rhs): dst = lhs shr rhs over dst's valid window (rhs: tile).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
@@ -1306,14 +1313,14 @@ def sort32(dst: Tile, src: Tile, idx: Tile, tmp: Tile = None) -> None:
     """
 
 
-def sqrt(dst: Tile, src: Tile) -> None:
+def sqrt(out: Tile, src: Tile) -> None:
     """pl.sqrt(dst, src): element-wise sqrt over dst's valid window.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def store(dst: Tensor, src: Tile, offsets: Sequence[_Number], *, relu_pre_mode: Any = None, scale: Any = None, order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
+def store(dst_tensor: Tensor, src_tile: Tile, offsets: Sequence[_Number], *, relu_pre_mode: Any = None, scale: Any = None, order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
     """pl.store(tensor, src, offsets, *, relu_pre_mode=None, scale=None, order=None, atomic=AtomicNone, phase=None):
     tile -> GM; Vec sources on MTE3, Acc sources through the fixpipe (FIX) with dtype conversion, optional ReLU and
     scale; AtomicAdd accumulates into the tensor.
@@ -1322,35 +1329,35 @@ def store(dst: Tensor, src: Tile, offsets: Sequence[_Number], *, relu_pre_mode: 
     """
 
 
-def store_tile(dst: Tensor, src: Tile, tile_offsets: Sequence[_Number], *, relu_pre_mode: Any = None, scale: Any = None, order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
+def store_tile(dst_tensor: Tensor, src_tile: Tile, tile_offsets: Sequence[_Number], *, relu_pre_mode: Any = None, scale: Any = None, order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
     """pl.store_tile(tensor, src, tile_offsets, ...): store with offsets in units of the tile's physical shape.
 
     Pipe: chosen by the operands. Only valid inside a @pl.jit kernel.
     """
 
 
-def sub(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def sub(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.sub(dst, lhs, rhs): dst = lhs sub rhs over dst's valid window (rhs: tile or scalar).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def sub_relu(dst: Tile, lhs: Tile, rhs: Tile) -> None:
+def sub_relu(out: Tile, lhs: Tile, rhs: Tile) -> None:
     """pl.sub_relu(dst, lhs, rhs): dst = relu(lhs - rhs); lhs is overwritten (scratch).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def sub_relu_cast(dst: Tile, lhs: Tile, rhs: Tile, *, target_type: Any, mode: Any = RoundMode.CAST_ROUND) -> None:
+def sub_relu_cast(out: Tile, lhs: Tile, rhs: Tile, *, target_type: Any, mode: Any = RoundMode.CAST_ROUND) -> None:
     """pl.sub_relu_cast(dst, lhs, rhs, *, target_type, mode): dst = cast(relu(lhs-rhs)); lhs is overwritten.
 
     Pipe: V. Only valid inside a @pl.jit kernel.
     """
 
 
-def subs(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
+def subs(out: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """pl.subs: pl.sub with a scalar right-hand side.
 
     pl.sub(dst, lhs, rhs): dst = lhs sub rhs over dst's valid window (rhs: tile or scalar).
@@ -1359,7 +1366,7 @@ def subs(dst: Tile, lhs: Tile, rhs: Tile | _Number) -> None:
     """
 
 
-def sum(dst: Tile, src: Tile, tmp: Tile, *, dim: Any = 0) -> None:
+def sum(out: Tile, src: Tile, tmp: Tile, *, dim: Any = 0) -> None:
     """pl.sum(dst, src, tmp, *, dim=0): sum reduction; dim=0 reduces each row into dst [R,1] (DN), any other dim each column into dst [1,C].
 
     Pipe: V. Only valid inside a @pl.jit kernel.
@@ -1482,7 +1489,7 @@ class system:
         """
 
 
-def transpose(dst: Tile, src: Tile) -> None:
+def transpose(out: Tile, src: Tile) -> None:
     """pl.transpose(dst, src): dst = src^T over src's valid window (shapes swapped; not in place).
 
     Pipe: V. Only valid inside a @pl.jit kernel.
@@ -1496,7 +1503,7 @@ def trap() -> Any:
     """
 
 
-def xor(dst: Tile, lhs: Tile, rhs: Tile, tmp: Tile) -> None:
+def xor(out: Tile, lhs: Tile, rhs: Tile, tmp: Tile) -> None:
     """pl.xor(dst, lhs, rhs, tmp): bitwise xor; tmp is a scratch tile of the same type that overlaps no
     other operand.
 

@@ -34,8 +34,9 @@ def make_tile_group(*, type, addrs, mutex_ids=None, depth=None, fwd_ids=None, bw
 
 
 @_intrinsic
-def range(*bounds, step=1):  # noqa: A001
-    """range(stop) / range(start, stop, step=1): the runtime loop of tile kernels."""
+def range(start, stop=None, step=1):  # noqa: A001
+    """range(stop) / range(start, stop, step=1): the runtime loop of tile kernels (a single bound is the
+    stop, counting from 0)."""
 
 
 @_intrinsic
@@ -69,13 +70,19 @@ def get_subblock_num():
 
 
 @_intrinsic
-def min(a, b):  # noqa: A001
-    """min(a, b): scalar minimum (builtin min maps here)."""
+def get_spr():
+    """get_spr(): the AddrReg special register outside vector functions: the byte count the latest
+    ``vf.squeeze(..., gather_mode=STORE_REG)`` kept (0 before any, or after ``vf.clear_spr``)."""
 
 
 @_intrinsic
-def max(a, b):  # noqa: A001
-    """max(a, b): scalar maximum (builtin max maps here)."""
+def min(lhs, rhs):  # noqa: A001
+    """min(lhs, rhs): scalar minimum (builtin min maps here)."""
+
+
+@_intrinsic
+def max(lhs, rhs):  # noqa: A001
+    """max(lhs, rhs): scalar maximum (builtin max maps here)."""
 
 
 @_intrinsic

@@ -20,7 +20,7 @@ def make_stub(opdef: OpDef, public_name: str):
     stub.__name__ = leaf
     stub.__qualname__ = leaf
     stub.__doc__ = opdef.doc
-    stub.__signature__ = opdef.signature
+    stub.__signature__ = opdef.public_signature
     stub.__pto_op__ = opdef
     return stub
 

@@ -3,5 +3,8 @@ from . import (comm, cube, cube_mx, gather, mask, movement, quant, random, scala
                sync, vector, vf, vf_more)
 
 from ..ir.optable import OPS
+from .keywords import apply as _apply_official_keywords
+
+_apply_official_keywords()
 
 __all__ = ["OPS"]

@@ -3,10 +3,10 @@
 value of the vector mask register.
 
 Tile-level vector ops (``pl.add``, ``pl.mul``, ...) set the mask themselves from their tiles' valid
-windows, overriding whatever these instructions wrote (the official pages say so), and the register
-API that would read the mask (``pl.Vf``) is not implemented.  So on every backend these ops change no
-value: they are checked (``set_vec_mask`` takes two 64-bit integers, compile-time or runtime) and cost
-one scalar instruction on the simulator.
+windows, overriding whatever these instructions wrote (the official pages say so).  So on every backend
+these ops change no tile value: they are checked (``set_vec_mask`` takes two 64-bit integers, compile-time
+or runtime) and cost one scalar instruction on the simulator.  The one reader is ``vf.get_mask_spr``,
+which the parser resolves to the latest of them in program text (language/vf/more.py).
 """
 from __future__ import annotations
 

@@ -310,13 +310,14 @@ def _dup(ctx, a):
 
 @vf_op("vf_arange", [Out("dst"), Arg("start", "scalar"), Arg("descending", default=False)], "Vf.arange")
 def _arange(ctx, a):
-    """dst[i] = start + i (start - i when descending)."""
+    """dst[i] = start + i; descending: the same values in reverse lane order, dst[i] = start + (n - 1 - i)
+    (the reference page's measured result; docs/language.md "vf.arange")."""
     d = a["dst"].dtype
     n = lanes(d)
     start = np.asarray(ctx.scalar(a["start"])).astype(d.require_numpy()).astype(d.compute_np_dtype)[()]
-    step = np.arange(n).astype(d.compute_np_dtype)
+    step = np.arange(n)[::-1 if a["descending"] else 1].astype(d.compute_np_dtype)
     with np.errstate(all="ignore"):
-        reg_write(ctx, a["dst"], start - step if a["descending"] else start + step)
+        reg_write(ctx, a["dst"], start + step)
 
 
 # ----------------------------------------------------------------------------- reductions, compare, select

@@ -186,22 +186,38 @@ def _load_blocks(ctx, a):
     _put(ctx, a["dst"], out)
 
 
-@vf_op("vf_gather", [Out("dst"), In("src"), Arg("offset", "scalar"), In("index"), In("mask", "tile", default=None)],
-       "Vf.gather")
+@vf_op("vf_gather", [Out("dst"), In("src"), Arg("offset", "scalar"), In("index"), In("mask", "tile", default=None),
+                     Arg("block", default=False)], "Vf.gather")
 def _gather(ctx, a):
-    """Tile -> register gather: dst[i] = the UB element ``index[i]`` (elements of dst's type) past the
-    base, for selected lanes; the rest 0."""
-    d = a["dst"].dtype
-    idx = _raw(ctx, a["index"]).astype(np.int64)
-    on = active(ctx, a["mask"], d)
-    out = np.zeros(lanes(d), dtype=d.require_numpy())
+    """Tile -> register gather.  Element mode: index lane i (lanes of the index register's width) names the
+    UB element ``index[i]`` past the base (elements of the src tile's type); its bytes go to the low end of
+    register lane i, the lane's other bytes are 0 (8-bit data under 16-bit indices, 16-bit data under 32-bit
+    indices), for selected lanes; the rest 0.  ``block`` (DATA_BLOCK_LOAD): DataBlock j (32 bytes) of dst
+    is the 32 UB bytes at byte offset ``index[j]`` (UINT32) past the base, where the mask selects its first
+    byte."""
+    isize = a["index"].dtype.nbytes
+    idx = np.ascontiguousarray(_raw(ctx, a["index"])).view(_uint(isize)).astype(np.int64)
+    bits = mask_bits(ctx, a["mask"]) if a["mask"] is not None else np.ones(VL, dtype=bool)
     base = ctx.tile(a["src"])
+    esize = base.dtype.nbytes
     off0 = int(ctx.scalar(a["offset"]))
-    for i in np.nonzero(on)[0]:
-        v = ub_view(ctx, a["src"], off0 + int(idx[i]) * d.nbytes // base.dtype.nbytes, d, 1, "vf.gather")
-        require_aligned(ctx, v, d.nbytes, "vf.gather")
-        out[i] = v.read().reshape(-1)[0]
-    _put(ctx, a["dst"], out)
+    out = np.zeros(VL, dtype=np.uint8)
+    u8 = dt.DT_UINT8
+    if a["block"]:
+        for j in range(VL // BLOCK):
+            if not bits[j * BLOCK]:
+                continue
+            if idx[j] % esize:
+                raise ctx.error(f"vf.gather: DataBlock offset {idx[j]} is not a multiple of {esize} bytes")
+            v = ub_view(ctx, a["src"], off0 + int(idx[j]) // esize, u8, BLOCK, "vf.gather")
+            require_aligned(ctx, v, BLOCK, "vf.gather")
+            out[j * BLOCK:(j + 1) * BLOCK] = v.read().reshape(-1)
+    else:
+        for i in np.nonzero(bits[::isize][:VL // isize])[0]:
+            v = ub_view(ctx, a["src"], off0 + int(idx[i]), u8, esize, "vf.gather")
+            require_aligned(ctx, v, esize, "vf.gather")
+            out[i * isize:i * isize + esize] = v.read().reshape(-1)
+    _put(ctx, a["dst"], out.view(a["dst"].dtype.require_numpy()))
 
 
 @vf_op("vf_gather_reg", [Out("dst"), In("src"), In("index")], "Vf.gather_reg")
@@ -242,6 +258,43 @@ def _mask_from_reg(ctx, a):
         raise ctx.error(f"vf.mask_gen_with_reg_tensor: offset {k} is outside [0, {VL // size})")
     bits = np.unpackbits(raw[k * size:(k + 1) * size], bitorder="little").astype(bool)
     _put(ctx, a["dst"], lanes_to_bits(bits, w))
+
+
+@vf_op("vf_addc", [Out("carry"), Out("dst"), In("a"), In("b"), In("cin"), In("mask", "tile", default=None),
+                   Arg("sub", default=False)], "Vf.addc")
+def _addc(ctx, a):
+    """32-bit lanes: dst = a + b + cin and carry = the carry out (vf.addc); with ``sub`` (vf.subc)
+    dst = a + ~b + cin -- a - b when cin is set, as the reference page's measured example shows -- and the
+    borrow mask is set where that sum has no carry out (a lane that could not subtract).  Unselected lanes:
+    dst 0, carry 0."""
+    d = a["dst"].dtype
+    x, y = (np.ascontiguousarray(_raw(ctx, a[k])).view(np.uint32).astype(np.uint64) for k in ("a", "b"))
+    if a["sub"]:
+        y = y ^ np.uint64(0xFFFFFFFF)
+    total = x + y + active(ctx, a["cin"], d).astype(np.uint64)
+    out = (total >> np.uint64(32)) != 0
+    if a["sub"]:
+        out = ~out
+    on = active(ctx, a["mask"], d)
+    _put(ctx, a["dst"], np.where(on, total & np.uint64(0xFFFFFFFF), 0).astype(np.uint32).view(d.require_numpy()))
+    _put(ctx, a["carry"], lanes_to_bits(on & out, 4))
+
+
+@vf_op("vf_mask_from_spr", [Out("dst"), Arg("high", "scalar"), Arg("low", "scalar"), Arg("count", default=False),
+                           Arg("width", default=4)], "Vf.get_mask_spr")
+def _mask_from_spr(ctx, a):
+    """The mask of the vector mask register {high, low} (pl.set_vec_mask) for lanes of ``width`` bytes:
+    norm mode, lane i is bit i of the 128 bits (only the low 64 for 4-byte lanes); count mode (``count``),
+    the first ``low`` lanes."""
+    w = a["width"]
+    n = VL // w
+    hi, lo = (int(ctx.scalar(a[k])) & ((1 << 64) - 1) for k in ("high", "low"))
+    if a["count"]:
+        on = np.arange(n) < lo
+    else:
+        word = lo | (hi << 64)
+        on = np.array([(word >> i) & 1 for i in range(n)], dtype=bool)
+    _put(ctx, a["dst"], lanes_to_bits(on, w))
 
 
 @vf_op("vf_hist", [Out("dst"), In("a"), In("acc"), In("mask", "tile", default=None), Arg("high", default=False),
@@ -302,4 +355,4 @@ def _cast4(ctx, a):
 
 VF_MORE_OPS = ("vf_mull", "vf_squeeze", "vf_unsqueeze", "vf_pack", "vf_unpack", "vf_mask_pack", "vf_mask_store",
                "vf_mask_load", "vf_store2", "vf_load_blocks", "vf_gather", "vf_gather_reg", "vf_scatter",
-               "vf_mask_from_reg", "vf_hist", "vf_cast4")
+               "vf_mask_from_reg", "vf_addc", "vf_mask_from_spr", "vf_hist", "vf_cast4")

@@ -224,15 +224,20 @@ register("vf_store2", call("vf_store2", ub("dst"), reg("a"), reg("b"), mask("mas
 register("vf_load_blocks", call("vf_load_blocks", reg("dst"), ub("src"),
                                 lambda g, a: f"(int64_t)({g.scalar(a['block_stride'])}) * 32", mask("mask"),
                                 _capacity, types=(ctype("dst"),)))
-register("vf_gather", call("vf_gather", reg("dst"), ub("src"),
-                           lambda g, a: f"({c_type(a['dst'].dtype)}*){_reg(g, a['index'])}", mask("mask"), _capacity,
-                           types=(ctype("dst"),)))
+register("vf_gather", call("vf_gather", reg("dst"), ub("src"), lambda g, a: f"(const void*){_reg(g, a['index'])}",
+                           mask("mask"), _capacity, lambda g, a: str(a["src"].dtype.nbytes),
+                           lambda g, a: str(a["index"].dtype.nbytes), flag("block"), types=(ctype("dst"),)))
 register("vf_gather_reg", call("vf_gather_reg", reg("dst"), reg("src"), reg("index"),
                                types=(ctype("dst"), ctype("index")), core=False))
 register("vf_scatter", call("vf_scatter", ub("dst"), reg("src"), reg("index"), mask("mask"), _capacity,
                             types=(ctype("src"), ctype("index"))))
 register("vf_mask_from_reg", call("vf_mask_from_reg", mask_out("dst"), lambda g, a: f"(const void*){_reg(g, a['a'])}",
                                   lambda g, a: str(a["a"].dtype.nbytes), int64("block")))
+register("vf_addc", call("vf_addc", mask_out("carry"), reg("dst"), reg("a"), reg("b"), mask("cin"), mask("mask"),
+                         flag("sub"), types=(ctype("dst"),), core=False))
+register("vf_mask_from_spr", call("vf_mask_from_spr", mask_out("dst"), lambda g, a: f"(uint64_t)({g.scalar(a['high'])})",
+                                  lambda g, a: f"(uint64_t)({g.scalar(a['low'])})", flag("count"), number("width"),
+                                  core=False))
 register("vf_hist", call("vf_hist", reg("dst"), lambda g, a: f"(const uint8_t*){_reg(g, a['a'])}", reg("acc"),
                          mask("mask"), flag("high"), flag("cumulative"), types=(ctype("dst"),), core=False))
 register("vf_cast4", _cast4)

@@ -32,7 +32,7 @@ from .. import intrinsics
 from . import runtime_lookup
 from ..simt import simt_element_op, tile_valid_shape
 from ..vf import Vf
-from ..vf.frontend import VfPtr, vf_pointer_arith, vf_rebind
+from ..vf.frontend import VfPtr, state as vf_state, vf_pointer_arith, vf_rebind
 from ..annotations import (DYNAMIC, STATIC, PtrAnnotation, TensorAnnotation, closure_vars, is_tiling_annotation,
                           parameter_annotations, scalar_annotation_dtype, tiling_slots)
 from .returns import ReturnFrame, ReturnsMixin
@@ -660,17 +660,23 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
         return False
 
     def runtime_for(self, node: ast.For, call: ast.Call) -> None:
-        if call.keywords and any(k.arg != "step" for k in call.keywords):
-            raise self.err(KernelSyntaxError, "pl.range takes (stop), (start, stop) or (start, stop, step)", node)
-        args = [self.eval(a) for a in call.args] + [self.eval(k.value) for k in call.keywords]
-        if not 1 <= len(args) <= 3 or not all(is_scalar(a) for a in args):
+        try:  # the official signature: range(start, stop=None, step=1), range(n) counting from 0
+            bound = inspect.signature(intrinsics.range).bind(*call.args,
+                                                             **{k.arg: k.value for k in call.keywords if k.arg})
+        except TypeError:
+            bound = None
+        if bound is None or any(k.arg is None for k in call.keywords):
+            raise self.err(KernelSyntaxError, "pl.range takes (stop), (start, stop) or (start, stop, step); "
+                           "start, stop and step may be keywords", node)
+        bound.apply_defaults()
+        given = {k: (self.eval(v) if isinstance(v, ast.AST) else v) for k, v in bound.arguments.items()}
+        if given["stop"] is None:
+            given["start"], given["stop"] = 0, given["start"]
+        args = [given["start"], given["stop"], given["step"]]
+        if not all(is_scalar(a) for a in args):
             raise self.err(KernelSyntaxError, "pl.range takes 1 to 3 scalar arguments", node)
         for a in args:
             self.require_int(a, "a pl.range bound", node)
-        if len(args) == 1:
-            args = [0, args[0], 1]
-        elif len(args) == 2:
-            args = [args[0], args[1], 1]
         if not is_runtime(args[2]) and args[2] == 0:
             raise self.err(KernelSyntaxError, "pl.range step must not be 0", node)
         if not isinstance(node.target, ast.Name):
@@ -1123,9 +1129,9 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
                            f"{signature_text(public, sig)}", node) from None
 
     def call_op(self, opdef: OpDef, args, kwargs, node):
-        bound = self.bind(f"pl.{opdef.aliases[0]}", opdef.signature, args, kwargs, node)
+        bound = self.bind(f"pl.{opdef.aliases[0]}", opdef.public_signature, args, kwargs, node)
         bound.apply_defaults()
-        bound = dict(bound.arguments)
+        bound = opdef.from_public(bound.arguments)
         for p in opdef.params:
             bound[p.name] = self.convert_operand(opdef, p, bound[p.name], node)
         self._strided_access(opdef, bound, node)
@@ -1231,11 +1237,16 @@ class KernelParser(StructsMixin, SsbufMixin, ReturnsMixin):
     intrinsic_get_subblock_num = _core_query("subblock_num")
     del _core_query
 
-    def intrinsic_min(self, node, a, b):
-        return self._minmax("min", a, b, node)
+    def intrinsic_get_spr(self, node):
+        """The AddrReg value the vector functions left (the same value as ``vf.get_spr()``)."""
+        ar = vf_state(self).ar
+        return 0 if ar is None else ar
 
-    def intrinsic_max(self, node, a, b):
-        return self._minmax("max", a, b, node)
+    def intrinsic_min(self, node, lhs, rhs):
+        return self._minmax("min", lhs, rhs, node)
+
+    def intrinsic_max(self, node, lhs, rhs):
+        return self._minmax("max", lhs, rhs, node)
 
     def _minmax(self, op, a, b, node):
         if not (is_scalar(a) and is_scalar(b)):

@@ -15,7 +15,7 @@ from ...ir.types import RoundMode
 from .enums import (ENUMS, CastLayout, DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MemBarMode,  # noqa: F401
                     MergeMode, SaturateMode, StoreDist, VFRoundMode)
 from ...ir import nodes as ir
-from .frontend import Mask, Reg, VectorFunction, VfPtr, frontend, not_implemented, state
+from .frontend import Mask, Reg, VectorFunction, VfPtr, frontend, state
 from .more import MORE
 
 __all__ = ["Vf", "vector_function", "RegTensor", "MaskReg", "ENUMS"]
@@ -78,7 +78,11 @@ def _scalar_op(name: str, fn: str):
         if isinstance(scalar, Reg):  # shift by a register of per-lane amounts
             if fn not in ("shl", "shr"):
                 raise c.error("'scalar' must be a scalar, got a register")
-            c.emit("vf_binary", dst=d.ref, a=a.ref, b=c.want_reg(scalar, "shift").ref, mask=c.want_mask(preg, "preg"),
+            amounts = c.want_reg(scalar, "shift")
+            if amounts.dtype.nbytes != a.dtype.nbytes:
+                raise c.error(f"shift amounts must have {a.dtype.name}'s lane width, got {amounts.dtype.name}")
+            # amounts count as unsigned (ops/vf.py register_shift): read them at the source's type
+            c.emit("vf_binary", dst=d.ref, a=a.ref, b=c.view(amounts, a.dtype).ref, mask=c.want_mask(preg, "preg"),
                    fn="v" + fn, merge=_merge(c, mode))
             return d
         c.emit("vf_binary", dst=d.ref, a=a.ref, b=c.scalar(scalar, "scalar"), mask=c.want_mask(preg, "preg"), fn=fn,
@@ -152,13 +156,31 @@ def _not(c, src, preg=None, mode=None):
 
 
 @frontend()
-def exp_sub(c, src0, src1, preg=None, layout=None):
-    """exp(src0 - src1) lane-wise, masked (fp32 operands)."""
+def exp_sub(c, src0, src1, preg=None, layout=None, dtype=None):
+    """exp(src0 - src1) lane-wise in FP32, masked.  FP16 operands: FP32 lane i takes FP16 lanes 2i + layout
+    (CastLayout ZERO/ONE) of both, selected by ``preg``'s bits of those FP16 lanes; the result is FP32."""
     a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
-    if a.dtype != dt.DT_FP32 or b.dtype != dt.DT_FP32:
-        raise c.not_implemented(f"exp_sub on {a.dtype.name} registers")
-    d = c.reg(a.dtype)
-    c.emit("vf_binary", dst=d.ref, a=a.ref, b=b.ref, mask=c.want_mask(preg, "preg"), fn="exp_sub", merge=False)
+    if a.dtype != b.dtype or a.dtype not in (dt.DT_FP32, dt.DT_FP16):
+        raise c.error(f"exp_sub takes two FP32 or two FP16 registers, got {a.dtype.name} and {b.dtype.name}")
+    if dtype not in (None, dt.DT_FP32):
+        raise c.error(f"exp_sub produces FP32 lanes; dtype={dtype!r} is not supported")
+    mask = c.want_mask(preg, "preg")
+    if a.dtype == dt.DT_FP16:
+        part = ("ZERO", "ONE").index(c.const(layout, CastLayout, "layout", "ZERO"))
+        wide = []
+        for x in (a, b, None):  # the two operands, then 1.0 where the mask selects (-> the FP32 lanes' mask)
+            w = c.reg(dt.DT_FP32, reuse=False)
+            if x is None:
+                x = c.reg(dt.DT_FP16, reuse=False)
+                c.emit("vf_dup", dst=x.ref, value=c.scalar(1.0, "one"), mask=None, highest=False, merge=False)
+            c.emit("vf_cast", dst=w.ref, a=x.ref, mask=mask, part=part, mode=int(RoundMode.CAST_RINT), saturate=True)
+            wide.append(w)
+        a, b, on = wide
+        m = c._alloc(dt.DT_UINT8, Mask, False)
+        c.emit("vf_compare", dst=m.ref, a=on.ref, b=c.scalar(0.0, "zero"), mask=None, fn="gt")
+        mask = m.ref
+    d = c.reg(dt.DT_FP32)
+    c.emit("vf_binary", dst=d.ref, a=a.ref, b=b.ref, mask=mask, fn="exp_sub", merge=False)
     return d
 
 
@@ -222,7 +244,8 @@ def move(c, src, preg=None, mode=None):
 
 @frontend()
 def arange(c, start, index_order=None, dtype=None):
-    """dst[i] = start + i (DECREASE_ORDER: start - i)."""
+    """dst[i] = start + i; DECREASE_ORDER: the same values from the last lane down, dst[i] = start + (n-1-i)
+    for n lanes of ``dtype``."""
     order = c.const(index_order, ENUMS["IndexOrder"], "index_order", "INCREASE_ORDER")
     d = c.reg(dtype or dt.DT_INT32)
     c.emit("vf_arange", dst=d.ref, start=c.scalar(start, "start"), descending=order == "DECREASE_ORDER")
@@ -507,7 +530,4 @@ def mem_bar(c, mode=None):
 _IMPLEMENTED = dict(_NS, not_=_not, exp_sub=exp_sub, mul_add_dst=mul_add_dst, mul_dst_add=mul_dst_add, full=full,
                     move=move, arange=arange, select=select, astype=astype, load_align=load_align,
                     store_align=store_align, mem_bar=mem_bar, create_mask=create_mask, update_mask=update_mask, **MORE)
-#: official vf names without an implementation yet: each raises NotImplementedError naming itself
-_MISSING = ("addc", "subc", "bit_cast")
-
-Vf = types.SimpleNamespace(**_IMPLEMENTED, **{n: not_implemented(n) for n in _MISSING})
+Vf = types.SimpleNamespace(**_IMPLEMENTED)

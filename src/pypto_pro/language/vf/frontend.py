@@ -22,6 +22,7 @@ from ...errors import KernelSyntaxError, KernelTypeError
 from ...ir import nodes as ir
 from ...ir.optable import OPS
 from ...ir.types import Layout, MemorySpace, TileType
+from .keywords import aliases_for as keyword_aliases
 
 REG_BYTES = 256
 
@@ -388,7 +389,16 @@ def frontend(name: Optional[str] = None):
         def public(*args, **kwargs):
             raise KernelSyntaxError(f"vf.{public_name}() can only be called inside a @pl.vector_function")
 
+        aliases = keyword_aliases(public_name, public_sig.parameters)
+
         def handler(parser, node, args, kwargs):
+            kwargs = dict(kwargs)
+            for alias, param in aliases.items():
+                if alias in kwargs:
+                    if param in kwargs:
+                        raise parser.err(KernelSyntaxError, f"vf.{public_name}: '{alias}' and '{param}' name the same "
+                                         f"argument; pass one", node)
+                    kwargs[param] = kwargs.pop(alias)
             try:
                 bound = public_sig.bind(*args, **kwargs)
             except TypeError as e:
@@ -406,28 +416,17 @@ def frontend(name: Optional[str] = None):
     return wrap
 
 
-def not_implemented(name: str):
-    def public(*args, **kwargs):
-        raise KernelSyntaxError(f"vf.{name}() can only be called inside a @pl.vector_function")
-
-    def handler(parser, node, args, kwargs):
-        raise NotImplementedError(f"vf.{name} (Reg/VF API) is not implemented yet")
-
-    public.__name__ = public.__qualname__ = name
-    public.__doc__ = f"vf.{name}: part of the Reg/VF API, not implemented yet (raises NotImplementedError)."
-    public.__pto_frontend__ = handler
-    return public
-
-
 # ----------------------------------------------------------------------------- vector_function
 def _post_update_names(fdef: ast.FunctionDef) -> set:
-    """Names whose address a ``post_update=True`` load/store advances inside ``fdef``."""
+    """Names whose address a ``post_update=True`` load/store advances inside ``fdef``: its first positional
+    argument, or its second (the unaligned loads take their buffer register and pointer in either order;
+    a name that turns out not to hold a pointer is never advanced)."""
     names = set()
     for n in ast.walk(fdef):
-        if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
-            for k in n.keywords:
-                if k.arg == "post_update" and not (isinstance(k.value, ast.Constant) and not k.value.value):
-                    names.add(n.args[0].id)
+        if isinstance(n, ast.Call) and any(k.arg == "post_update" and not (isinstance(k.value, ast.Constant)
+                                                                           and not k.value.value)
+                                           for k in n.keywords):
+            names.update(a.id for a in n.args[:2] if isinstance(a, ast.Name))
     return names
 
 

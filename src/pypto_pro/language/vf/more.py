@@ -4,7 +4,10 @@ special registers.  Internal ops: :mod:`pypto_pro.ops.vf`, :mod:`pypto_pro.ops.v
 """
 from __future__ import annotations
 
+import inspect
+
 from ... import dtypes as dt
+from ...ir import nodes as ir
 from ...ir.types import RoundMode
 from .enums import ENUMS, CastLayout, DataCopyMode, MergeMode
 from .frontend import AddrReg, Mask, Reg, UnalignReg, frontend, state
@@ -33,6 +36,43 @@ def mull(c, src0, src1, preg=None, mode=None):
     lo, hi = c.reg(a.dtype, reuse=False), c.reg(a.dtype, reuse=False)
     c.emit("vf_mull", lo=lo.ref, hi=hi.ref, a=a.ref, b=b.ref, mask=c.want_mask(preg, "preg"))
     return lo, hi
+
+
+def _with_carry(name: str, sub: bool, carry_name: str):
+    def op(c, src0, src1, flags_in, preg=None, mode=None):
+        a, b = c.want_reg(src0, "src0"), c.want_reg(src1, "src1")
+        if a.dtype not in (dt.DT_INT32, dt.DT_UINT32) or b.dtype != a.dtype:
+            raise c.error(f"operands must both be INT32 or both UINT32, got {a.dtype.name} and {b.dtype.name}")
+        cin = c.want_mask(flags_in, carry_name, optional=False)
+        carry, d = c._alloc(dt.DT_UINT8, Mask, False), c.reg(a.dtype, reuse=False)
+        c.emit("vf_addc", carry=carry.ref, dst=d.ref, a=a.ref, b=b.ref, cin=cin, mask=c.want_mask(preg, "preg"),
+               sub=sub)
+        return carry, d
+    params = list(inspect.signature(op).parameters.values())
+    params[3] = params[3].replace(name=carry_name)  # carry_src / borrow_src, as the pages name it
+    op.__signature__ = inspect.Signature(params)
+    op.__name__ = name
+    op.__doc__ = (f"vf.{name}(src0, src1, {carry_name}, preg) -> (carry, dst): 32-bit integer lanes, "
+                  + ("dst = src0 + ~src1 + borrow_src (src0 - src1 when borrow_src is set); the borrow mask is set "
+                     "where that sum has no carry out." if sub else
+                     "dst = src0 + src1 + carry_src; the carry mask is set where the sum carries out."))
+    return frontend(name)(op)
+
+
+addc = _with_carry("addc", False, "carry_src")
+subc = _with_carry("subc", True, "borrow_src")
+
+
+@frontend()
+def bit_cast(c, src, dtype=None):
+    """The bits of register ``src`` as lanes of ``dtype`` (same width; no value conversion): a copy."""
+    a = c.want_reg(src, "src")
+    if not isinstance(dtype, dt.DataType):
+        raise c.error(f"'dtype' must be a data type (pl.DT_*), got {dtype!r}")
+    if dtype.bits() != a.dtype.bits():
+        raise c.error(f"bit_cast keeps the lane width: {a.dtype.name} has {a.dtype.bits()} bits, "
+                      f"{dtype.name} {dtype.bits()}")
+    return c.copy(c.view(a, dtype))
 
 
 @frontend()
@@ -145,17 +185,54 @@ def mask_gen_with_reg_tensor(c, src, offset=None):
 
 @frontend()
 def get_mask_spr(c, width=None):
-    """The vector mask special register as a mask.  Decision: it holds the result of the latest (in
-    program text) VF compare at the same element width, else every lane (its reset state);
-    ``pl.set_vec_mask`` is not tracked (tile ops overwrite it)."""
+    """The vector mask special register as a mask of 32-bit (B32) or 16-bit (B16) lanes.  Decision: it
+    holds what the latest (in program text, among the statements enclosing the call) of these wrote:
+    ``pl.set_vec_mask`` / ``pl.reset_mask`` (norm mode: lane i is bit i of {high, low}; count mode after
+    ``pl.set_mask_count``: the first ``low`` lanes) or a VF compare at the same lane width; else every
+    lane (its reset state)."""
     w = 4 if c.const(width, ENUMS["MaskWidth"], "width", "B32") == "B32" else 2
     last = state(c.p).spr_mask
     m = c.mask()
-    if last is not None and last[1] == w:
+    written = _latest_mask_write(c.p, last[0] if last is not None else None)
+    if isinstance(written, ir.OpStmt) and written.op.name in ("set_vec_mask", "reset_mask"):
+        high, low = ((written.args["mask_high"], written.args["mask_low"]) if written.op.name == "set_vec_mask"
+                     else (-1, -1))
+        c.emit("vf_mask_from_spr", dst=m.ref, high=high, low=low, count=_count_mode(c.p, written), width=w)
+    elif written is not None and last[1] == w:
         c.emit("vf_mask_logic", dst=m.ref, a=last[0].ref, b=last[0].ref, mask=None, fn="and")
     else:
         c.emit("vf_create_mask", dst=m.ref, pattern="ALL", dtype=dt.DT_FP32 if w == 4 else dt.DT_FP16)
     return m
+
+
+def _enclosing_statements(p):
+    """The statements before the current point, latest first, of every block enclosing it."""
+    for block in reversed(p.blocks):
+        yield from reversed(block)
+
+
+def _latest_mask_write(p, compare_mask):
+    """The latest statement that wrote the mask register: a set_vec_mask / reset_mask op, or the VF
+    compare that made ``compare_mask``; None when there is none."""
+    for stmt in _enclosing_statements(p):
+        if not isinstance(stmt, ir.OpStmt):
+            continue
+        if stmt.op.name in ("set_vec_mask", "reset_mask"):
+            return stmt
+        if compare_mask is not None and stmt.op.name == "vf_compare" and stmt.args["dst"] == compare_mask.ref:
+            return stmt
+    return None
+
+
+def _count_mode(p, write) -> bool:
+    """Whether the mask register is in count mode at ``write``: the latest set_mask_count / set_mask_norm
+    before it says (norm by default)."""
+    seen = False
+    for stmt in _enclosing_statements(p):
+        seen = seen or stmt is write
+        if seen and isinstance(stmt, ir.OpStmt) and stmt.op.name in ("set_mask_count", "set_mask_norm"):
+            return stmt.op.name == "set_mask_count"
+    return False
 
 
 @frontend()
@@ -195,13 +272,20 @@ def gather(c, src, index, preg=None, data_copy_mode=None):
         d = c.reg(src.dtype)
         c.emit("vf_gather_reg", dst=d.ref, src=src.ref, index=idx.ref)
         return d
-    if c.const(data_copy_mode, DataCopyMode, "data_copy_mode", "NORM") != "NORM":
-        raise c.not_implemented("gather in DataBlock mode")
+    block = c.const(data_copy_mode, DataCopyMode, "data_copy_mode", "NORM") != "NORM"
     base, off = c.address(src, what="src")
-    if base.dtype.nbytes != idx.dtype.nbytes or base.dtype.nbytes not in (2, 4):
+    pair = (base.dtype.nbytes, idx.dtype.nbytes)
+    if idx.dtype.is_float() or idx.dtype.is_signed_int():
+        raise c.error(f"gather indices must be unsigned integers, got {idx.dtype.name}")
+    if block and idx.dtype != dt.DT_UINT32:
+        raise c.error(f"DATA_BLOCK_LOAD gather takes UINT32 byte offsets, got {idx.dtype.name} indices")
+    if not block and pair not in ((1, 2), (2, 2), (2, 4), (4, 4)):
         raise c.not_implemented(f"gather of {base.dtype.name} with {idx.dtype.name} indices")
-    d = c.reg(base.dtype)
-    c.emit("vf_gather", dst=d.ref, src=base, offset=off, index=idx.ref, mask=c.want_mask(preg, "preg"))
+    dtype = base.dtype
+    if not block and pair == (1, 2):  # 8-bit data arrives zero-extended in 16-bit lanes
+        dtype = dt.DT_INT16 if base.dtype == dt.DT_INT8 else dt.DT_UINT16
+    d = c.reg(dtype)
+    c.emit("vf_gather", dst=d.ref, src=base, offset=off, index=idx.ref, mask=c.want_mask(preg, "preg"), block=block)
     return d
 
 
@@ -329,7 +413,7 @@ def store_unalign_post(c, tile, align_reg, stride=None, post_update=False):
     c.address(t)
 
 
-MORE = {f.__name__: f for f in (mull, axpy, muls_cast, pair_reduce_sum, squeeze, unsqueeze, pack, unpack,
+MORE = {f.__name__: f for f in (mull, addc, subc, bit_cast, axpy, muls_cast, pair_reduce_sum, squeeze, unsqueeze, pack, unpack,
                                 mask_gen_with_reg_tensor, get_mask_spr, clear_spr, get_spr, histograms, gather,
                                 scatter, create_addr_reg, load, store, load_unalign_init, unalign_reg_for_store,
                                 load_unalign_pre, load_unalign, store_unalign, store_unalign_post)}

@@ -103,7 +103,8 @@ template <class T> inline void vf_dup_lane(T* d, const T* a, bool highest, const
 template <class T, class S> inline void vf_arange(T* d, S start, bool descending) {
   ct<T> r[vf_lanes<T>()];
   const ct<T> s0 = scal<T>(start);
-  for (int i = 0; i < vf_lanes<T>(); ++i) r[i] = descending ? (ct<T>)(s0 - (ct<T>)i) : (ct<T>)(s0 + (ct<T>)i);
+  constexpr int n = vf_lanes<T>();
+  for (int i = 0; i < n; ++i) r[i] = (ct<T>)(s0 + (ct<T>)(descending ? n - 1 - i : i));
   vf_commit(d, r, nullptr, false);
 }
 

@@ -221,18 +221,35 @@ inline void vf_mask_pack(uint8_t* d, const uint8_t* a, bool upper, bool unpack) 
   }
   std::memcpy(d, out, kVL);
 }
+// Tile -> register gather (ops/vf_more.py _gather): element mode, index lanes of isize bytes each take
+// esize bytes of UB at the low end of their lane; block mode, DataBlock j takes 32 bytes at byte index[j].
 template <class T>
-inline void vf_gather(Core& C, T* d, const uint8_t* p, const T* idx_raw, const uint8_t* m, int64_t cap) {
-  using U = typename vf_uint<sizeof(T)>::type;
-  T out[vf_lanes<T>()];
-  std::memset((void*)out, 0, kVL);
-  U idx[vf_lanes<T>()];
-  std::memcpy(idx, idx_raw, kVL);
-  for (int i = 0; i < vf_lanes<T>(); ++i) {
-    if (!vf_on(m, i, sizeof(T))) continue;
-    const uint8_t* q = p + (int64_t)idx[i] * (int64_t)sizeof(T);
-    vf_check_ub(C, q, sizeof(T), cap, sizeof(T), "vf.gather");
-    std::memcpy(out + i, q, sizeof(T));
+inline void vf_gather(Core& C, T* d, const uint8_t* p, const void* idx_raw, const uint8_t* m, int64_t cap, int esize,
+                      int isize, bool block) {
+  uint8_t out[kVL];
+  std::memset(out, 0, kVL);
+  const uint8_t* ib = (const uint8_t*)idx_raw;
+  auto index = [&](int i) {
+    uint64_t v = 0;
+    std::memcpy(&v, ib + (int64_t)i * isize, isize);  // little-endian: the low isize bytes
+    return (int64_t)v;
+  };
+  if (block) {
+    for (int j = 0; j < kVL / 32; ++j) {
+      if (!vf_on(m, j, 32)) continue;
+      const int64_t off = index(j);
+      if (off % esize) fail(C, "vf.gather: DataBlock offset %lld is not a multiple of %d bytes", (long long)off, esize);
+      const uint8_t* q = p + off;
+      vf_check_ub(C, q, 32, cap, 32, "vf.gather");
+      std::memcpy(out + j * 32, q, 32);
+    }
+  } else {
+    for (int i = 0; i < kVL / isize; ++i) {
+      if (!vf_on(m, i, isize)) continue;
+      const uint8_t* q = p + index(i) * esize;
+      vf_check_ub(C, q, esize, cap, esize, "vf.gather");
+      std::memcpy(out + i * isize, q, esize);
+    }
   }
   std::memcpy((void*)d, out, kVL);
 }
@@ -263,6 +280,29 @@ inline void vf_mask_from_reg(Core& C, uint8_t* d, const void* a, int w, int64_t 
   for (int i = 0; i < kVL / w; ++i)
     for (int b = 0; b < w; ++b) out[i * w + b] = (uint8_t)((raw[i / 8] >> (i % 8)) & 1);
   std::memcpy(d, out, kVL);
+}
+// vf.addc / vf.subc on 32-bit lanes (ops/vf_more.py _addc)
+template <class T>
+inline void vf_addc(uint8_t* carry, T* d, const T* a, const T* b, const uint8_t* cin, const uint8_t* m, bool sub) {
+  constexpr int n = vf_lanes<T>();
+  T r[n];
+  uint8_t c[kVL];
+  for (int i = 0; i < n; ++i) {
+    const uint32_t y = sub ? ~(uint32_t)b[i] : (uint32_t)b[i];
+    const uint64_t s = (uint64_t)(uint32_t)a[i] + (uint64_t)y + (vf_on(cin, i, 4) ? 1u : 0u);
+    const bool on = vf_on(m, i, 4), out = ((s >> 32) != 0) != sub;
+    r[i] = on ? (T)(uint32_t)s : (T)0;
+    for (int k = 0; k < 4; ++k) c[i * 4 + k] = (on && out) ? 1 : 0;
+  }
+  std::memcpy(d, r, sizeof r);
+  std::memcpy(carry, c, kVL);
+}
+// the vector mask register {high, low} as a mask of w-byte lanes (ops/vf_more.py _mask_from_spr)
+inline void vf_mask_from_spr(uint8_t* d, uint64_t high, uint64_t low, bool count, int w) {
+  for (int i = 0; i < kVL / w; ++i) {
+    const bool on = count ? (uint64_t)i < low : (((i < 64 ? low : high) >> (i % 64)) & 1) != 0;
+    for (int b = 0; b < w; ++b) d[i * w + b] = on ? 1 : 0;
+  }
 }
 template <class T>
 inline void vf_hist(T* d, const uint8_t* a, const T* acc, const uint8_t* m, bool high, bool cumulative) {
