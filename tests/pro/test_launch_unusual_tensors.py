@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 import pypto_pro.language as pl  # noqa: E402
 from pypto_pro.backends import cpu  # noqa: E402
 from pypto_pro.errors import KernelLaunchError  # noqa: E402
+from unusual_inputs import Shadow, refused_inputs  # noqa: E402
 
 pytestmark = [pytest.mark.every_backend,
               pytest.mark.filterwarnings("ignore::UserWarning")]  # torch's beta/prototype notes (sparse, nested)
@@ -77,41 +78,13 @@ def _good():
     return (_dense(), _dense(), torch.zeros(ROWS, 64), 2.0)
 
 
-class Shadow(torch.Tensor):
-    """A user subclass that sees every torch call (and changes nothing)."""
-
-    seen = 0
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        cls.seen += 1
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
-def _complex():
-    return torch.randn(ROWS, 64, dtype=torch.complex64)
-
-
-# (id, the 'x' argument, words the message must contain)
-REFUSED_INPUTS = [
-    ("sparse_coo", lambda: _dense().to_sparse(), "sparse_coo tensor"),
-    ("sparse_csr", lambda: _dense().to_sparse_csr(), "sparse_csr tensor"),
-    ("nested", lambda: torch.nested.nested_tensor([torch.randn(64)] * ROWS), "nested tensor"),
-    ("meta", lambda: torch.empty(ROWS, 64, device="meta"), "on device 'meta'"),
-    ("quantized", lambda: torch.quantize_per_tensor(_dense(), 0.1, 0, torch.qint8), "int_repr()"),
-    ("neg_view", lambda: torch._neg_view(_dense()), "resolve_neg()"),
-    ("conj_imag", lambda: _complex().conj().imag, "resolve_neg()"),
-    ("complex", _complex, "expected dtype FP32, got complex64"),
+# (id, the 'x' argument, words the message must contain): the inputs both levels refuse, then the tile
+# level's own
+REFUSED_INPUTS = refused_inputs(ROWS) + [
     ("float8", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e4m3fn), "expected dtype FP32, got FP8E4M3FN"),
-    ("uint16", lambda: torch.zeros(ROWS, 64, dtype=torch.uint16), "expected dtype FP32, got UINT16"),
-    ("float8_fnuz", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e4m3fnuz), "float8_e4m3fnuz has no PyPTO dtype"),
-    ("bool", lambda: torch.zeros(ROWS, 64, dtype=torch.bool), "expected dtype FP32, got BOOL"),
     ("float64", lambda: torch.zeros(ROWS, 64, dtype=torch.float64), "expected dtype FP32, got float64"),
     ("wrong_width", lambda: torch.zeros(ROWS, 32), "dim 1 must be 64"),
     ("wrong_rank", lambda: torch.zeros(ROWS, 64, 1), "expected a 2-D tensor"),
-    ("zero_dim", lambda: torch.tensor(1.0), "expected a 2-D tensor"),
-    ("list", lambda: [[0.0] * 64] * ROWS, "expected a torch tensor or numpy array, got list"),
-    ("none", lambda: None, "got NoneType"),
     ("numpy_float64", lambda: np.zeros((ROWS, 64)), "expected dtype FP32, got float64"),
 ]
 

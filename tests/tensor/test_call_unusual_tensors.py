@@ -10,6 +10,7 @@ import torch
 
 import pypto
 from pypto_pro.errors import KernelLaunchError
+from unusual_inputs import Shadow, refused_inputs
 
 pytestmark = [pytest.mark.both_backends, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -37,31 +38,10 @@ def _dense():
     return torch.randn(ROWS, 64)
 
 
-class Shadow(torch.Tensor):
-    """A user subclass that sees every torch call (and changes nothing)."""
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        return super().__torch_function__(func, types, args, kwargs or {})
-
-
-REFUSED = [
-    ("sparse_coo", lambda: _dense().to_sparse(), "sparse_coo tensor"),
-    ("sparse_csr", lambda: _dense().to_sparse_csr(), "sparse_csr tensor"),
-    ("nested", lambda: torch.nested.nested_tensor([torch.randn(64)] * ROWS), "nested tensor"),
-    ("meta", lambda: torch.empty(ROWS, 64, device="meta"), "on device 'meta'"),
-    ("quantized", lambda: torch.quantize_per_tensor(_dense(), 0.1, 0, torch.qint8), "int_repr()"),
-    ("neg_view", lambda: torch._neg_view(_dense()), "resolve_neg()"),
-    ("conj_imag", lambda: torch.randn(ROWS, 64, dtype=torch.complex64).conj().imag, "resolve_neg()"),
-    ("complex", lambda: torch.randn(ROWS, 64, dtype=torch.complex64), "expected dtype FP32, got complex64"),
+# the inputs both levels refuse, then the tensor level's own
+REFUSED = refused_inputs(ROWS) + [
     ("float8", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e5m2), "expected dtype FP32, got FP8E5M2"),
-    ("uint16", lambda: torch.zeros(ROWS, 64, dtype=torch.uint16), "expected dtype FP32, got UINT16"),
-    ("float8_fnuz", lambda: torch.zeros(ROWS, 64, dtype=torch.float8_e4m3fnuz), "float8_e4m3fnuz has no PyPTO dtype"),
-    ("bool", lambda: torch.zeros(ROWS, 64, dtype=torch.bool), "expected dtype FP32, got BOOL"),
     ("wrong_width", lambda: torch.zeros(ROWS, 48), "dim 1 must be 64"),
-    ("zero_dim", lambda: torch.tensor(2.0), "expected a 2-D tensor"),
-    ("list", lambda: [[1.0] * 64] * ROWS, "expected a torch tensor or numpy array, got list"),
-    ("none", lambda: None, "got NoneType"),
 ]
 
 
