@@ -1,7 +1,9 @@
 """The ops library (backends/cpu/prebuilt.py, runtime/pto_ops.cpp, include/pto/prebuilt_ops.h): where it is in
-the per-user cache, kernels call its per-op functions (element-wise binary ops, loads, stores; for the float
+the per-user cache, kernels call its per-op functions (element-wise binary ops, loads, stores; for
 fp16 / fp32 also tile-scalar, unary, row-broadcast, reduction and fill ops and casts) instead of compiling them,
 with the same results as kernels that compile them and as the interpreter."""
+import re
+
 import numpy as np
 import pytest
 
@@ -131,32 +133,43 @@ def _run(tmp_path, backend, name, dt):
     return out
 
 
-@pytest.mark.parametrize("dt", ["DT_FP16", "DT_FP32", "DT_INT32"])
-def test_per_op_functions_from_the_library_match_compiled_ones_and_interp(tc, tmp_path, monkeypatch, dt):
-    monkeypatch.setenv("PYPTO_CPU_FUSION", "0")  # the per-op code: the functions the library holds
+def _lib_own_interp(tc, tmp_path, monkeypatch, run, prefix, dt):
+    """``run(backend, kernel name)`` with the ops library, without it, and on the interpreter (fusion off:
+    the per-op code, the functions the library holds); the library's and the kernel's own instantiations
+    give the same bytes.  Returns the library run's output, the interpreter's, and the library build's
+    directory."""
+    monkeypatch.setenv("PYPTO_CPU_FUSION", "0")
     build = tmp_path / "build"
     monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
     assert prebuilt.ops_library(tc) is not None
-    with_lib = _run(tmp_path, "cpu", f"ops_lib_{dt}", dt)
-    cpp = next(build.glob(f"ops_lib_{dt}__*/*/kernel.cpp")).read_text()
-    assert prebuilt.OPS_INCLUDE in cpp
+    with_lib = run("cpu", f"{prefix}_lib_{dt}")
+    lib_dir = next(build.glob(f"{prefix}_lib_{dt}__*/*/"))
+    assert prebuilt.OPS_INCLUDE in (lib_dir / "kernel.cpp").read_text()
     monkeypatch.setenv(prebuilt.OPS_ENV, "0")
     assert prebuilt.ops_library(tc) is None
-    compiled = _run(tmp_path, "cpu", f"ops_own_{dt}", dt)
-    assert prebuilt.OPS_INCLUDE not in next(build.glob(f"ops_own_{dt}__*/*/kernel.cpp")).read_text()
-    ref = _run(tmp_path, "interp", f"ops_ref_{dt}", dt)
+    compiled = run("cpu", f"{prefix}_own_{dt}")
+    assert prebuilt.OPS_INCLUDE not in next(build.glob(f"{prefix}_own_{dt}__*/*/kernel.cpp")).read_text()
+    ref = run("interp", f"{prefix}_ref_{dt}")
     assert with_lib.tobytes() == compiled.tobytes()
+    return with_lib, ref, lib_dir
+
+
+@pytest.mark.parametrize("dt", ["DT_FP16", "DT_FP32", "DT_INT32"])
+def test_per_op_functions_from_the_library_match_compiled_ones_and_interp(tc, tmp_path, monkeypatch, dt):
+    with_lib, ref, _ = _lib_own_interp(tc, tmp_path, monkeypatch, lambda b, n: _run(tmp_path, b, n, dt), "ops", dt)
     np.testing.assert_array_equal(with_lib, ref)
 
 
-def _undefined(lib):
-    """The demangled names ``lib`` imports (None where there is no nm)."""
+def _nm(lib, which):
+    """The demangled names of ``lib``'s dynamic symbols (``which``: "--defined-only" or "--undefined-only");
+    None where there is no nm."""
     import subprocess
 
-    nm = subprocess.run(["nm", "-D", "--undefined-only", "-C", str(lib)], capture_output=True, text=True)
+    nm = subprocess.run(["nm", "-D", which, "-C", str(lib)], capture_output=True, text=True)
     if nm.returncode != 0:
         return None
-    return [line.split(" U ", 1)[1] for line in nm.stdout.splitlines() if " U " in line]
+    rows = (re.match(r"\s*(?:[0-9a-fA-F]+\s+)?[A-Za-z]\s+(.+)", line) for line in nm.stdout.splitlines())
+    return [m.group(1) for m in rows if m]  # "<address> T <name>" or "U <name>"
 
 
 def _run_float(tmp_path, backend, name, dt):
@@ -172,21 +185,13 @@ def _run_float(tmp_path, backend, name, dt):
 
 @pytest.mark.parametrize("dt", ["DT_FP16", "DT_FP32"])
 def test_float_per_op_functions_from_the_library_match_compiled_ones_and_interp(tc, tmp_path, monkeypatch, dt):
-    monkeypatch.setenv("PYPTO_CPU_FUSION", "0")
-    build = tmp_path / "build"
-    monkeypatch.setenv("PYPTO_BUILD_DIR", str(build))
-    with_lib = _run_float(tmp_path, "cpu", f"fops_lib_{dt}", dt)
-    cpp = next(build.glob(f"fops_lib_{dt}__*/*/kernel.cpp")).read_text()
-    assert prebuilt.OPS_INCLUDE in cpp
-    called = _undefined(next(build.glob(f"fops_lib_{dt}__*/*/call_kernel*.so")))
+    with_lib, ref, lib_dir = _lib_own_interp(tc, tmp_path, monkeypatch,
+                                             lambda b, n: _run_float(tmp_path, b, n, dt), "fops", dt)
+    called = _nm(next(lib_dir.glob("call_kernel*.so")), "--undefined-only")
     if called is not None:  # the kernel calls the library's functions: it did not compile its own
         casts = ("cast<float, _Float16>", "cast<_Float16, float>") if dt == "DT_FP16" else ()  # pto::half
         for op in ("unary<pto::UExp", "reduce<", "expand<pto::OpSub", "binary<pto::OpMul", "expands<", *casts):
             assert any(n.startswith("void pto::" + op) for n in called), op
-    monkeypatch.setenv(prebuilt.OPS_ENV, "0")
-    compiled = _run_float(tmp_path, "cpu", f"fops_own_{dt}", dt)
-    ref = _run_float(tmp_path, "interp", f"fops_ref_{dt}", dt)
-    assert with_lib.tobytes() == compiled.tobytes()
     np.testing.assert_array_equal(with_lib.astype(np.float32), ref.astype(np.float32))
     assert np.isfinite(with_lib[19]).all() and (with_lib[19].astype(np.float32) == 3.25).all()
 
@@ -194,12 +199,9 @@ def test_float_per_op_functions_from_the_library_match_compiled_ones_and_interp(
 def test_the_library_exports_only_its_instantiations(tc):
     path = prebuilt.ops_library(tc)
     assert path is not None
-    import subprocess
-
-    nm = subprocess.run(["nm", "-D", "--defined-only", "-C", str(path)], capture_output=True, text=True)
-    if nm.returncode != 0:
+    names = _nm(path, "--defined-only")
+    if names is None:
         pytest.skip("no nm here")
-    names = [line.split(" ", 2)[2] for line in nm.stdout.splitlines() if line.count(" ") >= 2]
     names = [n for n in names if n.startswith(("void pto::", "pto::"))]
     ours = ("void pto::binary_tiles<", "void pto::load<", "void pto::store<", "void pto::binary<", "void pto::unary<",
             "void pto::expand<", "void pto::expands<", "void pto::reduce<", "void pto::cast<")
